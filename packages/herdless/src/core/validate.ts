@@ -1,0 +1,47 @@
+import { InvalidOptionError } from './errors.js';
+
+/** Constraints for {@link numberOption}. Bounds are inclusive unless marked exclusive. */
+export interface NumberRule {
+  min?: number;
+  max?: number;
+  /** Lower bound is exclusive: value > min. */
+  minExclusive?: boolean;
+  integer?: boolean;
+  /** Infinity is accepted (it still has to satisfy min/max). */
+  allowInfinity?: boolean;
+}
+
+/**
+ * Reads a numeric option: `undefined` gives `fallback`; anything else must be a number that meets
+ * `rule`, or an {@link InvalidOptionError} naming `owner`, `field` and the value is thrown.
+ */
+export function numberOption(owner: string, field: string, value: unknown, fallback: number, rule: NumberRule = {}): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || Number.isNaN(value)) {
+    throw new InvalidOptionError(owner, field, value, 'must be a number');
+  }
+  if (!Number.isFinite(value) && !rule.allowInfinity) {
+    throw new InvalidOptionError(owner, field, value, 'must be finite');
+  }
+  if (rule.integer && Number.isFinite(value) && !Number.isInteger(value)) {
+    throw new InvalidOptionError(owner, field, value, 'must be an integer');
+  }
+  if (rule.min !== undefined) {
+    if (rule.minExclusive ? !(value > rule.min) : !(value >= rule.min)) {
+      throw new InvalidOptionError(owner, field, value, `must be ${rule.minExclusive ? '>' : '≥'} ${rule.min}`);
+    }
+  }
+  if (rule.max !== undefined && !(value <= rule.max)) {
+    throw new InvalidOptionError(owner, field, value, `must be ≤ ${rule.max}`);
+  }
+  return value;
+}
+
+/** Throws an {@link InvalidOptionError} unless `value` is a plain object (or undefined, giving `{}`). */
+export function objectOption<T extends object>(owner: string, field: string, value: T | undefined): Partial<T> {
+  if (value === undefined) return {};
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new InvalidOptionError(owner, field, value, 'must be an object');
+  }
+  return value;
+}

@@ -1,0 +1,18 @@
+/**
+ * herdless — retries without the thundering herd.
+ *
+ * Backoff strategies with jitter, and the randomness they draw from. Everything here is usable in
+ * real calls and in the simulator (`herdless/sim`) alike.
+ * @packageDocumentation
+ */
+export * from './core/backoff/index.js';
+export type { Rng, IntRng } from './core/rng.js';
+export { PyRandom } from './core/python-random.js';
+export {
+  HerdlessError,
+  InvalidOptionError,
+  isHerdlessError,
+  isInvalidOptionError,
+  type HerdlessErrorCode,
+} from './core/errors.js';
+export { systemRandom } from './runtime/system-random.js';

@@ -1,0 +1,16 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+// Tests run against the TypeScript sources, so `npm test` needs no build step.
+export default defineConfig({
+  resolve: {
+    alias: [
+      { find: /^herdless\/sim$/, replacement: fileURLToPath(new URL('./packages/herdless/src/sim/index.ts', import.meta.url)) },
+      { find: /^herdless$/, replacement: fileURLToPath(new URL('./packages/herdless/src/index.ts', import.meta.url)) },
+    ],
+  },
+  test: {
+    include: ['packages/*/test/**/*.test.ts'],
+    testTimeout: 60_000,
+  },
+});
