@@ -1,0 +1,93 @@
+import type { Backoff } from '../../core/backoff/backoff.js';
+import { constantBackoff } from '../../core/backoff/constant.js';
+import { decorrelatedJitterBackoff } from '../../core/backoff/decorrelated.js';
+import { equalJitterBackoff, exponentialBackoff, fullJitterBackoff } from '../../core/backoff/exponential.js';
+import { runScenario, type RunResult } from '../engine.js';
+import { ARTICLE_SERVER, type ClientPolicy, type Scenario, type ServerModel } from '../scenario.js';
+import { summarize, type Summary } from '../stats.js';
+
+/** The article's six herd strategies, in table order, by their table names. */
+export const HERD_STRATEGIES = ['immediate', 'fixed 1s', 'exponential', 'full jitter', 'equal jitter', 'decorrelated'] as const;
+/** One of {@link HERD_STRATEGIES}. */
+export type HerdStrategy = (typeof HERD_STRATEGIES)[number];
+
+/**
+ * The backoff object behind each herd strategy — the library's own factories with the article's
+ * parameters: waits of 0.1 s × 2^n after the n-th failure (so 200 ms × 2^(n−1)), capped at 10 s;
+ * decorrelated jitter from a 100 ms base.
+ */
+export function herdBackoff(strategy: HerdStrategy): Backoff {
+  const expo = { initialBackoffMs: 200, backoffMultiplier: 2, maxBackoffMs: 10_000 };
+  switch (strategy) {
+    case 'immediate':
+      return constantBackoff({ delayMs: 0 });
+    case 'fixed 1s':
+      return constantBackoff({ delayMs: 1000 });
+    case 'exponential':
+      return exponentialBackoff(expo);
+    case 'full jitter':
+      return fullJitterBackoff(expo);
+    case 'equal jitter':
+      return equalJitterBackoff(expo);
+    case 'decorrelated':
+      return decorrelatedJitterBackoff({ baseMs: 100, maxBackoffMs: 10_000 });
+  }
+}
+
+/** Knobs of the herd experiment; every field has the article's value as default. */
+export interface HerdOptions {
+  /** Clients that fail together. Default 1000. */
+  clients?: number;
+  /** First sends spread uniformly over [0, spreadMs). Default 0 (the main run); the variant uses 900. */
+  spreadMs?: number;
+  /** The run's horizon, ms. Default 120 000. */
+  horizonMs?: number;
+  /** Server overrides (capacity, crash limit, …). Default: the article's server. */
+  server?: Partial<ServerModel>;
+}
+
+/**
+ * The article's first experiment as a {@link Scenario}: 1,000 clients send at t = 0 (or spread over
+ * `spreadMs`) to a server that is starting up for 1 s, then retry by `policy` with no attempt cap
+ * until all succeed or 120 s pass.
+ */
+export function herdScenario(policy: HerdStrategy | ClientPolicy, options: HerdOptions = {}): Scenario {
+  const p: ClientPolicy = typeof policy === 'string' ? { name: policy, backoff: herdBackoff(policy), maxAttempts: Infinity } : policy;
+  return {
+    clients: options.clients ?? 1000,
+    arrivals: { kind: 'together', spreadMs: options.spreadMs ?? 0 },
+    server: { ...ARTICLE_SERVER, ...options.server },
+    policy: p,
+    horizonMs: options.horizonMs ?? 120_000,
+    stopWhenIdle: true,
+  };
+}
+
+/** One row of the herd table. Finish in seconds; means unrounded. */
+export interface HerdRow {
+  strategy: string;
+  finish: Summary;
+  requests: Summary;
+  crashes: Summary;
+  /** Runs in which not every client succeeded by the horizon. */
+  unfinished: number;
+}
+
+/** Folds the runs of one strategy (one per seed, in seed order) into a table row. */
+export function herdRow(strategy: string, runs: readonly RunResult[]): HerdRow {
+  return {
+    strategy,
+    finish: summarize(runs.map((r) => r.finishS)),
+    requests: summarize(runs.map((r) => r.requests)),
+    crashes: summarize(runs.map((r) => r.crashes)),
+    unfinished: runs.filter((r) => !r.finished).length,
+  };
+}
+
+/** Runs every strategy over every seed in this thread and returns the table rows. */
+export function runHerd(strategies: readonly HerdStrategy[], seeds: readonly number[], options: HerdOptions = {}): HerdRow[] {
+  return strategies.map((s) => {
+    const scenario = herdScenario(s, options);
+    return herdRow(s, seeds.map((seed) => runScenario(scenario, seed)));
+  });
+}

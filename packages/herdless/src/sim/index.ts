@@ -1,0 +1,19 @@
+/**
+ * herdless/sim — the deterministic simulator behind the lab. It runs the library's own policy
+ * objects (backoffs, budgets) against a model server in virtual time.
+ * @packageDocumentation
+ */
+export { runScenario, type RunOptions, type RunResult, type PerTick } from './engine.js';
+export { ARTICLE_SERVER, type Arrivals, type ClientPolicy, type Scenario, type ServerModel } from './scenario.js';
+export { summarize, type Summary } from './stats.js';
+export { formatFixed } from './format.js';
+export {
+  HERD_STRATEGIES,
+  herdBackoff,
+  herdScenario,
+  herdRow,
+  runHerd,
+  type HerdOptions,
+  type HerdRow,
+  type HerdStrategy,
+} from './experiments/herd.js';
