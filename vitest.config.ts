@@ -12,5 +12,6 @@ export default defineConfig({
   test: {
     include: ['packages/*/test/**/*.test.ts'],
     testTimeout: 60_000,
+    globalSetup: ['packages/lab/test/global-setup.ts'],
   },
 });

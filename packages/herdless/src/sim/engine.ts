@@ -67,7 +67,7 @@ export interface RunResult {
  * @example
  * ```ts
  * const r = runScenario(herdScenario('full jitter'), 0);
- * r.finishMs; // 10 540 for the article's seed 0
+ * r.finishMs; // 10 500 for the article's seed 0
  * ```
  */
 export function runScenario(scenario: Scenario, seed: number, options: RunOptions = {}): RunResult {

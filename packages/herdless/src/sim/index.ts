@@ -17,3 +17,4 @@ export {
   type HerdRow,
   type HerdStrategy,
 } from './experiments/herd.js';
+export { scenarioFromSpec, scenarioToSpec, type PolicySpec, type ScenarioSpec } from './spec.js';

@@ -1,0 +1,144 @@
+import { Command, Option } from 'commander';
+import { HERD_STRATEGIES, type HerdStrategy } from 'herdless/sim';
+import { loadConfig } from '../config.js';
+import { UsageError } from '../usage-error.js';
+import { herdBase, herdCsv, herdJson, herdPerSeed, herdPolicies, herdTable, runHerdExperiment, type HerdRun } from '../experiments/herd.js';
+import { parseSeeds } from './seeds.js';
+
+type Format = 'table' | 'json' | 'csv';
+
+/** Where the CLI writes; tests pass their own. */
+export interface Io {
+  out: (text: string) => void;
+  err: (text: string) => void;
+}
+
+interface HerdFlags {
+  spread?: string;
+  seeds?: string;
+  strategies?: string;
+  perSeed?: boolean;
+  config?: string;
+  format: Format;
+  workers?: string;
+}
+
+function parseNumberFlag(flag: string, text: string, min: number, max: number, integer = false): number {
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isFinite(value) || value < min || value > max || (integer && !Number.isInteger(value))) {
+    throw new UsageError(`${flag} ${JSON.stringify(text)}: expected ${integer ? 'an integer' : 'a number'} from ${min} to ${max}`);
+  }
+  return value;
+}
+
+function parseStrategies(text: string): HerdStrategy[] {
+  const names = text.split(',').map((s) => s.trim());
+  for (const name of names) {
+    if (!(HERD_STRATEGIES as readonly string[]).includes(name)) {
+      throw new UsageError(`--strategies ${JSON.stringify(text)}: unknown strategy ${JSON.stringify(name)} (choose from ${HERD_STRATEGIES.join(', ')})`);
+    }
+  }
+  if (new Set(names).size !== names.length) throw new UsageError(`--strategies ${JSON.stringify(text)}: a strategy is listed twice`);
+  return names as HerdStrategy[];
+}
+
+/** Turns the herd command's flags into a run: the article's preset, or a config file. */
+export function herdRunFromFlags(flags: HerdFlags): HerdRun {
+  const workers = flags.workers === undefined ? undefined : parseNumberFlag('--workers', flags.workers, 0, 64, true);
+  const common = workers === undefined ? {} : { workers };
+  if (flags.config !== undefined) {
+    if (flags.spread !== undefined) throw new UsageError('--spread cannot be combined with --config: set arrivals.spreadMs in the file');
+    const config = loadConfig(flags.config);
+    let policies = config.policies;
+    if (flags.strategies !== undefined) {
+      const wanted = flags.strategies.split(',').map((s) => s.trim());
+      for (const w of wanted) {
+        if (!policies.some((p) => p.name === w)) {
+          throw new UsageError(`--strategies ${JSON.stringify(flags.strategies)}: the config has no policy named ${JSON.stringify(w)} (it has ${policies.map((p) => p.name).join(', ')})`);
+        }
+      }
+      policies = policies.filter((p) => wanted.includes(p.name));
+    }
+    const seeds =
+      flags.seeds !== undefined
+        ? parseSeeds(flags.seeds)
+        : typeof config.seeds === 'string'
+          ? parseSeeds(config.seeds, `--config ${JSON.stringify(flags.config)}: seeds`)
+          : (config.seeds ?? parseSeeds('0-19'));
+    return { experiment: 'scenario', name: config.name, base: config.base, policies, seeds, ...common };
+  }
+  const spreadS = flags.spread === undefined ? 0 : parseNumberFlag('--spread', flags.spread, 0, 120);
+  return {
+    experiment: 'herd',
+    base: herdBase(spreadS * 1000),
+    policies: herdPolicies(flags.strategies === undefined ? HERD_STRATEGIES : parseStrategies(flags.strategies)),
+    seeds: parseSeeds(flags.seeds ?? '0-19'),
+    ...common,
+  };
+}
+
+async function herdCommand(flags: HerdFlags, io: Io): Promise<void> {
+  const run = herdRunFromFlags(flags);
+  const result = await runHerdExperiment(run);
+  const perSeed = flags.perSeed === true;
+  if (flags.format === 'json') {
+    io.out(JSON.stringify(herdJson(result, perSeed)));
+  } else if (flags.format === 'csv') {
+    io.out(herdCsv(result, perSeed));
+  } else {
+    if (perSeed) io.out(herdPerSeed(result));
+    io.out(`${describeRun(run)}\n${herdTable(result)}`);
+  }
+}
+
+function seedText(seeds: readonly number[]): string {
+  const contiguous = seeds.every((s, i) => i === 0 || s === seeds[i - 1]! + 1);
+  return contiguous && seeds.length > 1 ? `${seeds[0]}-${seeds[seeds.length - 1]}` : seeds.join(',');
+}
+
+function describeRun(run: HerdRun): string {
+  const a = run.base.arrivals;
+  const arrivals = a.kind === 'together' ? `first sends spread over ${a.spreadMs / 1000} s` : `Poisson arrivals, ${a.ratePerSecond}/s per client`;
+  const title = run.experiment === 'herd' ? 'herd' : `scenario "${run.name}"`;
+  return `# ${title}: ${run.base.clients} clients, ${arrivals}, seeds ${seedText(run.seeds)}`;
+}
+
+/** Builds the `herdless-lab` command line. */
+export function buildProgram(io: Io): Command {
+  const program = new Command('herdless-lab')
+    .description('The herdless lab: the article\'s retry experiments, run with the library\'s own policy objects in virtual time.')
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.out(s.replace(/\n$/, '')), writeErr: () => {}, outputError: () => {} })
+    .showSuggestionAfterError(true);
+
+  const format = new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table');
+
+  program
+    .command('all', { isDefault: true })
+    .description('run every experiment on its defaults (what `npm run lab` does)')
+    .addOption(new Option('--workers <n>', 'worker threads (0 = none)'))
+    .action(async (flags: { workers?: string }) => {
+      const workers = flags.workers === undefined ? {} : { workers: flags.workers };
+      await herdCommand({ format: 'table', ...workers }, io);
+      io.out('');
+      await herdCommand({ format: 'table', spread: '0.9', ...workers }, io);
+    });
+
+  program
+    .command('herd')
+    .description('1,000 clients fail together: finish time, requests and crashes per strategy (the article\'s first table)')
+    .option('--spread <seconds>', 'spread the first sends uniformly over this many seconds (the article\'s variant: 0.9)')
+    .option('--seeds <list>', 'seeds, as ranges and lists: 0-19, 1,5,9', '0-19')
+    .option('--strategies <names>', `comma-separated: ${HERD_STRATEGIES.join(', ')}`)
+    .option('--per-seed', 'also print every run')
+    .option('--config <file>', 'a scenario file (JSON): clients, arrivals, server, horizon, policies, seeds — see docs/lab.md')
+    .addOption(format)
+    .option('--workers <n>', 'worker threads (0 = run in this thread)')
+    .action(async (flags: HerdFlags, command: Command) => {
+      // --seeds has a default; a config file's seeds win unless the flag was given.
+      if (command.getOptionValueSource('seeds') === 'default') delete flags.seeds;
+      await herdCommand(flags, io);
+    });
+
+  return program;
+}

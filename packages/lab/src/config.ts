@@ -1,0 +1,175 @@
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { BACKOFF_KINDS, backoffFromSpec, isInvalidOptionError } from 'herdless';
+import { HERD_STRATEGIES, herdBackoff, type PolicySpec, type ScenarioSpec, type ServerModel } from 'herdless/sim';
+import { UsageError } from './usage-error.js';
+
+/*
+ * The lab's scenario file: a documented JSON form of every knob the engine has. The herd presets
+ * are such files with the article's values (see `herdPreset`). Validated with zod; each error
+ * names the field's path and the value.
+ */
+
+const finite = z.number().refine(Number.isFinite, { message: 'must be finite' });
+const nonNegative = finite.min(0);
+
+const serverSchema = z.strictObject({
+  tickMs: finite.gt(0).max(60_000),
+  capacityPerTick: z.number().int().min(0).max(1e7),
+  crashWindowTicks: z.number().int().min(1).max(1e5),
+  crashLimit: z.number().int().min(0),
+  restartMs: nonNegative,
+  startupMs: nonNegative,
+  outages: z.array(z.strictObject({ startMs: nonNegative, endMs: nonNegative })).default([]),
+});
+
+const policySchema = z.union([
+  z.enum(HERD_STRATEGIES),
+  z.strictObject({
+    name: z.string().min(1).max(80),
+    backoff: z.looseObject({ kind: z.enum(BACKOFF_KINDS) }),
+    maxAttempts: z.number().int().min(1).max(1e6).nullable(),
+  }),
+]);
+
+const fileSchema = z.strictObject({
+  name: z.string().max(200).optional(),
+  clients: z.number().int().min(1).max(10_000_000),
+  arrivals: z.discriminatedUnion('kind', [
+    z.strictObject({ kind: z.literal('together'), spreadMs: nonNegative }),
+    z.strictObject({ kind: z.literal('poisson'), ratePerSecond: finite.gt(0).max(1e6) }),
+  ]),
+  server: serverSchema,
+  horizonMs: finite.gt(0).max(86_400_000),
+  stopWhenIdle: z.boolean().default(true),
+  seeds: z.union([z.string(), z.array(z.number().int().min(0).max(Number.MAX_SAFE_INTEGER)).min(1)]).optional(),
+  policies: z.array(policySchema).min(1).max(50),
+});
+
+/** A validated scenario file: shared settings plus one or more policies to compare. */
+export interface LabConfig {
+  name: string;
+  base: Omit<ScenarioSpec, 'policy'>;
+  policies: PolicySpec[];
+  seeds?: string | number[];
+}
+
+/** The JSON spec of one of the article's herd strategies. */
+export function herdPolicySpec(name: (typeof HERD_STRATEGIES)[number]): PolicySpec {
+  return { name, backoff: herdBackoff(name).toJSON(), maxAttempts: null };
+}
+
+/**
+ * Reads and validates a scenario file.
+ * @throws UsageError `--config FILE: path.to.field <requirement>, got <value>` for any problem,
+ *   including a missing or unreadable file and invalid JSON.
+ */
+export function loadConfig(file: string): LabConfig {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new UsageError(`--config ${JSON.stringify(file)}: ${code === 'ENOENT' ? 'no such file' : `cannot read it (${code ?? String(error)})`}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`--config ${JSON.stringify(file)}: not valid JSON (${(error as Error).message})`);
+  }
+  return parseConfig(json, `--config ${JSON.stringify(file)}`);
+}
+
+/**
+ * Validates a parsed scenario file (see `docs/lab.md` for the format).
+ * @param where prefix of error messages.
+ * @throws UsageError naming the field and the value.
+ */
+export function parseConfig(json: unknown, where = 'config'): LabConfig {
+  const parsed = fileSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new UsageError(`${where}: ${describeIssue(issue, json)}`);
+  }
+  const c = parsed.data;
+  const server: ServerModel = c.server;
+  const ticks = c.horizonMs / server.tickMs;
+  if (!Number.isInteger(ticks)) {
+    throw new UsageError(`${where}: horizonMs must be a whole number of ticks (tickMs ${server.tickMs}), got ${c.horizonMs}`);
+  }
+  if (ticks > 10_000_000) throw new UsageError(`${where}: horizonMs must be at most 10000000 ticks, got ${ticks} ticks`);
+  c.server.outages.forEach((o, i) => {
+    if (!(o.endMs > o.startMs)) {
+      throw new UsageError(`${where}: server.outages[${i}].endMs must be > startMs (${o.startMs}), got ${o.endMs}`);
+    }
+  });
+  if (c.arrivals.kind === 'poisson') {
+    const expected = c.clients * c.arrivals.ratePerSecond * (c.horizonMs / 1000);
+    if (expected > 50_000_000) {
+      throw new UsageError(`${where}: arrivals.ratePerSecond × clients × horizon is about ${Math.round(expected)} requests; keep it ≤ 50000000`);
+    }
+  }
+  const names = new Set<string>();
+  const policies = c.policies.map((p, i): PolicySpec => {
+    const spec: PolicySpec = typeof p === 'string' ? herdPolicySpec(p) : { name: p.name, backoff: p.backoff as PolicySpec['backoff'], maxAttempts: p.maxAttempts };
+    if (names.has(spec.name)) throw new UsageError(`${where}: policies[${i}].name ${JSON.stringify(spec.name)} is used twice`);
+    names.add(spec.name);
+    try {
+      backoffFromSpec(spec.backoff, `policies[${i}].backoff`);
+    } catch (error) {
+      if (isInvalidOptionError(error)) throw new UsageError(`${where}: ${error.field} ${error.requirement}, got ${JSON.stringify(error.value) ?? String(error.value)}`);
+      throw error;
+    }
+    return spec;
+  });
+  return {
+    name: c.name ?? 'scenario',
+    base: { clients: c.clients, arrivals: c.arrivals, server, horizonMs: c.horizonMs, stopWhenIdle: c.stopWhenIdle },
+    policies,
+    ...(c.seeds === undefined ? {} : { seeds: c.seeds }),
+  };
+}
+
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let v: unknown = root;
+  for (const key of path) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<PropertyKey, unknown>)[key];
+  }
+  return v;
+}
+
+function render(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  const s = JSON.stringify(value);
+  return s.length > 60 ? `${s.slice(0, 57)}...` : s;
+}
+
+function describeIssue(issue: z.core.$ZodIssue, root: unknown): string {
+  const path = issue.path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i === 0 ? '' : '.'}${String(p)}`)).join('') || '(top level)';
+  const value = valueAt(root, issue.path);
+  switch (issue.code) {
+    case 'invalid_type':
+      if (value === undefined) return `${path} is missing (expected ${issue.expected})`;
+      return `${path} must be ${issue.expected === 'int' ? 'an integer' : `a ${issue.expected}`}, got ${render(value)}`;
+    case 'too_small':
+      return `${path} must be ${issue.inclusive ? '≥' : '>'} ${String(issue.minimum)}${issue.origin === 'array' ? ' entries' : issue.origin === 'string' ? ' characters' : ''}, got ${render(value)}`;
+    case 'too_big':
+      return `${path} must be ${issue.inclusive ? '≤' : '<'} ${String(issue.maximum)}${issue.origin === 'array' ? ' entries' : issue.origin === 'string' ? ' characters' : ''}, got ${render(value)}`;
+    case 'unrecognized_keys':
+      return `${path === '(top level)' ? '' : `${path}.`}${issue.keys[0]} is not a known field`;
+    case 'invalid_value':
+      return `${path} must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, got ${render(value)}`;
+    case 'invalid_union':
+      if (issue.path[issue.path.length - 1] === 'kind' && issue.path[0] === 'arrivals') {
+        return `${path} must be "together" or "poisson", got ${render(value)}`;
+      }
+      if (issue.path.length && /policies\[\d+\]$/.test(path)) {
+        return `${path} must be a herd strategy name (${HERD_STRATEGIES.join(', ')}) or {name, backoff, maxAttempts}, got ${render(value)}`;
+      }
+      return `${path} ${issue.message}, got ${render(value)}`;
+    default:
+      return `${path} ${issue.message}, got ${render(value)}`;
+  }
+}

@@ -1,0 +1,122 @@
+import { formatFixed, herdRow, herdScenario, scenarioToSpec, type HerdRow, type PolicySpec, type RunResult, type ScenarioSpec } from 'herdless/sim';
+import { HERD_STRATEGIES, type HerdStrategy } from 'herdless/sim';
+import { herdPolicySpec } from '../config.js';
+import { progressBar } from '../progress.js';
+import { runJobs } from '../runner.js';
+
+/** Everything a herd-shaped run needs: shared settings, the policies to compare, the seeds. */
+export interface HerdRun {
+  /** `herd` for the article's preset, `scenario` for a config file. */
+  experiment: 'herd' | 'scenario';
+  name?: string;
+  base: Omit<ScenarioSpec, 'policy'>;
+  policies: PolicySpec[];
+  seeds: number[];
+  workers?: number;
+}
+
+/** The result of a herd-shaped run: one row per policy, and every run for `--per-seed`. */
+export interface HerdResult {
+  run: HerdRun;
+  rows: HerdRow[];
+  runs: { policy: string; results: RunResult[] }[];
+}
+
+/** The article's herd preset (1,000 clients, article server, 120 s) with a first-send spread in ms. */
+export function herdBase(spreadMs: number): Omit<ScenarioSpec, 'policy'> {
+  const { policy: _policy, ...base } = scenarioToSpec(herdScenario('immediate', { spreadMs }));
+  return base;
+}
+
+/** The article's strategies as policy specs, in table order (or the subset named). */
+export function herdPolicies(names: readonly HerdStrategy[] = HERD_STRATEGIES): PolicySpec[] {
+  return names.map(herdPolicySpec);
+}
+
+/** Runs every policy over every seed (on worker threads) and folds the results into rows. */
+export async function runHerdExperiment(run: HerdRun): Promise<HerdResult> {
+  const jobs = run.policies.flatMap((policy) => run.seeds.map((seed) => ({ spec: { ...run.base, policy }, seed })));
+  const bar = progressBar(run.experiment);
+  let results: RunResult[];
+  try {
+    results = await runJobs(jobs, { ...(run.workers === undefined ? {} : { workers: run.workers }), onProgress: bar.update });
+  } finally {
+    bar.stop();
+  }
+  const n = run.seeds.length;
+  const runs = run.policies.map((p, i) => ({ policy: p.name, results: results.slice(i * n, (i + 1) * n) }));
+  return { run, rows: runs.map((r) => herdRow(r.policy, r.results)), runs };
+}
+
+const num = (x: number, digits: number, width: number): string => formatFixed(x, digits).padStart(width);
+
+/**
+ * The table in the article's layout: finish s as mean (min-max) with 2 decimals, requests with 0,
+ * crashes' mean with 1, and "(N unfinished)" when some runs did not finish.
+ */
+export function herdTable(result: HerdResult): string {
+  const width = Math.max(14, ...result.rows.map((r) => r.strategy.length));
+  const lines = [
+    `${'strategy'.padEnd(width)} ${'finish s (mean, min-max)'.padEnd(21)}   ${'requests (mean, min-max)'.padEnd(28)}   crashes`,
+  ];
+  for (const r of result.rows) {
+    let line =
+      `${r.strategy.padEnd(width)} ${num(r.finish.mean, 2, 6)} (${num(r.finish.min, 2, 6)}-${num(r.finish.max, 2, 6)})` +
+      `   ${num(r.requests.mean, 0, 8)} (${num(r.requests.min, 0, 8)}-${num(r.requests.max, 0, 8)})` +
+      `   ${num(r.crashes.mean, 1, 5)}`;
+    if (r.unfinished > 0) line += ` (${r.unfinished} unfinished)`;
+    lines.push(line);
+  }
+  return lines.join('\n');
+}
+
+/** One line per run, `full jitter seed 0: finish 10.54 requests 6096 crashes 1` (+ ` unfinished`). */
+export function herdPerSeed(result: HerdResult): string {
+  return result.runs
+    .flatMap(({ policy, results }) =>
+      results.map(
+        (r) => `${policy} seed ${r.seed}: finish ${formatFixed(r.finishS, 2)} requests ${r.requests} crashes ${r.crashes}${r.finished ? '' : ' unfinished'}`,
+      ),
+    )
+    .join('\n');
+}
+
+/**
+ * The JSON contract: `{"experiment":"herd","spread":0,"seeds":[…],"rows":[{"strategy", "finish":{mean,min,max},
+ * "requests":{…}, "crashes":{…}, "unfinished"}]}` — means unrounded, finish in seconds, spread in seconds.
+ * A config file's run says `"experiment":"scenario"` and adds its `name`. `--per-seed` adds `"runs"`.
+ */
+export function herdJson(result: HerdResult, perSeed: boolean): object {
+  const { run } = result;
+  return {
+    experiment: run.experiment,
+    ...(run.experiment === 'scenario' ? { name: run.name } : {}),
+    ...(run.base.arrivals.kind === 'together' ? { spread: run.base.arrivals.spreadMs / 1000 } : {}),
+    seeds: run.seeds,
+    rows: result.rows.map((r) => ({ strategy: r.strategy, finish: r.finish, requests: r.requests, crashes: r.crashes, unfinished: r.unfinished })),
+    ...(perSeed
+      ? {
+          runs: result.runs.flatMap(({ policy, results }) =>
+            results.map((r) => ({ strategy: policy, seed: r.seed, finish: r.finishS, requests: r.requests, crashes: r.crashes, finished: r.finished })),
+          ),
+        }
+      : {}),
+  };
+}
+
+/** CSV: one row per policy (or per run with `--per-seed`), with a header. */
+export function herdCsv(result: HerdResult, perSeed: boolean): string {
+  const q = (s: string): string => (/[",\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s);
+  if (perSeed) {
+    return [
+      'strategy,seed,finish_s,requests,crashes,finished',
+      ...result.runs.flatMap(({ policy, results }) => results.map((r) => `${q(policy)},${r.seed},${r.finishS},${r.requests},${r.crashes},${r.finished}`)),
+    ].join('\n');
+  }
+  return [
+    'strategy,finish_s_mean,finish_s_min,finish_s_max,requests_mean,requests_min,requests_max,crashes_mean,crashes_min,crashes_max,unfinished',
+    ...result.rows.map((r) =>
+      [q(r.strategy), r.finish.mean, r.finish.min, r.finish.max, r.requests.mean, r.requests.min, r.requests.max, r.crashes.mean, r.crashes.min, r.crashes.max, r.unfinished].join(','),
+    ),
+  ].join('\n');
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env node
+// The lab's command line: `npm run lab -- <command> [flags]`, or `herdless-lab` once installed.
+import { CommanderError } from 'commander';
+import { isInvalidOptionError } from 'herdless';
+import { buildProgram } from './cli/program.js';
+import { UsageError } from './usage-error.js';
+
+const io = {
+  out: (text: string) => process.stdout.write(`${text}\n`),
+  err: (text: string) => process.stderr.write(`${text}\n`),
+};
+
+try {
+  const program = buildProgram(io);
+  const first = process.argv[2];
+  if (first !== undefined && !first.startsWith('-') && !program.commands.some((c) => c.name() === first)) {
+    throw new UsageError(`unknown command ${JSON.stringify(first)} (commands: ${program.commands.map((c) => c.name()).join(', ')})`);
+  }
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (error instanceof CommanderError) {
+    if (error.exitCode === 0 || error.code === 'commander.helpDisplayed' || error.code === 'commander.version') process.exit(0);
+    io.err(`herdless-lab: ${error.message.replace(/^error: /, '').split('\n')[0]}`);
+    process.exit(2);
+  }
+  if (error instanceof UsageError || isInvalidOptionError(error)) {
+    io.err(`herdless-lab: ${error.message}`);
+    process.exit(2);
+  }
+  throw error;
+}

@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../src/config.js';
+
+const valid = () => ({
+  clients: 100,
+  arrivals: { kind: 'together', spreadMs: 0 },
+  server: { tickMs: 10, capacityPerTick: 5, crashWindowTicks: 10, crashLimit: 100, restartMs: 1000, startupMs: 1000 },
+  horizonMs: 120_000,
+  policies: ['full jitter', { name: 'mine', backoff: { kind: 'equal jitter', initialBackoffMs: 100 }, maxAttempts: 5 }],
+});
+
+type Json = Record<string, unknown>;
+const edit = (f: (c: Json) => void): Json => {
+  const c = valid() as unknown as Json;
+  f(c);
+  return c;
+};
+
+describe('scenario files', () => {
+  it('a valid file gives the scenario and its policies', () => {
+    const c = parseConfig(valid());
+    expect(c.base.server.outages).toEqual([]);
+    expect(c.policies.map((p) => p.name)).toEqual(['full jitter', 'mine']);
+    expect(c.policies[0]!.backoff).toEqual({ kind: 'full jitter', initialBackoffMs: 200, backoffMultiplier: 2, maxBackoffMs: 10_000 });
+    expect(c.policies[1]!.maxAttempts).toBe(5);
+  });
+
+  it.each<[string, Json, string]>([
+    ['negative capacity', edit((c) => ((c.server as Json).capacityPerTick = -5)), 'server.capacityPerTick must be ≥ 0, got -5'],
+    ['missing field', edit((c) => delete (c.server as Json).startupMs), 'server.startupMs is missing'],
+    ['missing clients', edit((c) => delete c.clients), 'clients is missing'],
+    ['string clients', edit((c) => (c.clients = '100')), 'clients must be a number, got "100"'],
+    ['fractional clients', edit((c) => (c.clients = 1.5)), 'clients must be an integer, got 1.5'],
+    ['unknown field', edit((c) => (c.clinets = 3)), 'clinets is not a known field'],
+    ['bad arrivals kind', edit((c) => (c.arrivals = { kind: 'burst' })), 'arrivals.kind must be "together" or "poisson", got "burst"'],
+    ['horizon not whole ticks', edit((c) => (c.horizonMs = 1005)), 'horizonMs must be a whole number of ticks (tickMs 10), got 1005'],
+    ['outage backwards', edit((c) => ((c.server as Json).outages = [{ startMs: 500, endMs: 100 }])), 'server.outages[0].endMs must be > startMs (500), got 100'],
+    ['unknown strategy', edit((c) => (c.policies = ['full jiter'])), 'policies[0] must be a herd strategy name'],
+    ['bad backoff', edit((c) => (c.policies = [{ name: 'x', backoff: { kind: 'full jitter', maxBackoffMs: -1 }, maxAttempts: null }])), 'policies[0].backoff.maxBackoffMs must be ≥ 0, got -1'],
+    ['backoff typo', edit((c) => (c.policies = [{ name: 'x', backoff: { kind: 'full jitter', initialBackofMs: 1 }, maxAttempts: null }])), 'policies[0].backoff.initialBackofMs is not an option of "full jitter"'],
+    ['no policies', edit((c) => (c.policies = [])), 'policies must be ≥ 1 entries'],
+    ['duplicate names', edit((c) => (c.policies = ['full jitter', 'full jitter'])), 'policies[1].name "full jitter" is used twice'],
+    ['zero maxAttempts', edit((c) => (c.policies = [{ name: 'x', backoff: { kind: 'constant' }, maxAttempts: 0 }])), 'policies[0].maxAttempts must be ≥ 1, got 0'],
+    ['not an object', [] as unknown as Json, '(top level) must be a object'],
+  ])('%s', (_name, json, message) => {
+    expect(() => parseConfig(json, 'cfg')).toThrow(`cfg: ${message}`);
+  });
+});
