@@ -16,3 +16,13 @@ export {
   type HerdlessErrorCode,
 } from './core/errors.js';
 export { systemRandom } from './runtime/system-random.js';
+export * from './core/breaker/index.js';
+export {
+  CircuitBreaker,
+  circuitBreaker,
+  type BreakerCallContext,
+  type BreakerExecuteOptions,
+  type CircuitBreakerOptions,
+} from './runtime/breaker.js';
+export { systemClock } from './runtime/system-clock.js';
+export type { Clock } from './core/time.js';

@@ -1,0 +1,280 @@
+import { MAX_DELAY_MS } from '../backoff/backoff.js';
+import { InvalidOptionError } from '../errors.js';
+import type { BreakerCounts, FailureCounter } from './counting.js';
+import { BreakerListeners, type BreakerEvent, type BreakerEventOf, type BreakerEventType, type BreakerState, type Unsubscribe } from './events.js';
+import { normaliseBreakerPolicy, type BreakerPolicyOptions, type NormalisedBreakerPolicy } from './options.js';
+
+/**
+ * How a call admitted by the breaker ended, as the breaker counts it:
+ * - `'success'`: the dependency answered (a thrown error that is not a failure counts here too);
+ * - `'failure'`: it counts towards opening (closed) or reopens at once (half-open trial);
+ * - `'ignored'`: neither — the caller gave up (abort) or the outcome says nothing about the
+ *   dependency. It only gives the permit back.
+ */
+export type BreakerOutcome = 'success' | 'failure' | 'ignored';
+
+/**
+ * The right to run one call, from {@link CircuitBreakerMachine.acquire}. Give it back exactly once
+ * with {@link CircuitBreakerMachine.release}; further releases are ignored. A permit remembers the
+ * breaker's generation (bumped by every state change): once the state has changed, its release is
+ * stale and changes nothing, so a slow call from before an opening can never close, reopen or free
+ * a trial slot of a later half-open period.
+ */
+export interface BreakerPermit {
+  readonly kind: 'permit';
+  /** True for a half-open trial call, false for a call admitted while closed. */
+  readonly trial: boolean;
+  /** The breaker's generation when the permit was granted. */
+  readonly generation: number;
+}
+
+/** A refusal from {@link CircuitBreakerMachine.acquire}: the call must not run. */
+export interface BreakerRejection {
+  readonly kind: 'rejection';
+  /** The state that refused. */
+  readonly state: 'open' | 'half-open';
+  /** Ms until the next trial may be admitted; while half-open, the last open duration as an estimate. */
+  readonly retryAfterMs: number;
+}
+
+/** A breaker's state as plain JSON (all times in ms on the breaker's clock). */
+export interface BreakerSnapshot {
+  readonly state: BreakerState;
+  /** Bumped by every state change; permits from an older generation are stale. */
+  readonly generation: number;
+  /** Openings since the breaker last closed (0 while closed). */
+  readonly openings: number;
+  /** When the breaker last opened (open and half-open only). */
+  readonly openedAt?: number;
+  /** The duration of the last opening, in ms (open and half-open only). */
+  readonly openDurationMs?: number;
+  /** When the first trial may be admitted (open only). */
+  readonly nextTrialAt?: number;
+  /** Trial calls in flight (0 unless half-open). */
+  readonly halfOpenInFlight: number;
+  /** Trial calls that succeeded in this half-open period (0 unless half-open). */
+  readonly halfOpenSuccesses: number;
+  readonly halfOpenMaxCalls: number;
+  readonly successThreshold: number;
+  /** The counting strategy's counts, over the calls admitted while closed (reset when the breaker closes). */
+  readonly counts: BreakerCounts;
+}
+
+class Permit implements BreakerPermit {
+  readonly kind = 'permit' as const;
+  released = false;
+  constructor(
+    readonly owner: CircuitBreakerMachine,
+    readonly generation: number,
+    readonly trial: boolean,
+  ) {}
+}
+
+const EVENT_TYPES: readonly string[] = ['open', 'half-open', 'close'];
+
+/**
+ * The circuit breaker's state machine: closed → open → half-open → closed (or back to open),
+ * synchronous, with time passed in as `now` (ms on a monotonic clock) and nothing scheduled. The
+ * runtime's `circuitBreaker()` drives it with a real clock; the simulator drives it in virtual time.
+ * It is a shared object on purpose: one per dependency, used by every call to it.
+ *
+ * - Closed: every call is admitted; the outcomes go to the counting strategy, which may open it.
+ * - Open: every call is refused with `retryAfterMs = nextTrialAt − now`, and nothing is counted.
+ *   At `nextTrialAt` (noticed lazily, on the next acquire, state read or snapshot) it half-opens.
+ * - Half-open: at most `halfOpenMaxCalls` trial permits are out at once; others are refused. A
+ *   failed trial reopens at once (timer restarted from that moment, next backoff step);
+ *   `successThreshold` successful trials close it; an ignored trial (caller abort) just frees its
+ *   permit for the next caller.
+ *
+ * Allowed edges: closed → open, open → half-open, half-open → open, half-open → closed.
+ *
+ * Events are delivered synchronously, after the state has fully changed. Source of the pattern:
+ * M. Nygard, "Release It!", and the Google SRE book, "Handling Overload".
+ *
+ * @example
+ * ```ts
+ * const m = circuitBreakerMachine({ openDurationMs: 1000 });
+ * const p = m.acquire(now);
+ * if (p.kind === 'rejection') return wait(p.retryAfterMs);
+ * const ok = await send();
+ * m.release(p, ok ? 'success' : 'failure', laterNow);
+ * ```
+ */
+export class CircuitBreakerMachine {
+  /** Trial calls admitted at once while half-open. */
+  readonly halfOpenMaxCalls: number;
+  /** Successful trials that close the breaker. */
+  readonly successThreshold: number;
+
+  readonly #policy: NormalisedBreakerPolicy;
+  readonly #counter: FailureCounter;
+  readonly #listeners: BreakerListeners;
+  #state: BreakerState = 'closed';
+  #generation = 0;
+  #openings = 0;
+  #openedAt = 0;
+  #openDurationMs = 0;
+  #nextTrialAt = 0;
+  #inFlight = 0;
+  #successes = 0;
+
+  /** @throws InvalidOptionError naming the field and the value (see {@link BreakerPolicyOptions}). */
+  constructor(options?: BreakerPolicyOptions) {
+    this.#policy = normaliseBreakerPolicy(options);
+    this.halfOpenMaxCalls = this.#policy.halfOpenMaxCalls;
+    this.successThreshold = this.#policy.successThreshold;
+    this.#counter = this.#policy.counting.create();
+    this.#listeners = new BreakerListeners(this.#policy.onListenerError);
+  }
+
+  /**
+   * Asks to run one call at `now` ms: a {@link BreakerPermit} to release later, or a
+   * {@link BreakerRejection}. Refusals change no count.
+   */
+  acquire(now: number): BreakerPermit | BreakerRejection {
+    if (this.#state === 'open') {
+      if (now < this.#nextTrialAt) return { kind: 'rejection', state: 'open', retryAfterMs: this.#nextTrialAt - now };
+      this.#halfOpen(now);
+      // A listener may have acquired or released in between: decide on the state as it is now.
+      return this.acquire(now);
+    }
+    if (this.#state === 'closed') return new Permit(this, this.#generation, false);
+    if (this.#inFlight < this.halfOpenMaxCalls) {
+      this.#inFlight++;
+      return new Permit(this, this.#generation, true);
+    }
+    return { kind: 'rejection', state: 'half-open', retryAfterMs: this.#openDurationMs };
+  }
+
+  /**
+   * Gives a permit back at `now` ms with the call's outcome. Returns true when this release changed
+   * the state (opened or closed the breaker). A second release of the same permit, a permit of
+   * another breaker and a stale permit (granted before the last state change) change nothing.
+   */
+  release(permit: BreakerPermit, outcome: BreakerOutcome, now: number): boolean {
+    if (!(permit instanceof Permit) || permit.owner !== this || permit.released) return false;
+    permit.released = true;
+    if (permit.generation !== this.#generation) return false;
+    const failed = outcome === 'failure';
+    if (!failed && outcome !== 'success') {
+      if (permit.trial) this.#inFlight--;
+      return false;
+    }
+    if (!permit.trial) {
+      if (!this.#counter.record(failed, now)) return false;
+      this.#open(now, 'closed');
+      return true;
+    }
+    this.#inFlight--;
+    if (failed) {
+      this.#open(now, 'half-open');
+      return true;
+    }
+    this.#successes++;
+    if (this.#successes < this.successThreshold) return false;
+    this.#close(now);
+    return true;
+  }
+
+  /** The state at `now` ms (an open breaker whose open period has ended half-opens here). */
+  state(now: number): BreakerState {
+    if (this.#state === 'open' && now >= this.#nextTrialAt) this.#halfOpen(now);
+    return this.#state;
+  }
+
+  /** The state at `now` ms as plain JSON; see {@link BreakerSnapshot}. */
+  snapshot(now: number): BreakerSnapshot {
+    const state = this.state(now);
+    const base = {
+      state,
+      generation: this.#generation,
+      openings: this.#openings,
+      halfOpenInFlight: this.#inFlight,
+      halfOpenSuccesses: this.#successes,
+      halfOpenMaxCalls: this.halfOpenMaxCalls,
+      successThreshold: this.successThreshold,
+      counts: this.#counter.snapshot(now),
+    };
+    if (state === 'closed') return base;
+    const opened = { ...base, openedAt: this.#openedAt, openDurationMs: this.#openDurationMs };
+    return state === 'open' ? { ...opened, nextTrialAt: this.#nextTrialAt } : opened;
+  }
+
+  /**
+   * Calls `listener` on every event of `type` (`'open'`, `'half-open'` or `'close'`). Returns the
+   * function that unsubscribes it. A listener that throws does not disturb the breaker (see
+   * `onListenerError`).
+   *
+   * @throws InvalidOptionError for an unknown event type.
+   */
+  on<T extends BreakerEventType>(type: T, listener: (event: BreakerEventOf<T>) => void): Unsubscribe {
+    if (!EVENT_TYPES.includes(type)) {
+      throw new InvalidOptionError('circuitBreaker.on', 'type', type, "must be 'open', 'half-open' or 'close'");
+    }
+    return this.#listeners.add(type, listener as (event: BreakerEvent) => void);
+  }
+
+  /** Calls `listener` on every state change. Returns the function that unsubscribes it. */
+  onStateChange(listener: (event: BreakerEvent) => void): Unsubscribe {
+    return this.#listeners.add('change', listener);
+  }
+
+  #open(now: number, from: 'closed' | 'half-open'): void {
+    this.#generation++;
+    this.#openings++;
+    const duration = this.#nextOpenDuration();
+    this.#state = 'open';
+    this.#openedAt = now;
+    this.#openDurationMs = duration;
+    this.#nextTrialAt = now + duration;
+    this.#inFlight = 0;
+    this.#successes = 0;
+    if (this.#listeners.active) {
+      this.#listeners.emit({ type: 'open', from, at: now, openDurationMs: duration, nextTrialAt: this.#nextTrialAt, openings: this.#openings });
+    }
+  }
+
+  #halfOpen(now: number): void {
+    this.#generation++;
+    this.#state = 'half-open';
+    this.#inFlight = 0;
+    this.#successes = 0;
+    if (this.#listeners.active) this.#listeners.emit({ type: 'half-open', from: 'open', at: now });
+  }
+
+  #close(now: number): void {
+    this.#generation++;
+    this.#state = 'closed';
+    this.#openings = 0;
+    this.#inFlight = 0;
+    this.#successes = 0;
+    this.#counter.reset(now);
+    if (this.#listeners.active) this.#listeners.emit({ type: 'close', from: 'half-open', at: now });
+  }
+
+  /** The open duration of opening number `#openings` (already incremented), in [0, 2^31 − 1] ms. */
+  #nextOpenDuration(): number {
+    const d = this.#policy.openDurationMs;
+    if (typeof d === 'number') return d;
+    const previous = this.#openings === 1 ? 0 : this.#openDurationMs;
+    const ms = d.delay(this.#openings, previous, this.#policy.rng!);
+    // The Backoff contract promises [0, maxDelayMs]; a custom one that breaks it must not leave the
+    // breaker open for NaN ms (never half-opening) or for a negative time.
+    if (!(ms >= 0)) return Number.isNaN(ms) ? MAX_DELAY_MS : 0;
+    return ms < MAX_DELAY_MS ? ms : MAX_DELAY_MS;
+  }
+}
+
+/**
+ * Builds a {@link CircuitBreakerMachine}: the pure, synchronous breaker that the runtime's
+ * `circuitBreaker()` and the simulator both drive. Most code wants `circuitBreaker()` instead.
+ *
+ * @throws InvalidOptionError naming the field and the value (see {@link BreakerPolicyOptions}).
+ * @example
+ * ```ts
+ * const m = circuitBreakerMachine({ counting: failureRatio({ minimumCalls: 10 }), halfOpenMaxCalls: 3 });
+ * ```
+ */
+export function circuitBreakerMachine(options?: BreakerPolicyOptions): CircuitBreakerMachine {
+  return new CircuitBreakerMachine(options);
+}

@@ -1,0 +1,98 @@
+import type { Backoff } from '../backoff/backoff.js';
+import { MAX_DELAY_MS } from '../backoff/backoff.js';
+import { InvalidOptionError } from '../errors.js';
+import type { Rng } from '../rng.js';
+import { numberOption, objectOption } from '../validate.js';
+import { consecutiveFailures } from './consecutive-failures.js';
+import type { CountingStrategy } from './counting.js';
+import type { BreakerEvent } from './events.js';
+
+/** Options of the breaker's state machine ({@link circuitBreakerMachine}); `circuitBreaker()` takes them too. */
+export interface BreakerPolicyOptions {
+  /**
+   * What opens a closed breaker. Default `consecutiveFailures({ threshold: 5 })`. See also
+   * `failureRatio()`.
+   */
+  counting?: CountingStrategy;
+  /**
+   * How long the breaker stays open before it admits a trial call, in ms: a number in
+   * [0, 2^31 − 1], or a {@link Backoff} whose `delay(n, previous, rng)` gives the nth opening since
+   * the breaker last closed (n = 1, 2, …; `previous` is the last open duration, 0 at first). A
+   * failed trial reopens with the next n; closing resets n. Default 5 000.
+   */
+  openDurationMs?: number | Backoff;
+  /** How many trial calls the half-open breaker admits at once; others are refused. Default 1. An integer ≥ 1. */
+  halfOpenMaxCalls?: number;
+  /**
+   * Successful trial calls needed, in one half-open period, to close the breaker; the first failed
+   * trial reopens it. Default `halfOpenMaxCalls` (so with 3 concurrent trials, all 3 must succeed).
+   * An integer ≥ 1; it may exceed `halfOpenMaxCalls` (trials then run in turns).
+   */
+  successThreshold?: number;
+  /**
+   * The random source a jittered `openDurationMs` backoff draws from. Required by the bare state
+   * machine when `openDurationMs` is a Backoff; `circuitBreaker()` defaults it to `systemRandom`.
+   */
+  rng?: Rng;
+  /**
+   * Called when an event listener throws, with the error and the event being delivered. The
+   * breaker catches listener errors so its state stays consistent, then calls this. Default: the
+   * error is dropped.
+   */
+  onListenerError?: (error: unknown, event: BreakerEvent) => void;
+}
+
+/** {@link BreakerPolicyOptions} after validation and defaults. */
+export interface NormalisedBreakerPolicy {
+  counting: CountingStrategy;
+  openDurationMs: number | Backoff;
+  halfOpenMaxCalls: number;
+  successThreshold: number;
+  rng: Rng | undefined;
+  onListenerError: (error: unknown, event: BreakerEvent) => void;
+}
+
+const OWNER = 'circuitBreaker';
+
+function isBackoff(value: unknown): value is Backoff {
+  return typeof value === 'object' && value !== null && typeof (value as Backoff).delay === 'function';
+}
+
+/**
+ * Validates breaker policy options and fills in the defaults.
+ *
+ * @throws InvalidOptionError naming the field and the value.
+ */
+export function normaliseBreakerPolicy(options: BreakerPolicyOptions | undefined): NormalisedBreakerPolicy {
+  const o = objectOption(OWNER, 'options', options);
+
+  const counting = o.counting ?? consecutiveFailures();
+  if (typeof counting !== 'object' || counting === null || typeof counting.create !== 'function') {
+    throw new InvalidOptionError(OWNER, 'counting', counting, 'must be a counting strategy such as consecutiveFailures() or failureRatio()');
+  }
+
+  let openDurationMs: number | Backoff;
+  if (isBackoff(o.openDurationMs)) {
+    openDurationMs = o.openDurationMs;
+    if (o.rng === undefined) {
+      throw new InvalidOptionError(OWNER, 'rng', o.rng, 'is required when openDurationMs is a Backoff');
+    }
+  } else if (typeof o.openDurationMs === 'object' && o.openDurationMs !== null) {
+    throw new InvalidOptionError(OWNER, 'openDurationMs', o.openDurationMs, 'must be a number of ms or a Backoff');
+  } else {
+    openDurationMs = numberOption(OWNER, 'openDurationMs', o.openDurationMs, 5_000, { min: 0, max: MAX_DELAY_MS });
+  }
+
+  const halfOpenMaxCalls = numberOption(OWNER, 'halfOpenMaxCalls', o.halfOpenMaxCalls, 1, { min: 1, integer: true });
+  const successThreshold = numberOption(OWNER, 'successThreshold', o.successThreshold, halfOpenMaxCalls, { min: 1, integer: true });
+
+  const rng = o.rng;
+  if (rng !== undefined && (typeof rng !== 'object' || rng === null || typeof rng.random !== 'function')) {
+    throw new InvalidOptionError(OWNER, 'rng', rng, 'must be an object with a random() method');
+  }
+  const onListenerError = o.onListenerError ?? (() => {});
+  if (typeof onListenerError !== 'function') {
+    throw new InvalidOptionError(OWNER, 'onListenerError', onListenerError, 'must be a function');
+  }
+  return { counting, openDurationMs, halfOpenMaxCalls, successThreshold, rng, onListenerError };
+}

@@ -1,0 +1,228 @@
+import { CircuitOpenError, isCircuitOpenError } from '../core/breaker/circuit-open-error.js';
+import type { BreakerEvent, BreakerEventOf, BreakerEventType, BreakerState, Unsubscribe } from '../core/breaker/events.js';
+import { CircuitBreakerMachine, type BreakerOutcome, type BreakerPermit, type BreakerSnapshot } from '../core/breaker/machine.js';
+import type { BreakerPolicyOptions } from '../core/breaker/options.js';
+import { InvalidOptionError } from '../core/errors.js';
+import type { Clock } from '../core/time.js';
+import { objectOption } from '../core/validate.js';
+import { systemClock } from './system-clock.js';
+import { systemRandom } from './system-random.js';
+
+/** Options of {@link circuitBreaker}: the policy ({@link BreakerPolicyOptions}) plus how calls are run and classified. */
+export interface CircuitBreakerOptions extends BreakerPolicyOptions {
+  /** The monotonic ms clock the breaker reads at each acquire and release. Default `systemClock` (`performance.now()`). */
+  clock?: Clock;
+  /**
+   * Which thrown errors count as failures. Default: every error does. An error for which it returns
+   * false counts as a success (the dependency answered, e.g. with a 404). Whatever it says, the
+   * breaker's own refusals ({@link CircuitOpenError}, also from a nested breaker) and aborts by the
+   * caller's `signal` are never counted.
+   */
+  isFailure?: (error: unknown) => boolean;
+  /** Which returned values count as failures (e.g. `(r) => r.status >= 500`). Default: none. The value is still returned. */
+  isResultFailure?: (result: unknown) => boolean;
+  /** Randomness for a jittered `openDurationMs` backoff. Default `systemRandom`. */
+  rng?: BreakerPolicyOptions['rng'];
+}
+
+/** What {@link CircuitBreaker.execute} passes to the operation. */
+export interface BreakerCallContext {
+  /** The caller's signal, if any: stop work when it aborts. */
+  readonly signal: AbortSignal | undefined;
+  /** True when this call is a half-open trial (a probe of a dependency that recently failed). */
+  readonly trial: boolean;
+}
+
+/** Options of one {@link CircuitBreaker.execute} call. */
+export interface BreakerExecuteOptions {
+  /**
+   * Aborting it rejects the call at once with `signal.reason` and gives its permit back without
+   * counting a success or a failure (a half-open trial slot is freed for the next caller). The
+   * operation receives the signal and should stop; if it goes on, its outcome is ignored.
+   */
+  signal?: AbortSignal;
+}
+
+/**
+ * A circuit breaker around calls to one dependency: the async shell of {@link CircuitBreakerMachine}.
+ * See {@link circuitBreaker}.
+ */
+export class CircuitBreaker {
+  /** The state machine this shell drives (shared with nobody else unless you pass it around). */
+  readonly machine: CircuitBreakerMachine;
+  /** The clock the breaker reads. */
+  readonly clock: Clock;
+  readonly #isFailure: (error: unknown) => boolean;
+  readonly #isResultFailure: ((result: unknown) => boolean) | undefined;
+  #lastFailure: unknown = undefined;
+
+  /** @throws InvalidOptionError naming the field and the value. */
+  constructor(options?: CircuitBreakerOptions) {
+    const o = objectOption('circuitBreaker', 'options', options);
+    this.machine = new CircuitBreakerMachine({ ...o, rng: o.rng ?? systemRandom });
+    this.clock = o.clock ?? systemClock;
+    if (typeof this.clock !== 'object' || this.clock === null || typeof this.clock.now !== 'function') {
+      throw new InvalidOptionError('circuitBreaker', 'clock', this.clock, 'must be an object with a now() method');
+    }
+    this.#isFailure = functionOption('isFailure', o.isFailure) ?? (() => true);
+    this.#isResultFailure = functionOption('isResultFailure', o.isResultFailure);
+  }
+
+  /**
+   * Runs `fn` if the breaker admits the call, and counts its outcome.
+   *
+   * - Refused (open, or half-open with every trial slot taken): rejects at once with a
+   *   {@link CircuitOpenError} (`retryAfterMs`, `doNotRetry: true`); `fn` is not called.
+   * - Admitted: the permit is taken synchronously, before `execute` returns, so N calls started in
+   *   the same tick see each other (1 000 concurrent calls on a half-open breaker: exactly
+   *   `halfOpenMaxCalls` run). It is given back exactly once, when `fn` returns, throws, rejects or
+   *   the caller aborts, whichever comes first.
+   * - The result or error of `fn` is passed through unchanged. A classifier (`isFailure`,
+   *   `isResultFailure`) that throws rejects the call with its own error; the permit is then given
+   *   back uncounted.
+   *
+   * @throws (rejects with) CircuitOpenError when refused; `signal.reason` when aborted; whatever `fn`
+   *   throws; InvalidOptionError when `fn` is not a function.
+   * @example
+   * ```ts
+   * const user = await breaker.execute(({ signal }) => fetch(`${api}/users/1`, { signal }), { signal });
+   * ```
+   */
+  execute<T>(fn: (context: BreakerCallContext) => T | PromiseLike<T>, options?: BreakerExecuteOptions): Promise<T> {
+    if (typeof fn !== 'function') {
+      return Promise.reject(new InvalidOptionError('circuitBreaker.execute', 'fn', fn, 'must be a function'));
+    }
+    const signal = options?.signal;
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    const admission = this.machine.acquire(this.clock.now());
+    if (admission.kind === 'rejection') {
+      const cause = this.#lastFailure;
+      return Promise.reject(new CircuitOpenError(admission.state, admission.retryAfterMs, cause === undefined ? undefined : { cause }));
+    }
+    return this.#run(fn, admission, signal);
+  }
+
+  #run<T>(fn: (context: BreakerCallContext) => T | PromiseLike<T>, permit: BreakerPermit, signal: AbortSignal | undefined): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let done = false;
+      const finish = (outcome: BreakerOutcome, error?: unknown): void => {
+        done = true;
+        signal?.removeEventListener('abort', onAbort);
+        // A release that changes the state either opened the breaker (keep the failure as the cause
+        // of later refusals) or closed it (forget it).
+        if (this.machine.release(permit, outcome, this.clock.now())) this.#lastFailure = outcome === 'failure' ? error : undefined;
+      };
+      const onAbort = (): void => {
+        if (done) return;
+        finish('ignored');
+        reject(signal!.reason);
+      };
+      const onValue = (value: T): void => {
+        if (done) return;
+        let outcome: BreakerOutcome;
+        try {
+          outcome = this.#isResultFailure?.(value) ? 'failure' : 'success';
+        } catch (classifierError) {
+          finish('ignored');
+          reject(classifierError);
+          return;
+        }
+        finish(outcome);
+        resolve(value);
+      };
+      const onError = (error: unknown): void => {
+        if (done) return;
+        let outcome: BreakerOutcome;
+        try {
+          outcome = signal?.aborted || isCircuitOpenError(error) ? 'ignored' : this.#isFailure(error) ? 'failure' : 'success';
+        } catch (classifierError) {
+          finish('ignored');
+          reject(classifierError);
+          return;
+        }
+        finish(outcome, error);
+        reject(error);
+      };
+
+      signal?.addEventListener('abort', onAbort, { once: true });
+      let result: T | PromiseLike<T>;
+      try {
+        result = fn({ signal, trial: permit.trial });
+      } catch (error) {
+        onError(error);
+        return;
+      }
+      if ((typeof result === 'object' && result !== null) || typeof result === 'function') {
+        // Promise.resolve adopts any thenable, and turns a throwing `then` getter into a rejection.
+        Promise.resolve(result).then(onValue, onError);
+      } else {
+        onValue(result);
+      }
+    });
+  }
+
+  /** The state now (reading the clock; an open breaker whose open period has ended half-opens here). */
+  get state(): BreakerState {
+    return this.machine.state(this.clock.now());
+  }
+
+  /** The state now as plain JSON; see {@link BreakerSnapshot}. */
+  snapshot(): BreakerSnapshot {
+    return this.machine.snapshot(this.clock.now());
+  }
+
+  /** Same as {@link CircuitBreaker.snapshot}, so `JSON.stringify(breaker)` works. */
+  toJSON(): BreakerSnapshot {
+    return this.snapshot();
+  }
+
+  /**
+   * Calls `listener` on every `'open'`, `'half-open'` or `'close'` event; returns the unsubscribe
+   * function. Listeners run synchronously after the state changed; one that throws is caught (see
+   * `onListenerError`) and the breaker carries on.
+   */
+  on<T extends BreakerEventType>(type: T, listener: (event: BreakerEventOf<T>) => void): Unsubscribe {
+    return this.machine.on(type, listener);
+  }
+
+  /** Calls `listener` on every state change; returns the unsubscribe function. */
+  onStateChange(listener: (event: BreakerEvent) => void): Unsubscribe {
+    return this.machine.onStateChange(listener);
+  }
+}
+
+function functionOption<F>(field: string, value: F | undefined): F | undefined {
+  if (value !== undefined && typeof value !== 'function') {
+    throw new InvalidOptionError('circuitBreaker', field, value, 'must be a function');
+  }
+  return value;
+}
+
+/**
+ * A circuit breaker for calls to one dependency (closed → open → half-open → closed), so that a
+ * failing dependency is given time to recover instead of a steady stream of calls. Share one
+ * breaker per dependency.
+ *
+ * Defaults: opens after 5 consecutive failures, stays open 5 000 ms, then admits 1 trial call;
+ * 1 success closes it, a failure reopens it for another open period. Every thrown error counts as a
+ * failure except its own refusals and aborts by the caller. Time comes from `clock` (default
+ * `performance.now()`); nothing is scheduled, so an idle breaker holds no timers.
+ *
+ * Compose with retry from the OUTSIDE: `retry(() => breaker.execute(op))`. Its refusals carry
+ * `doNotRetry: true`, so the retry gives up at once instead of sleeping and trying again.
+ * Sources: M. Nygard, "Release It!"; Google SRE book, "Handling Overload".
+ *
+ * @throws InvalidOptionError naming the field and the value for a bad option.
+ * @example
+ * ```ts
+ * const breaker = circuitBreaker({
+ *   counting: failureRatio({ ratio: 0.5, windowMs: 10_000, minimumCalls: 10 }),
+ *   openDurationMs: exponentialBackoff({ initialBackoffMs: 1_000, maxBackoffMs: 60_000 }),
+ * });
+ * breaker.on('open', (e) => log.warn(`breaker open for ${e.openDurationMs} ms`));
+ * const res = await breaker.execute(({ signal }) => fetch(url, { signal }));
+ * ```
+ */
+export function circuitBreaker(options?: CircuitBreakerOptions): CircuitBreaker {
+  return new CircuitBreaker(options);
+}

@@ -1,0 +1,308 @@
+import { describe, expect, it } from 'vitest';
+import {
+  circuitBreakerMachine,
+  constantBackoff,
+  consecutiveFailures,
+  exponentialBackoff,
+  fullJitterBackoff,
+  type BreakerEvent,
+  type BreakerPermit,
+  type BreakerRejection,
+  type CircuitBreakerMachine,
+  type Rng,
+} from 'herdless';
+
+const fixed = (x: number): Rng => ({ random: () => x });
+
+function permit(m: CircuitBreakerMachine, now: number): BreakerPermit {
+  const a = m.acquire(now);
+  if (a.kind !== 'permit') throw new Error(`expected a permit at ${now}, got a rejection (${a.state}, ${a.retryAfterMs} ms)`);
+  return a;
+}
+
+function rejection(m: CircuitBreakerMachine, now: number): BreakerRejection {
+  const a = m.acquire(now);
+  if (a.kind !== 'rejection') throw new Error(`expected a rejection at ${now}, got a permit`);
+  return a;
+}
+
+/** Opens a fresh machine (threshold 1) at time `at`. */
+function opened(options: Parameters<typeof circuitBreakerMachine>[0] = {}, at = 0): CircuitBreakerMachine {
+  const m = circuitBreakerMachine({ counting: consecutiveFailures({ threshold: 1 }), openDurationMs: 1000, ...options });
+  expect(m.release(permit(m, at), 'failure', at)).toBe(true);
+  return m;
+}
+
+describe('transitions', () => {
+  it('closed → open after the threshold, refusing with the time to the next trial', () => {
+    const m = circuitBreakerMachine({ counting: consecutiveFailures({ threshold: 3 }), openDurationMs: 1000 });
+    for (const t of [0, 1]) expect(m.release(permit(m, t), 'failure', t)).toBe(false);
+    expect(m.state(2)).toBe('closed');
+    expect(m.release(permit(m, 10), 'failure', 10)).toBe(true);
+    expect(m.state(10)).toBe('open');
+    expect(rejection(m, 10)).toEqual({ kind: 'rejection', state: 'open', retryAfterMs: 1000 });
+    expect(rejection(m, 999.5)).toEqual({ kind: 'rejection', state: 'open', retryAfterMs: 10.5 });
+    expect(m.snapshot(500)).toMatchObject({ state: 'open', openedAt: 10, nextTrialAt: 1010, openDurationMs: 1000, openings: 1 });
+  });
+
+  it('refusals are not counted', () => {
+    const m = opened();
+    const before = m.snapshot(1);
+    for (let t = 1; t < 1000; t++) rejection(m, t);
+    expect(m.snapshot(1).counts).toEqual(before.counts);
+    expect(m.snapshot(1).generation).toBe(before.generation);
+  });
+
+  it('half-open at nextTrialAt admits exactly halfOpenMaxCalls trials', () => {
+    const m = opened({ halfOpenMaxCalls: 3 });
+    expect(m.acquire(999).kind).toBe('rejection');
+    const trials = [permit(m, 1000), permit(m, 1000), permit(m, 1000)];
+    expect(trials.every((p) => p.trial)).toBe(true);
+    expect(rejection(m, 1000)).toEqual({ kind: 'rejection', state: 'half-open', retryAfterMs: 1000 });
+    expect(m.snapshot(1000)).toMatchObject({ state: 'half-open', halfOpenInFlight: 3 });
+  });
+
+  it('a failed trial reopens at once and restarts the timer from the failure', () => {
+    const m = opened({ halfOpenMaxCalls: 3 });
+    const [a, b] = [permit(m, 1000), permit(m, 1000)];
+    expect(m.release(a, 'failure', 1250)).toBe(true);
+    expect(m.snapshot(1250)).toMatchObject({ state: 'open', openedAt: 1250, nextTrialAt: 2250, openings: 2, halfOpenInFlight: 0 });
+    // The other trial, from the previous half-open period, is stale now.
+    expect(m.release(b, 'success', 1300)).toBe(false);
+    expect(rejection(m, 2249).retryAfterMs).toBe(1);
+    expect(permit(m, 2250).trial).toBe(true);
+  });
+
+  it('successThreshold successful trials close it (default = halfOpenMaxCalls)', () => {
+    const m = opened({ halfOpenMaxCalls: 2 });
+    expect(m.successThreshold).toBe(2);
+    const [a, b] = [permit(m, 1000), permit(m, 1000)];
+    expect(m.release(a, 'success', 1001)).toBe(false);
+    expect(m.state(1001)).toBe('half-open');
+    // The freed slot goes to the next caller; still 2 at most in flight.
+    const c = permit(m, 1002);
+    expect(m.acquire(1002).kind).toBe('rejection');
+    expect(m.release(b, 'success', 1003)).toBe(true);
+    expect(m.snapshot(1003)).toMatchObject({ state: 'closed', openings: 0, halfOpenInFlight: 0 });
+    expect(m.release(c, 'failure', 1004)).toBe(false); // stale: the closed period started after it
+    expect(m.snapshot(1004).counts).toEqual({ strategy: 'consecutive failures', consecutiveFailures: 0, threshold: 1 });
+  });
+
+  it('successThreshold above halfOpenMaxCalls runs the trials in turns', () => {
+    const m = opened({ successThreshold: 3 });
+    for (let i = 0; i < 2; i++) {
+      const p = permit(m, 1000 + i);
+      expect(m.acquire(1000 + i).kind).toBe('rejection');
+      expect(m.release(p, 'success', 1000 + i)).toBe(false);
+    }
+    expect(m.release(permit(m, 1005), 'success', 1005)).toBe(true);
+    expect(m.state(1005)).toBe('closed');
+  });
+
+  it('an ignored trial (caller abort) frees its permit without counting', () => {
+    const m = opened();
+    const a = permit(m, 1000);
+    expect(m.acquire(1000).kind).toBe('rejection');
+    expect(m.release(a, 'ignored', 1001)).toBe(false);
+    expect(m.snapshot(1001)).toMatchObject({ state: 'half-open', halfOpenInFlight: 0, halfOpenSuccesses: 0 });
+    const b = permit(m, 1001);
+    expect(m.release(b, 'success', 1002)).toBe(true);
+  });
+
+  it('ignored outcomes while closed are not counted', () => {
+    const m = circuitBreakerMachine({ counting: consecutiveFailures({ threshold: 2 }) });
+    m.release(permit(m, 0), 'failure', 0);
+    m.release(permit(m, 0), 'ignored', 0);
+    expect(m.snapshot(0).counts.consecutiveFailures).toBe(1);
+    expect(m.release(permit(m, 0), 'failure', 0)).toBe(true);
+  });
+});
+
+describe('stale permits (generations)', () => {
+  it('a closed-state call ending after the breaker opened changes nothing', () => {
+    const m = circuitBreakerMachine({ counting: consecutiveFailures({ threshold: 1 }), openDurationMs: 1000 });
+    const slow = permit(m, 0);
+    m.release(permit(m, 0), 'failure', 5);
+    const g = m.snapshot(5).generation;
+    expect(m.release(slow, 'failure', 6)).toBe(false);
+    expect(m.snapshot(6)).toMatchObject({ state: 'open', nextTrialAt: 1005, generation: g });
+  });
+
+  it('a closed-state success cannot close a later half-open period, nor take a trial slot', () => {
+    const m = circuitBreakerMachine({ counting: consecutiveFailures({ threshold: 1 }), openDurationMs: 1000 });
+    const slow = permit(m, 0);
+    m.release(permit(m, 0), 'failure', 0);
+    const trial = permit(m, 1000);
+    expect(m.release(slow, 'success', 1001)).toBe(false);
+    expect(m.snapshot(1001)).toMatchObject({ state: 'half-open', halfOpenInFlight: 1, halfOpenSuccesses: 0 });
+    expect(m.acquire(1001).kind).toBe('rejection');
+    expect(m.release(trial, 'success', 1002)).toBe(true);
+  });
+
+  it('a trial of an earlier half-open period cannot free a slot of the current one', () => {
+    const m = opened({ halfOpenMaxCalls: 2 });
+    const [a, b] = [permit(m, 1000), permit(m, 1000)];
+    m.release(a, 'failure', 1000); // reopens until 2000
+    const [c, d] = [permit(m, 2000), permit(m, 2000)];
+    expect(m.release(b, 'ignored', 2001)).toBe(false);
+    expect(m.snapshot(2001).halfOpenInFlight).toBe(2);
+    expect(m.acquire(2001).kind).toBe('rejection');
+    expect(m.release(c, 'success', 2002)).toBe(false);
+    expect(m.release(d, 'success', 2002)).toBe(true);
+  });
+
+  it('double release and foreign permits are ignored', () => {
+    const m = opened({ halfOpenMaxCalls: 2 });
+    const other = circuitBreakerMachine();
+    const a = permit(m, 1000);
+    expect(m.release(a, 'ignored', 1000)).toBe(false);
+    expect(m.release(a, 'ignored', 1000)).toBe(false);
+    expect(m.snapshot(1000).halfOpenInFlight).toBe(0);
+    const b = permit(m, 1000);
+    expect(other.release(b, 'failure', 1000)).toBe(false);
+    expect(m.release({ kind: 'permit', trial: true, generation: b.generation }, 'failure', 1000)).toBe(false);
+    expect(m.snapshot(1000)).toMatchObject({ state: 'half-open', halfOpenInFlight: 1 });
+  });
+});
+
+describe('open duration', () => {
+  it('from a backoff: the nth consecutive opening uses delay(n, previous), reset by closing', () => {
+    const calls: [number, number][] = [];
+    const base = exponentialBackoff({ initialBackoffMs: 1000, maxBackoffMs: 5000 });
+    const spy = { ...base, name: base.name, maxDelayMs: base.maxDelayMs, toJSON: () => base.toJSON(), delay: (n: number, prev: number, rng: Rng) => (calls.push([n, prev]), base.delay(n, prev, rng)) };
+    const m = opened({ openDurationMs: spy, rng: fixed(0) });
+    let t = 0;
+    const durations = [1000];
+    for (let i = 0; i < 4; i++) {
+      t = m.snapshot(t).nextTrialAt!;
+      m.release(permit(m, t), 'failure', t);
+      durations.push(m.snapshot(t).openDurationMs!);
+    }
+    expect(durations).toEqual([1000, 2000, 4000, 5000, 5000]);
+    expect(calls).toEqual([[1, 0], [2, 1000], [3, 2000], [4, 4000], [5, 5000]]);
+    t = m.snapshot(t).nextTrialAt!;
+    m.release(permit(m, t), 'success', t);
+    m.release(permit(m, t), 'failure', t);
+    expect(m.snapshot(t)).toMatchObject({ openings: 1, openDurationMs: 1000 });
+  });
+
+  it('a jittered backoff draws from the rng', () => {
+    const m = opened({ openDurationMs: fullJitterBackoff({ initialBackoffMs: 1000 }), rng: fixed(0.25) });
+    expect(m.snapshot(0).openDurationMs).toBe(250);
+  });
+
+  it('openDurationMs 0 half-opens at the very next acquire', () => {
+    const m = opened({ openDurationMs: 0 });
+    expect(m.state(0)).toBe('half-open');
+    expect(permit(m, 0).trial).toBe(true);
+  });
+
+  it('a custom backoff returning NaN or a negative delay is held in range', () => {
+    const bad = (v: number) => ({ ...constantBackoff(), delay: () => v });
+    expect(opened({ openDurationMs: bad(Number.NaN), rng: fixed(0) }).snapshot(0).openDurationMs).toBe(2 ** 31 - 1);
+    expect(opened({ openDurationMs: bad(-5), rng: fixed(0) }).snapshot(0).openDurationMs).toBe(0);
+  });
+});
+
+describe('events', () => {
+  it('open, half-open, close, in order, with times', () => {
+    const m = circuitBreakerMachine({ counting: consecutiveFailures({ threshold: 1 }), openDurationMs: 1000 });
+    const all: BreakerEvent[] = [];
+    const opens: number[] = [];
+    m.onStateChange((e) => all.push(e));
+    m.on('open', (e) => opens.push(e.nextTrialAt));
+    m.release(permit(m, 5), 'failure', 5);
+    m.release(permit(m, 1200), 'failure', 1300);
+    m.release(permit(m, 2400), 'success', 2500);
+    expect(all).toEqual([
+      { type: 'open', from: 'closed', at: 5, openDurationMs: 1000, nextTrialAt: 1005, openings: 1 },
+      { type: 'half-open', from: 'open', at: 1200 },
+      { type: 'open', from: 'half-open', at: 1300, openDurationMs: 1000, nextTrialAt: 2300, openings: 2 },
+      { type: 'half-open', from: 'open', at: 2400 },
+      { type: 'close', from: 'half-open', at: 2500 },
+    ]);
+    expect(opens).toEqual([1005, 2300]);
+  });
+
+  it('unsubscribe stops delivery; twice is harmless', () => {
+    const m = circuitBreakerMachine({ counting: consecutiveFailures({ threshold: 1 }), openDurationMs: 10 });
+    const seen: string[] = [];
+    const off = m.onStateChange((e) => seen.push(e.type));
+    m.release(permit(m, 0), 'failure', 0);
+    off();
+    off();
+    m.state(10);
+    expect(seen).toEqual(['open']);
+  });
+
+  it('a throwing listener does not break the breaker; others still run; onListenerError sees it', () => {
+    const reported: [unknown, string][] = [];
+    const m = circuitBreakerMachine({
+      counting: consecutiveFailures({ threshold: 1 }),
+      openDurationMs: 10,
+      onListenerError: (error, event) => reported.push([error, event.type]),
+    });
+    const boom = new Error('listener bug');
+    const seen: string[] = [];
+    m.on('open', () => {
+      throw boom;
+    });
+    m.onStateChange((e) => seen.push(e.type));
+    expect(m.release(permit(m, 0), 'failure', 0)).toBe(true);
+    expect(m.snapshot(1)).toMatchObject({ state: 'open', nextTrialAt: 10 });
+    expect(seen).toEqual(['open']);
+    expect(reported).toEqual([[boom, 'open']]);
+    expect(permit(m, 10).trial).toBe(true);
+  });
+
+  it('a throwing onListenerError is swallowed too', () => {
+    const m = circuitBreakerMachine({
+      counting: consecutiveFailures({ threshold: 1 }),
+      onListenerError: () => {
+        throw new Error('hook bug');
+      },
+    });
+    m.on('open', () => {
+      throw new Error('listener bug');
+    });
+    expect(m.release(permit(m, 0), 'failure', 0)).toBe(true);
+    expect(m.state(0)).toBe('open');
+  });
+
+  it('a listener that acquires during half-open takes a real trial slot', () => {
+    const m = opened();
+    let inside: BreakerPermit | BreakerRejection | undefined;
+    m.on('half-open', () => {
+      inside = m.acquire(1000);
+    });
+    expect(m.acquire(1000).kind).toBe('rejection');
+    expect(inside?.kind).toBe('permit');
+    expect(m.snapshot(1000).halfOpenInFlight).toBe(1);
+  });
+});
+
+describe('snapshot', () => {
+  it('is plain JSON with the documented fields', () => {
+    const m = circuitBreakerMachine();
+    const s = m.snapshot(0);
+    expect(JSON.parse(JSON.stringify(s))).toEqual(s);
+    expect(s).toEqual({
+      state: 'closed',
+      generation: 0,
+      openings: 0,
+      halfOpenInFlight: 0,
+      halfOpenSuccesses: 0,
+      halfOpenMaxCalls: 1,
+      successThreshold: 1,
+      counts: { strategy: 'consecutive failures', consecutiveFailures: 0, threshold: 5 },
+    });
+  });
+
+  it('reading the state at nextTrialAt half-opens', () => {
+    const m = opened();
+    expect(m.snapshot(999).state).toBe('open');
+    const s = m.snapshot(1000);
+    expect(s).toMatchObject({ state: 'half-open', openedAt: 0, openDurationMs: 1000 });
+    expect(s).not.toHaveProperty('nextTrialAt');
+  });
+});

@@ -1,0 +1,333 @@
+import { describe, expect, it } from 'vitest';
+import {
+  CircuitOpenError,
+  circuitBreaker,
+  consecutiveFailures,
+  isCircuitOpenError,
+  isHerdlessError,
+  isInvalidOptionError,
+  type BreakerCallContext,
+  type CircuitBreaker,
+  type CircuitBreakerOptions,
+} from 'herdless';
+
+interface ManualClock {
+  t: number;
+  now(): number;
+}
+const manualClock = (t = 0): ManualClock => ({
+  t,
+  now() {
+    return this.t;
+  },
+});
+
+function deferred<T = void>() {
+  let resolve!: (v: T) => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+/** Lets every already-settled promise run its handlers. */
+const flush = () => new Promise<void>((r) => setImmediate(r));
+
+const failing = () => Promise.reject(new Error('down'));
+
+/** A breaker that opens on one failure, opened at t = 0, half-open from t = 1000. */
+async function openBreaker(options: CircuitBreakerOptions = {}) {
+  const clock = manualClock();
+  const breaker = circuitBreaker({ counting: consecutiveFailures({ threshold: 1 }), openDurationMs: 1000, clock, ...options });
+  await expect(breaker.execute(failing)).rejects.toThrow('down');
+  expect(breaker.state).toBe('open');
+  return { clock, breaker };
+}
+
+/** Starts n calls in the same tick; returns how many reached the operation and every outcome. */
+function stampede(breaker: CircuitBreaker, n: number, op: (ctx: BreakerCallContext) => Promise<unknown>) {
+  let reached = 0;
+  const outcomes = Array.from({ length: n }, () => {
+    const p = breaker.execute((ctx) => {
+      reached++;
+      return op(ctx);
+    });
+    const settled = { error: undefined as unknown, done: false };
+    p.then(
+      () => (settled.done = true),
+      (e: unknown) => {
+        settled.done = true;
+        settled.error = e;
+      },
+    );
+    return settled;
+  });
+  return { reached: () => reached, outcomes };
+}
+
+describe('half-open under 1 000 concurrent calls', () => {
+  it('exactly 1 reaches the operation, 999 are refused fast; the failed trial reopens with the timer restarted', async () => {
+    const { clock, breaker } = await openBreaker();
+    clock.t = 1000;
+    const trial = deferred();
+    const s = stampede(breaker, 1000, () => trial.promise);
+    expect(s.reached()).toBe(1);
+    await flush();
+    const refused = s.outcomes.filter((o) => o.done);
+    expect(refused).toHaveLength(999);
+    for (const o of refused) {
+      expect(isCircuitOpenError(o.error)).toBe(true);
+      expect(o.error).toMatchObject({ state: 'half-open', retryAfterMs: 1000, doNotRetry: true });
+    }
+    expect(breaker.snapshot()).toMatchObject({ state: 'half-open', halfOpenInFlight: 1 });
+
+    clock.t = 1005;
+    trial.reject(new Error('still down'));
+    await flush();
+    expect(s.outcomes.filter((o) => o.done)).toHaveLength(1000);
+    expect(breaker.snapshot()).toMatchObject({ state: 'open', openedAt: 1005, nextTrialAt: 2005, openings: 2 });
+
+    clock.t = 2004;
+    const early = stampede(breaker, 1000, () => Promise.resolve());
+    expect(early.reached()).toBe(0);
+    await flush();
+    expect(early.outcomes.every((o) => isCircuitOpenError(o.error) && (o.error as CircuitOpenError).retryAfterMs === 1)).toBe(true);
+
+    clock.t = 2005;
+    const next = deferred();
+    const again = stampede(breaker, 1000, () => next.promise);
+    expect(again.reached()).toBe(1);
+    next.resolve();
+    await flush();
+    expect(breaker.state).toBe('closed');
+  });
+
+  it('with halfOpenMaxCalls 3, exactly 3 reach it; 3 successes close it', async () => {
+    const { clock, breaker } = await openBreaker({ halfOpenMaxCalls: 3 });
+    clock.t = 1000;
+    const trials: (() => void)[] = [];
+    const s = stampede(breaker, 1000, () => new Promise<void>((r) => trials.push(r)));
+    expect(s.reached()).toBe(3);
+    await flush();
+    expect(s.outcomes.filter((o) => isCircuitOpenError(o.error))).toHaveLength(997);
+    trials[0]!();
+    trials[1]!();
+    await flush();
+    expect(breaker.snapshot()).toMatchObject({ state: 'half-open', halfOpenInFlight: 1, halfOpenSuccesses: 2 });
+    trials[2]!();
+    await flush();
+    expect(breaker.state).toBe('closed');
+  });
+});
+
+describe('abort', () => {
+  it('a trial whose caller aborts frees its permit at once, counted neither way', async () => {
+    const { clock, breaker } = await openBreaker();
+    clock.t = 1000;
+    const controller = new AbortController();
+    const hung = deferred();
+    let seenSignal: AbortSignal | undefined;
+    const call = breaker.execute(
+      ({ signal, trial }) => {
+        seenSignal = signal;
+        expect(trial).toBe(true);
+        return hung.promise; // ignores the signal
+      },
+      { signal: controller.signal },
+    );
+    expect(seenSignal).toBe(controller.signal);
+    await expect(breaker.execute(() => 1)).rejects.toSatisfy(isCircuitOpenError);
+    const reason = new Error('caller gave up');
+    controller.abort(reason);
+    await expect(call).rejects.toBe(reason);
+    expect(breaker.snapshot()).toMatchObject({ state: 'half-open', halfOpenInFlight: 0, halfOpenSuccesses: 0 });
+    // The hung operation finishing later changes nothing.
+    hung.resolve();
+    await flush();
+    expect(breaker.snapshot()).toMatchObject({ state: 'half-open', halfOpenInFlight: 0, halfOpenSuccesses: 0 });
+    // The next caller gets the trial.
+    await expect(breaker.execute(() => 'ok')).resolves.toBe('ok');
+    expect(breaker.state).toBe('closed');
+  });
+
+  it('an operation that rejects with the abort reason is not counted either', async () => {
+    const { clock, breaker } = await openBreaker();
+    clock.t = 1000;
+    const controller = new AbortController();
+    const call = breaker.execute(
+      ({ signal }) =>
+        new Promise((_, reject) => signal!.addEventListener('abort', () => reject(signal!.reason))),
+      { signal: controller.signal },
+    );
+    controller.abort();
+    await expect(call).rejects.toMatchObject({ name: 'AbortError' });
+    expect(breaker.snapshot()).toMatchObject({ state: 'half-open', halfOpenInFlight: 0, openings: 1 });
+  });
+
+  it('an already-aborted signal rejects without running or taking a permit', async () => {
+    const { clock, breaker } = await openBreaker();
+    clock.t = 1000;
+    const controller = new AbortController();
+    controller.abort('stop');
+    let ran = false;
+    await expect(breaker.execute(() => (ran = true), { signal: controller.signal })).rejects.toBe('stop');
+    expect(ran).toBe(false);
+    expect(breaker.snapshot()).toMatchObject({ state: 'half-open', halfOpenInFlight: 0 });
+  });
+
+  it('aborting after the call settled changes nothing', async () => {
+    const clock = manualClock();
+    const breaker = circuitBreaker({ counting: consecutiveFailures({ threshold: 1 }), clock });
+    const controller = new AbortController();
+    await expect(breaker.execute(() => Promise.resolve(7), { signal: controller.signal })).resolves.toBe(7);
+    controller.abort();
+    expect(breaker.state).toBe('closed');
+  });
+
+  it('a closed-state call aborted while in flight is not counted as a failure', async () => {
+    const clock = manualClock();
+    const breaker = circuitBreaker({ counting: consecutiveFailures({ threshold: 1 }), clock });
+    const controller = new AbortController();
+    const call = breaker.execute(() => new Promise(() => {}), { signal: controller.signal });
+    controller.abort();
+    await expect(call).rejects.toBeDefined();
+    expect(breaker.state).toBe('closed');
+  });
+});
+
+describe('classification', () => {
+  it('by default every thrown error counts, synchronous throws included', async () => {
+    const clock = manualClock();
+    const breaker = circuitBreaker({ counting: consecutiveFailures({ threshold: 2 }), clock });
+    const boom = new TypeError('bug');
+    await expect(
+      breaker.execute(() => {
+        throw boom;
+      }),
+    ).rejects.toBe(boom);
+    expect(breaker.snapshot().counts).toMatchObject({ consecutiveFailures: 1 });
+    await expect(breaker.execute(failing)).rejects.toThrow('down');
+    expect(breaker.state).toBe('open');
+  });
+
+  it('errors isFailure rejects count as successes (the dependency answered)', async () => {
+    const clock = manualClock();
+    const notFound = Object.assign(new Error('404'), { status: 404 });
+    const breaker = circuitBreaker({
+      counting: consecutiveFailures({ threshold: 2 }),
+      clock,
+      isFailure: (e) => (e as { status?: number }).status !== 404,
+    });
+    await expect(breaker.execute(failing)).rejects.toThrow();
+    await expect(breaker.execute(() => Promise.reject(notFound))).rejects.toBe(notFound);
+    await expect(breaker.execute(failing)).rejects.toThrow();
+    expect(breaker.state).toBe('closed');
+  });
+
+  it('a nested breaker’s refusal is never counted, whatever isFailure says', async () => {
+    const inner = await openBreaker();
+    const outer = circuitBreaker({ counting: consecutiveFailures({ threshold: 1 }), clock: manualClock(), isFailure: () => true });
+    for (let i = 0; i < 5; i++) await expect(outer.execute(() => inner.breaker.execute(() => 1))).rejects.toSatisfy(isCircuitOpenError);
+    expect(outer.state).toBe('closed');
+    expect(outer.snapshot().counts).toMatchObject({ consecutiveFailures: 0 });
+  });
+
+  it('isResultFailure counts returned values as failures and still returns them', async () => {
+    const clock = manualClock();
+    const breaker = circuitBreaker({
+      counting: consecutiveFailures({ threshold: 2 }),
+      clock,
+      isResultFailure: (r) => (r as { status: number }).status >= 500,
+    });
+    await expect(breaker.execute(() => ({ status: 503 }))).resolves.toEqual({ status: 503 });
+    await expect(breaker.execute(async () => ({ status: 200 }))).resolves.toEqual({ status: 200 });
+    await breaker.execute(() => ({ status: 500 }));
+    expect(breaker.state).toBe('closed');
+    await breaker.execute(() => ({ status: 502 }));
+    expect(breaker.state).toBe('open');
+  });
+
+  it('a classifier that throws rejects with its error and gives the permit back uncounted', async () => {
+    let broken = false;
+    const { clock, breaker } = await openBreaker({
+      isFailure: () => {
+        if (broken) throw new Error('classifier bug');
+        return true;
+      },
+    });
+    clock.t = 1000;
+    broken = true;
+    await expect(breaker.execute(failing)).rejects.toThrow('classifier bug');
+    expect(breaker.snapshot()).toMatchObject({ state: 'half-open', halfOpenInFlight: 0, openings: 1 });
+  });
+
+  it('a non-function operation is an InvalidOptionError, not a counted failure', async () => {
+    const breaker = circuitBreaker({ counting: consecutiveFailures({ threshold: 1 }), clock: manualClock() });
+    await expect(breaker.execute(42 as never)).rejects.toSatisfy(isInvalidOptionError);
+    expect(breaker.state).toBe('closed');
+  });
+});
+
+describe('CircuitOpenError', () => {
+  it('is coded, branded, marked doNotRetry and keeps the failure that opened the breaker as cause', async () => {
+    const { clock, breaker } = await openBreaker();
+    clock.t = 400;
+    const e = await breaker.execute(() => 1).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(CircuitOpenError);
+    expect(isHerdlessError(e, 'ERR_HERDLESS_CIRCUIT_OPEN')).toBe(true);
+    expect(e).toMatchObject({ name: 'CircuitOpenError', code: 'ERR_HERDLESS_CIRCUIT_OPEN', state: 'open', retryAfterMs: 600, doNotRetry: true });
+    expect(((e as Error).cause as Error).message).toBe('down');
+    expect((e as Error).message).toBe('circuit breaker is open: next trial call in 600 ms');
+  });
+
+  it('the guard recognises an error from another copy of herdless, and nothing else', () => {
+    const foreign = Object.assign(new Error('x'), { code: 'ERR_HERDLESS_CIRCUIT_OPEN' });
+    Object.defineProperty(foreign, Symbol.for('herdless.error'), { value: true });
+    expect(isCircuitOpenError(foreign)).toBe(true);
+    expect(isCircuitOpenError(Object.assign(new Error('x'), { code: 'ERR_HERDLESS_CIRCUIT_OPEN' }))).toBe(false);
+    expect(isCircuitOpenError(new CircuitOpenError('open', 5))).toBe(true);
+    expect(isCircuitOpenError(null)).toBe(false);
+  });
+
+  it('closing forgets the cause; a result failure leaves none', async () => {
+    const { clock, breaker } = await openBreaker({ isResultFailure: (r) => r === 'bad' });
+    clock.t = 1000;
+    await breaker.execute(() => 'good');
+    expect(breaker.state).toBe('closed');
+    await expect(breaker.execute(() => 'bad')).resolves.toBe('bad');
+    const e = await breaker.execute(() => 1).catch((x: unknown) => x);
+    expect(isCircuitOpenError(e)).toBe(true);
+    expect((e as Error).cause).toBeUndefined();
+  });
+});
+
+describe('shell', () => {
+  it('snapshot and JSON.stringify read the clock', async () => {
+    const { clock, breaker } = await openBreaker();
+    expect(JSON.parse(JSON.stringify(breaker))).toMatchObject({ state: 'open', nextTrialAt: 1000 });
+    clock.t = 1000;
+    expect(breaker.toJSON().state).toBe('half-open');
+  });
+
+  it('events reach listeners; unsubscribe works', async () => {
+    const clock = manualClock();
+    const breaker = circuitBreaker({ counting: consecutiveFailures({ threshold: 1 }), openDurationMs: 10, clock });
+    const seen: string[] = [];
+    const off = breaker.onStateChange((e) => seen.push(`${e.from}→${e.type}@${e.at}`));
+    breaker.on('open', (e) => seen.push(`open until ${e.nextTrialAt}`));
+    await breaker.execute(failing).catch(() => {});
+    clock.t = 10;
+    await breaker.execute(() => 1);
+    off();
+    await breaker.execute(failing).catch(() => {});
+    expect(seen).toEqual(['open until 10', 'closed→open@0', 'open→half-open@10', 'half-open→close@10', 'open until 20']);
+  });
+
+  it('runs with the default clock and rng', async () => {
+    const breaker = circuitBreaker();
+    await expect(breaker.execute(() => 'x')).resolves.toBe('x');
+    expect(breaker.snapshot()).toMatchObject({ state: 'closed', counts: { consecutiveFailures: 0, threshold: 5 } });
+  });
+});
