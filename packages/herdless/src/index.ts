@@ -16,3 +16,4 @@ export {
   type HerdlessErrorCode,
 } from './core/errors.js';
 export { systemRandom } from './runtime/system-random.js';
+export * from './core/budget/index.js';
