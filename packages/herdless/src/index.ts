@@ -17,3 +17,4 @@ export {
 } from './core/errors.js';
 export { systemRandom } from './runtime/system-random.js';
 export * from './core/budget/index.js';
+export * from './grpc/index.js';
