@@ -16,9 +16,13 @@ export interface AwsRetryQuotaOptions {
 /** The AWS SDK retry quota, with the capacity left readable. */
 export interface AwsRetryQuota extends RetryBudget {
   readonly name: 'aws retry quota';
+  /** The normalised options: see {@link AwsRetryQuotaOptions}. */
   readonly capacity: number;
+  /** Cost of a retry after an ordinary failure. */
   readonly retryCost: number;
+  /** Cost of a retry after a timeout. */
   readonly timeoutCost: number;
+  /** Added by a first-try success. */
   readonly successIncrement: number;
   /** The capacity left now, in [0, capacity]. */
   readonly available: number;

@@ -15,8 +15,11 @@ export interface FinagleRetryBudgetOptions {
 /** Finagle's retry budget, with its balance readable. */
 export interface FinagleRetryBudget extends RetryBudget {
   readonly name: 'finagle';
+  /** The normalised options: see {@link FinagleRetryBudgetOptions}. */
   readonly ttlMs: number;
+  /** Reserve retries per second. */
   readonly minRetriesPerSec: number;
+  /** Retries earned per first try. */
   readonly percentCanRetry: number;
   /** Retries that could be granted at `now`: `percentCanRetry × deposits + reserve − withdrawals` (moves the window). */
   balance(now: number): number;

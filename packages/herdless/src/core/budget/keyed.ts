@@ -23,6 +23,7 @@ export interface KeyedBudgets<B extends RetryBudget = RetryBudget> {
   clear(): void;
   /** How many budgets are kept (≤ `maxKeys`). */
   readonly size: number;
+  /** The most budgets kept. */
   readonly maxKeys: number;
   /** The keys, least recently used first. */
   keys(): IterableIterator<string>;

@@ -49,10 +49,15 @@ export interface RetryRatioBudgetOptions {
  */
 export interface RetryRatioBudget extends RetryBudget {
   readonly name: 'retry ratio';
+  /** The normalised options: see {@link RetryRatioBudgetOptions}. */
   readonly ratio: number;
+  /** The floor: retries per window on top of `ratio × requests`. */
   readonly minRetriesPerWindow: number;
+  /** The window length in ms. */
   readonly windowMs: number;
+  /** The ring's bucket count (each `windowMs / buckets` ms wide). */
   readonly buckets: number;
+  /** When retries count: at the grant (`'decision'`) or when sent (`'send'`). */
   readonly countAt: RetryCountingPoint;
   /** Requests (first tries and counted retries) in the window ending at `now` (moves the window). */
   requestsInWindow(now: number): number;
