@@ -26,3 +26,5 @@ export {
 } from './runtime/breaker.js';
 export { systemClock } from './runtime/system-clock.js';
 export type { Clock } from './core/time.js';
+export * from './core/budget/index.js';
+export * from './grpc/index.js';

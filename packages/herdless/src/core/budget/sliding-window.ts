@@ -1,0 +1,73 @@
+/**
+ * Two counters over a sliding window, kept as a ring of time buckets — the memory is fixed at
+ * construction (two `Float64Array`s of `buckets` slots), whatever the call count.
+ *
+ * Time is cut into buckets of `bucketMs`; a time `now` falls in bucket `k = floor(now / bucketMs)`.
+ * The window at `now` is bucket k and the `buckets − 1` before it, i.e. the times in
+ * [(k − buckets + 1) × bucketMs, (k + 1) × bucketMs): between `windowMs − bucketMs` and `windowMs`
+ * of history. With 10 ms buckets and `now` on 10 ms ticks t, that is exactly ticks (t − buckets, t].
+ *
+ * Internal: budgets build on it; not part of the public API.
+ */
+export class SlidingCounts {
+  /** Sum of counter A over the window (after the last {@link advance}). */
+  sumA = 0;
+  /** Sum of counter B over the window (after the last {@link advance}). */
+  sumB = 0;
+  private readonly a: Float64Array;
+  private readonly b: Float64Array;
+  /** Absolute index of the current bucket; −Infinity before the first event. */
+  private current = -Infinity;
+  /** Ring slot of the current bucket. */
+  private slot = 0;
+
+  constructor(
+    readonly bucketMs: number,
+    readonly buckets: number,
+  ) {
+    this.a = new Float64Array(buckets);
+    this.b = new Float64Array(buckets);
+  }
+
+  /**
+   * Moves the window so that it ends at `now`, dropping the buckets that left it. A `now` earlier
+   * than the current bucket (or NaN) is taken as the current bucket: budgets assume a
+   * non-decreasing clock, and a late reading from a concurrent call must not corrupt the ring.
+   */
+  advance(now: number): void {
+    const k = Math.floor(now / this.bucketMs);
+    if (!(k > this.current)) return;
+    const n = this.buckets;
+    if (k - this.current >= n) {
+      this.a.fill(0);
+      this.b.fill(0);
+      this.sumA = 0;
+      this.sumB = 0;
+    } else {
+      // Amortised O(1): every bucket is cleared once per pass of the clock over it.
+      let slot = this.slot;
+      for (let i = this.current + 1; i <= k; i++) {
+        slot = slot + 1 === n ? 0 : slot + 1;
+        this.sumA -= this.a[slot]!;
+        this.sumB -= this.b[slot]!;
+        this.a[slot] = 0;
+        this.b[slot] = 0;
+      }
+    }
+    this.current = k;
+    this.slot = ((k % n) + n) % n;
+  }
+
+  /** Adds to the current bucket's counters; call {@link advance} first. */
+  add(da: number, db: number): void {
+    this.a[this.slot]! += da;
+    this.b[this.slot]! += db;
+    this.sumA += da;
+    this.sumB += db;
+  }
+
+  /** Element count of the ring (for the bounded-memory test): constant for the object's life. */
+  get capacity(): number {
+    return this.a.length + this.b.length;
+  }
+}

@@ -1,0 +1,11 @@
+export { GRPC_STATUS_CODES, grpcStatusName, grpcStatusOf, type GrpcStatusName } from './status.js';
+export { grpcDurationMs } from './duration.js';
+export {
+  parseGrpcServiceConfig,
+  GRPC_MAX_ATTEMPTS_CAP,
+  type ParseGrpcServiceConfigOptions,
+  type GrpcRetryConfig,
+  type GrpcRetryPolicy,
+  type GrpcRetryThrottling,
+  type GrpcRetryOptions,
+} from './service-config.js';

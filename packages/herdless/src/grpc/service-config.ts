@@ -1,0 +1,307 @@
+import type { Backoff } from '../core/backoff/backoff.js';
+import { MAX_DELAY_MS } from '../core/backoff/backoff.js';
+import { fullJitterBackoff, proportionalJitterBackoff } from '../core/backoff/exponential.js';
+import { retryThrottlingBudget, type RetryThrottlingBudget } from '../core/budget/retry-throttling.js';
+import { InvalidOptionError } from '../core/errors.js';
+import { objectOption } from '../core/validate.js';
+import { grpcDurationMs } from './duration.js';
+import { grpcStatusName, grpcStatusOf, type GrpcStatusName } from './status.js';
+
+const OWNER = 'parseGrpcServiceConfig';
+
+/** gRFC A6: "maxAttempts … values greater than 5 are treated as 5". */
+export const GRPC_MAX_ATTEMPTS_CAP = 5;
+
+/** Options of {@link parseGrpcServiceConfig}. */
+export interface ParseGrpcServiceConfigOptions {
+  /**
+   * The fully qualified service whose policy to pick (e.g. `'helloworld.Greeter'`), with `method`
+   * (e.g. `'SayHello'`), by gRPC's lookup: the entry naming the service and method, else the one
+   * naming only the service, else the default entry (`"name": [{}]`). Without it, the first
+   * `methodConfig` entry that has a `retryPolicy` is used.
+   */
+  service?: string;
+  /** The method, with `service`. */
+  method?: string;
+  /**
+   * The backoff to build. `'proportional'` (default): gRPC core's ±20% around the capped
+   * exponential value — what the article's lab uses. `'full'`: uniform(0, capped value), the
+   * formula gRFC A6's text gives ("random(0, min(initialBackoff × backoffMultiplier^(n−1),
+   * maxBackoff))").
+   */
+  jitter?: 'proportional' | 'full';
+}
+
+/** A validated, normalised gRFC A6 `retryPolicy` (times in ms). */
+export interface GrpcRetryPolicy {
+  /** The attempts per call, first try included: 2 to 5 (after the cap). */
+  readonly maxAttempts: number;
+  /** The value as written in the config (≥ 2; may exceed 5). */
+  readonly requestedMaxAttempts: number;
+  /** True when `requestedMaxAttempts` was above 5 and was treated as 5. */
+  readonly maxAttemptsCapped: boolean;
+  readonly initialBackoffMs: number;
+  readonly maxBackoffMs: number;
+  readonly backoffMultiplier: number;
+  /** The statuses to retry, canonical names, without duplicates, in the config's order. */
+  readonly retryableStatusCodes: readonly GrpcStatusName[];
+  /** The backoff built from the fields above (see {@link ParseGrpcServiceConfigOptions.jitter}). */
+  readonly backoff: Backoff;
+  /** Where it came from, e.g. `methodConfig[1].retryPolicy` or `retryPolicy`. */
+  readonly path: string;
+}
+
+/** A validated gRFC A6 `retryThrottling` (3 decimal places kept, as gRPC does). */
+export interface GrpcRetryThrottling {
+  readonly maxTokens: number;
+  readonly tokenRatio: number;
+}
+
+/** The part of a {@link GrpcRetryConfig} to spread into `retry()` options. */
+export interface GrpcRetryOptions {
+  /** From the policy; 1 (no retries) when there is no policy. */
+  maxAttempts: number;
+  backoff: Backoff;
+  /** True for an error whose gRPC status (see `grpcStatusOf`) is one of `retryableStatusCodes`. */
+  retryable: (error: unknown) => boolean;
+  /** The throttle shared by every call that spreads these options; absent without `retryThrottling`. */
+  budget?: RetryThrottlingBudget;
+}
+
+/** The result of {@link parseGrpcServiceConfig}. */
+export interface GrpcRetryConfig {
+  /** The policy picked, or `undefined` if none applies (gRPC then does not retry). */
+  readonly retryPolicy: GrpcRetryPolicy | undefined;
+  readonly retryThrottling: GrpcRetryThrottling | undefined;
+  /** What was accepted but changed or ignored (the maxAttempts cap, hedging, clamped backoffs…). */
+  readonly warnings: readonly string[];
+  /** The status classification, as in {@link GrpcRetryOptions.retryable}. */
+  retryable(error: unknown): boolean;
+  /** Makes a new throttle from `retryThrottling` (one per simulated client, or for `keyedBudgets`). */
+  readonly createBudget: (() => RetryThrottlingBudget) | undefined;
+  /** Options to spread into `retry()`: `{ maxAttempts, backoff, retryable, budget? }`. */
+  readonly retryOptions: GrpcRetryOptions;
+}
+
+type Json = Record<string, unknown>;
+
+function isObject(v: unknown): v is Json {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function fail(path: string, value: unknown, requirement: string): never {
+  throw new InvalidOptionError(OWNER, path, value, requirement);
+}
+
+function requireField(o: Json, key: string, path: string): unknown {
+  const v = o[key];
+  if (v === undefined) fail(`${path}.${key}`, v, 'is required');
+  return v;
+}
+
+function parseRetryPolicy(raw: unknown, path: string, jitter: 'proportional' | 'full', warnings: string[]): GrpcRetryPolicy {
+  if (!isObject(raw)) fail(path, raw, 'must be an object');
+  const requested = requireField(raw, 'maxAttempts', path);
+  if (typeof requested !== 'number' || !Number.isInteger(requested) || requested < 2) {
+    fail(`${path}.maxAttempts`, requested, 'must be an integer ≥ 2');
+  }
+  const capped = requested > GRPC_MAX_ATTEMPTS_CAP;
+  if (capped) warnings.push(`${path}.maxAttempts: ${requested} is treated as ${GRPC_MAX_ATTEMPTS_CAP} (gRFC A6 caps it)`);
+
+  let initialBackoffMs = grpcDurationMs(requireField(raw, 'initialBackoff', path), `${path}.initialBackoff`, OWNER);
+  if (!(initialBackoffMs > 0)) fail(`${path}.initialBackoff`, raw.initialBackoff, 'must be > 0');
+  let maxBackoffMs = grpcDurationMs(requireField(raw, 'maxBackoff', path), `${path}.maxBackoff`, OWNER);
+  if (!(maxBackoffMs > 0)) fail(`${path}.maxBackoff`, raw.maxBackoff, 'must be > 0');
+  const backoffMultiplier = requireField(raw, 'backoffMultiplier', path);
+  if (typeof backoffMultiplier !== 'number' || !Number.isFinite(backoffMultiplier) || !(backoffMultiplier > 0)) {
+    fail(`${path}.backoffMultiplier`, backoffMultiplier, 'must be a finite number > 0');
+  }
+
+  const codes = requireField(raw, 'retryableStatusCodes', path);
+  if (!Array.isArray(codes) || codes.length === 0) fail(`${path}.retryableStatusCodes`, codes, 'must be a non-empty array');
+  const names: GrpcStatusName[] = [];
+  codes.forEach((code: unknown, i) => {
+    const name = grpcStatusName(code);
+    if (name === undefined) {
+      fail(`${path}.retryableStatusCodes[${i}]`, code, 'must be a gRPC status name (e.g. "UNAVAILABLE") or code 0–16');
+    }
+    if (!names.includes(name)) names.push(name);
+  });
+
+  // Timers cannot wait longer than 2^31 − 1 ms; a longer gRPC backoff is held there.
+  if (maxBackoffMs > MAX_DELAY_MS) {
+    warnings.push(`${path}.maxBackoff: held to ${MAX_DELAY_MS} ms, the longest timer`);
+    maxBackoffMs = MAX_DELAY_MS;
+  }
+  if (initialBackoffMs > maxBackoffMs) {
+    // min(initial × m^k, max) is max for every k when m ≥ 1: starting at max is the same policy.
+    if (backoffMultiplier < 1) {
+      fail(`${path}.maxBackoff`, raw.maxBackoff, `must be ≥ initialBackoff (${String(raw.initialBackoff)}) when backoffMultiplier < 1`);
+    }
+    warnings.push(`${path}.initialBackoff: above maxBackoff, so every wait is maxBackoff`);
+    initialBackoffMs = maxBackoffMs;
+  }
+  const shape = { initialBackoffMs, maxBackoffMs, backoffMultiplier };
+  return {
+    maxAttempts: capped ? GRPC_MAX_ATTEMPTS_CAP : requested,
+    requestedMaxAttempts: requested,
+    maxAttemptsCapped: capped,
+    initialBackoffMs,
+    maxBackoffMs,
+    backoffMultiplier,
+    retryableStatusCodes: names,
+    backoff: jitter === 'full' ? fullJitterBackoff(shape) : proportionalJitterBackoff({ ...shape, jitter: 0.2 }),
+    path,
+  };
+}
+
+function parseThrottling(raw: unknown, path: string): GrpcRetryThrottling {
+  if (!isObject(raw)) fail(path, raw, 'must be an object');
+  const maxTokens = requireField(raw, 'maxTokens', path);
+  const tokenRatio = requireField(raw, 'tokenRatio', path);
+  try {
+    const probe = retryThrottlingBudget({ maxTokens: maxTokens as number, tokenRatio: tokenRatio as number });
+    return { maxTokens: probe.maxTokens, tokenRatio: probe.tokenRatio };
+  } catch (error) {
+    if (error instanceof InvalidOptionError) fail(`${path}.${error.field}`, error.value, error.requirement);
+    throw error;
+  }
+}
+
+interface MethodEntry {
+  index: number;
+  names: { service: string; method: string }[];
+  policy: GrpcRetryPolicy | undefined;
+}
+
+function parseMethodConfigs(raw: unknown, jitter: 'proportional' | 'full', warnings: string[]): MethodEntry[] {
+  if (!Array.isArray(raw)) fail('methodConfig', raw, 'must be an array');
+  const seen = new Set<string>();
+  return raw.map((entry: unknown, index): MethodEntry => {
+    const path = `methodConfig[${index}]`;
+    if (!isObject(entry)) fail(path, entry, 'must be an object');
+    const rawNames = entry.name ?? [];
+    if (!Array.isArray(rawNames)) fail(`${path}.name`, rawNames, 'must be an array');
+    const names = rawNames.map((n: unknown, j) => {
+      const p = `${path}.name[${j}]`;
+      if (!isObject(n)) fail(p, n, 'must be an object');
+      const service = n.service ?? '';
+      const method = n.method ?? '';
+      if (typeof service !== 'string') fail(`${p}.service`, service, 'must be a string');
+      if (typeof method !== 'string') fail(`${p}.method`, method, 'must be a string');
+      if (service === '' && method !== '') fail(`${p}.method`, method, 'needs a service');
+      const key = `${service}/${method}`;
+      if (seen.has(key)) fail(p, key, 'is named twice in methodConfig');
+      seen.add(key);
+      return { service, method };
+    });
+    if (entry.hedgingPolicy !== undefined) {
+      // gRFC A6: a method config has a retry policy or a hedging policy, never both.
+      if (entry.retryPolicy !== undefined) fail(`${path}.hedgingPolicy`, entry.hedgingPolicy, 'cannot be set with retryPolicy');
+      warnings.push(`${path}.hedgingPolicy: hedging is not supported; ignored`);
+    }
+    const policy = entry.retryPolicy === undefined ? undefined : parseRetryPolicy(entry.retryPolicy, `${path}.retryPolicy`, jitter, warnings);
+    return { index, names, policy };
+  });
+}
+
+function pick(entries: MethodEntry[], service: string | undefined, method: string | undefined, warnings: string[]): GrpcRetryPolicy | undefined {
+  if (service === undefined) {
+    const withPolicy = entries.filter((e) => e.policy !== undefined);
+    if (withPolicy.length > 1) {
+      warnings.push(`${withPolicy.length} methodConfig entries have a retryPolicy; using ${withPolicy[0]!.policy!.path} (pass service and method to choose)`);
+    }
+    return withPolicy[0]?.policy;
+  }
+  const find = (s: string, m: string): MethodEntry | undefined => entries.find((e) => e.names.some((n) => n.service === s && n.method === m));
+  const found = (method !== undefined && method !== '' ? find(service, method) : undefined) ?? find(service, '') ?? find('', '');
+  return found?.policy;
+}
+
+const POLICY_FIELDS = ['maxAttempts', 'initialBackoff', 'maxBackoff', 'backoffMultiplier', 'retryableStatusCodes'];
+
+/**
+ * Reads a gRPC service config (gRFC A6, "gRPC Retry Design") into herdless options. Three shapes
+ * are accepted, as an object or as JSON text:
+ * - a full service config: `{ "methodConfig": [{ "name": [...], "retryPolicy": {...} }], "retryThrottling": {...} }`;
+ * - a shorthand without method names: `{ "retryPolicy": {...}, "retryThrottling": {...} }`;
+ * - a bare retry policy: `{ "maxAttempts": 4, "initialBackoff": "0.1s", ... }`.
+ *
+ * Every `retryPolicy` in the input is validated — as gRPC rejects a whole service config for one
+ * bad entry — and one is picked (see {@link ParseGrpcServiceConfigOptions.service}). The rules,
+ * gRFC A6's: all five fields are required; `maxAttempts` an integer ≥ 2, values above 5 treated as
+ * 5 (`maxAttemptsCapped`, and a warning); `initialBackoff` and `maxBackoff` durations like `"0.1s"`,
+ * > 0; `backoffMultiplier` a number > 0; `retryableStatusCodes` a non-empty array of status names
+ * (any case) or codes 0–16; `retryThrottling.maxTokens` in (0, 1000] and `tokenRatio` > 0, both
+ * truncated to 3 decimal places. A `hedgingPolicy` next to a `retryPolicy` is an error; alone it
+ * is ignored with a warning. Other fields (timeouts, load balancing…) are ignored.
+ *
+ * The result's `retryOptions` spread into `retry()`: `maxAttempts`, the backoff (gRPC's ±20% jitter
+ * by default), a `retryable` predicate that reads the gRPC status of an error (`error.grpcCode` or
+ * `error.code`: see `grpcStatusOf`), and — with `retryThrottling` — one throttle budget shared by
+ * every call that uses these options (gRPC keeps one per server name; use `createBudget` with
+ * `keyedBudgets` for one per target, or one per simulated client).
+ *
+ * @throws InvalidOptionError whose `field` is the JSON path of the bad value, e.g.
+ *   `methodConfig[0].retryPolicy.maxAttempts` or `retryThrottling.tokenRatio`.
+ * @example
+ * ```ts
+ * const grpc = parseGrpcServiceConfig({
+ *   methodConfig: [{ name: [{ service: 'helloworld.Greeter' }], retryPolicy: {
+ *     maxAttempts: 4, initialBackoff: '0.1s', maxBackoff: '1s', backoffMultiplier: 2,
+ *     retryableStatusCodes: ['UNAVAILABLE'] } }],
+ *   retryThrottling: { maxTokens: 10, tokenRatio: 0.1 },
+ * });
+ * await retry(() => client.sayHello(request), { ...grpc.retryOptions, signal });
+ * ```
+ */
+export function parseGrpcServiceConfig(input: unknown, options?: ParseGrpcServiceConfigOptions): GrpcRetryConfig {
+  const o = objectOption(OWNER, 'options', options);
+  const jitter = o.jitter ?? 'proportional';
+  if (jitter !== 'proportional' && jitter !== 'full') fail('options.jitter', jitter, 'must be "proportional" or "full"');
+  if (o.service !== undefined && typeof o.service !== 'string') fail('options.service', o.service, 'must be a string');
+  if (o.method !== undefined && typeof o.method !== 'string') fail('options.method', o.method, 'must be a string');
+  if (o.method !== undefined && o.service === undefined) fail('options.method', o.method, 'needs options.service');
+
+  let root = input;
+  if (typeof input === 'string') {
+    try {
+      root = JSON.parse(input) as unknown;
+    } catch (error) {
+      fail('serviceConfig', input, `must be valid JSON (${(error as Error).message})`);
+    }
+  }
+  if (!isObject(root)) fail('serviceConfig', root, 'must be an object');
+
+  const warnings: string[] = [];
+  let retryPolicy: GrpcRetryPolicy | undefined;
+  let retryThrottling: GrpcRetryThrottling | undefined;
+  if (POLICY_FIELDS.some((f) => f in root)) {
+    retryPolicy = parseRetryPolicy(root, 'retryPolicy', jitter, warnings);
+  } else {
+    if (root.retryPolicy !== undefined && root.methodConfig !== undefined) {
+      fail('retryPolicy', root.retryPolicy, 'must be inside methodConfig[] when methodConfig is given');
+    }
+    if (root.retryPolicy !== undefined) {
+      retryPolicy = parseRetryPolicy(root.retryPolicy, 'retryPolicy', jitter, warnings);
+    } else if (root.methodConfig !== undefined) {
+      retryPolicy = pick(parseMethodConfigs(root.methodConfig, jitter, warnings), o.service, o.method, warnings);
+    }
+    if (root.retryThrottling !== undefined) retryThrottling = parseThrottling(root.retryThrottling, 'retryThrottling');
+  }
+
+  const codes = new Set<GrpcStatusName>(retryPolicy?.retryableStatusCodes ?? []);
+  const retryable = (error: unknown): boolean => {
+    const status = grpcStatusOf(error);
+    return status !== undefined && codes.has(status);
+  };
+  const t = retryThrottling;
+  const createBudget = t === undefined ? undefined : () => retryThrottlingBudget({ maxTokens: t.maxTokens, tokenRatio: t.tokenRatio });
+  const retryOptions: GrpcRetryOptions = {
+    maxAttempts: retryPolicy?.maxAttempts ?? 1,
+    backoff: retryPolicy?.backoff ?? proportionalJitterBackoff(),
+    retryable,
+  };
+  if (createBudget !== undefined) retryOptions.budget = createBudget();
+  return { retryPolicy, retryThrottling, warnings, retryable, createBudget, retryOptions };
+}
