@@ -286,7 +286,7 @@ class Simulation {
         this.succeeded++;
         this.outstanding--;
         if (perTick !== null) perTick.successes[t]!++;
-        if (budget !== null) budget.onSuccess(nowMs);
+        if (budget !== null) budget.onSuccess(nowMs, attempt > 1);
         next[node] = this.freeHead;
         this.freeHead = node;
       } else {

@@ -18,3 +18,16 @@ export {
   type HerdStrategy,
 } from './experiments/herd.js';
 export { scenarioFromSpec, scenarioToSpec, type PolicySpec, type ScenarioSpec } from './spec.js';
+export {
+  BUDGET_POLICIES,
+  budgetPolicy,
+  budgetScenario,
+  budgetMetrics,
+  budgetRow,
+  budgetTrace,
+  type BudgetPolicyName,
+  type BudgetOptions,
+  type BudgetMetrics,
+  type BudgetRow,
+  type BudgetTrace,
+} from './experiments/budget.js';

@@ -4,6 +4,8 @@ import { loadConfig } from '../config.js';
 import { UsageError } from '../usage-error.js';
 import { herdBase, herdCsv, herdJson, herdPerSeed, herdPolicies, herdTable, runHerdExperiment, type HerdRun } from '../experiments/herd.js';
 import { parseSeeds } from './seeds.js';
+import { BUDGET_POLICIES, budgetCsv, budgetJson, budgetPolicies, budgetTable, budgetTrace, budgetTraceCsv, grpcPolicy, runBudgetExperiment } from '../experiments/budget.js';
+import type { BudgetPolicyName } from 'herdless/sim';
 
 type Format = 'table' | 'json' | 'csv';
 
@@ -103,6 +105,44 @@ function describeRun(run: HerdRun): string {
   return `# ${title}: ${run.base.clients} clients, ${arrivals}, seeds ${seedText(run.seeds)}`;
 }
 
+interface BudgetFlags {
+  seeds: string;
+  policies?: string;
+  grpcServiceConfig?: string;
+  trace?: string;
+  format: Format;
+}
+
+function parsePolicies(text: string): BudgetPolicyName[] {
+  const names = text.split(',').map((s) => s.trim());
+  for (const name of names) {
+    if (!(BUDGET_POLICIES as readonly string[]).includes(name)) {
+      throw new UsageError(`--policies ${JSON.stringify(text)}: unknown policy ${JSON.stringify(name)} (choose from ${BUDGET_POLICIES.join(', ')})`);
+    }
+  }
+  if (new Set(names).size !== names.length) throw new UsageError(`--policies ${JSON.stringify(text)}: a policy is listed twice`);
+  return names as BudgetPolicyName[];
+}
+
+async function budgetCommand(flags: BudgetFlags, io: Io): Promise<void> {
+  const seeds = parseSeeds(flags.seeds);
+  if (flags.trace !== undefined) {
+    const seed = parseSeeds(flags.trace, '--trace');
+    if (seed.length !== 1) throw new UsageError(`--trace ${JSON.stringify(flags.trace)}: give one seed`);
+    io.out(budgetTraceCsv(budgetTrace(seed[0]!)));
+    return;
+  }
+  const policies = budgetPolicies(flags.policies === undefined ? (flags.grpcServiceConfig ? [] : BUDGET_POLICIES) : parsePolicies(flags.policies));
+  if (flags.grpcServiceConfig !== undefined) policies.push(grpcPolicy(flags.grpcServiceConfig));
+  const result = runBudgetExperiment({ policies, seeds });
+  if (flags.format === 'json') io.out(JSON.stringify(budgetJson(result)));
+  else if (flags.format === 'csv') io.out(budgetCsv(result));
+  else {
+    io.out(`# budget: 10 clients, about 300 new requests/s in all, the downstream down from 5 s to 15 s, seeds ${seedText(seeds)}`);
+    io.out(budgetTable(result));
+  }
+}
+
 /** Builds the `herdless-lab` command line. */
 export function buildProgram(io: Io): Command {
   const program = new Command('herdless-lab')
@@ -122,6 +162,8 @@ export function buildProgram(io: Io): Command {
       await herdCommand({ format: 'table', ...workers }, io);
       io.out('');
       await herdCommand({ format: 'table', spread: '0.9', ...workers }, io);
+      io.out('');
+      await budgetCommand({ format: 'table', seeds: '0-19' }, io);
     });
 
   program
@@ -139,6 +181,16 @@ export function buildProgram(io: Io): Command {
       if (command.getOptionValueSource('seeds') === 'default') delete flags.seeds;
       await herdCommand(flags, io);
     });
+
+  program
+    .command('budget')
+    .description('10 clients, the downstream down 5–15 s: load, crashes and recovery with and without retry budgets (the article\'s budget table)')
+    .option('--seeds <list>', 'seeds, as ranges and lists: 0-19, 1,5,9', '0-19')
+    .option('--policies <names>', `comma-separated: ${BUDGET_POLICIES.join(', ')}`)
+    .option('--grpc-service-config <file>', 'add a row for the retryPolicy and retryThrottling of a gRPC service config (gRFC A6 JSON)')
+    .option('--trace <seed>', "print one seed's figures as CSV: client 0's tokens per tick (gRPC throttling), per-second new/arrivals/successes per policy")
+    .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
+    .action(async (flags: BudgetFlags) => budgetCommand(flags, io));
 
   return program;
 }

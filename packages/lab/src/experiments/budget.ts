@@ -1,0 +1,122 @@
+import { readFileSync } from 'node:fs';
+import { isInvalidOptionError, parseGrpcServiceConfig } from 'herdless';
+import {
+  BUDGET_POLICIES,
+  budgetRow,
+  budgetScenario,
+  budgetTrace,
+  formatFixed,
+  type BudgetPolicyName,
+  type BudgetRow,
+  type BudgetTrace,
+  type ClientPolicy,
+} from 'herdless/sim';
+import { UsageError } from '../usage-error.js';
+
+/** A budget-experiment run: which policies, which seeds. */
+export interface BudgetRun {
+  policies: ClientPolicy[];
+  seeds: number[];
+}
+
+/** The result: one row per policy. */
+export interface BudgetResult {
+  run: BudgetRun;
+  rows: BudgetRow[];
+}
+
+/** The article's policies (or the subset named), as the library's policy objects. */
+export function budgetPolicies(names: readonly BudgetPolicyName[] = BUDGET_POLICIES): ClientPolicy[] {
+  return names.map((n) => budgetScenario(n).policy);
+}
+
+/**
+ * A policy from a gRPC service config file (gRFC A6 JSON): its retryPolicy (maxAttempts capped at 5,
+ * backoffs, ±20% jitter) and, if present, its retryThrottling as one token bucket per client.
+ * @throws UsageError naming the file and the JSON path of the problem.
+ */
+export function grpcPolicy(file: string): ClientPolicy {
+  const where = `--grpc-service-config ${JSON.stringify(file)}`;
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new UsageError(`${where}: ${code === 'ENOENT' ? 'no such file' : `cannot read it (${code ?? String(error)})`}`);
+  }
+  try {
+    const config = parseGrpcServiceConfig(text);
+    const { maxAttempts, backoff } = config.retryOptions;
+    const createBudget = config.createBudget;
+    return {
+      name: 'gRPC service config',
+      backoff,
+      maxAttempts,
+      ...(createBudget ? { budget: () => createBudget() } : {}),
+    };
+  } catch (error) {
+    if (isInvalidOptionError(error)) throw new UsageError(`${where}: ${error.field} ${error.requirement}, got ${JSON.stringify(error.value) ?? String(error.value)}`);
+    throw error;
+  }
+}
+
+/** Runs every policy over every seed (in this thread: the whole table takes well under a second). */
+export function runBudgetExperiment(run: BudgetRun): BudgetResult {
+  return { run, rows: run.policies.map((policy) => budgetRow(budgetScenario(policy), run.seeds)) };
+}
+
+const f = (x: number, d: number): string => formatFixed(x, d);
+
+/** The article's table plus the retry share of arrivals during the outage. */
+export function budgetTable(result: BudgetResult): string {
+  const width = Math.max(6, ...result.rows.map((r) => r.policy.length));
+  const head = `${'policy'.padEnd(width)}   ${'load during outage'.padEnd(18)}   ${'crashes after'.padEnd(13)}   ${'back to normal at'.padEnd(17)}   retries during outage`;
+  const lines = result.rows.map((r) =>
+    [
+      r.policy.padEnd(width),
+      `${f(r.load.mean, 2)}x (${f(r.load.min, 2)}-${f(r.load.max, 2)})`.padEnd(18),
+      f(r.crashesAfter.mean, 1).padStart(5).padEnd(13),
+      `${f(r.backToNormal.mean, 1).padStart(4)} s (${f(r.backToNormal.min, 0)}-${f(r.backToNormal.max, 0)})`.padEnd(17),
+      `${f(r.retryShare.mean * 100, 1).padStart(4)}% (${f(r.retryShare.min * 100, 1)}-${f(r.retryShare.max * 100, 1)})`,
+    ].join('   '),
+  );
+  return [head, ...lines].join('\n');
+}
+
+/**
+ * The JSON contract: `{"experiment":"budget","seeds":[…],"rows":[{"policy", "load":{mean,min,max},
+ * "crashesAfter":{…}, "backToNormal":{…}, "retryShare":{…}}, …]}` — load as a ratio, back to normal in
+ * seconds, retry share as a fraction; means unrounded.
+ */
+export function budgetJson(result: BudgetResult): object {
+  return {
+    experiment: 'budget',
+    seeds: result.run.seeds,
+    rows: result.rows.map((r) => ({ policy: r.policy, load: r.load, crashesAfter: r.crashesAfter, backToNormal: r.backToNormal, retryShare: r.retryShare })),
+  };
+}
+
+/** CSV: one row per policy. */
+export function budgetCsv(result: BudgetResult): string {
+  const q = (s: string): string => (/[",\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s);
+  const cols = ['load', 'crashesAfter', 'backToNormal', 'retryShare'] as const;
+  return [
+    ['policy', ...cols.flatMap((c) => [`${c}_mean`, `${c}_min`, `${c}_max`])].join(','),
+    ...result.rows.map((r) => [q(r.policy), ...cols.flatMap((c) => [r[c].mean, r[c].min, r[c].max])].join(',')),
+  ].join('\n');
+}
+
+/**
+ * The article's two figures as data, for one seed: client 0's tokens per tick under gRPC
+ * throttling, and per-second new requests, arrivals and successes per policy (CSV blocks).
+ */
+export function budgetTraceCsv(trace: BudgetTrace, tickMs = 10): string {
+  const tokens = ['tick,time_s,tokens', ...Array.from(trace.tokens, (v, t) => `${t},${formatFixed((t * tickMs) / 1000, 2)},${v}`)];
+  const perSecond = ['policy,second,new,arrivals,successes,retries'];
+  for (const p of trace.perSecond) {
+    p.arrivals.forEach((a, s) => perSecond.push(`"${p.policy}",${s},${p.fresh[s]},${a},${p.successes[s]},${p.retries[s]}`));
+  }
+  return `${tokens.join('\n')}\n\n${perSecond.join('\n')}`;
+}
+
+export { BUDGET_POLICIES, budgetTrace };

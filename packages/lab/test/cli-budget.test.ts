@@ -1,0 +1,86 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+const lab = (...args: string[]) => spawnSync(process.execPath, [main, ...args], { encoding: 'utf8', timeout: 60_000 });
+
+describe('herdless-lab budget', () => {
+  it('--format json follows the contract', () => {
+    const r = lab('budget', '--format', 'json', '--policies', '4 attempts,4 attempts + gRPC throttling');
+    expect(r.status).toBe(0);
+    const json = JSON.parse(r.stdout);
+    expect(Object.keys(json)).toEqual(['experiment', 'seeds', 'rows']);
+    expect(json.experiment).toBe('budget');
+    expect(json.seeds).toHaveLength(20);
+    expect(json.rows.map((row: { policy: string }) => row.policy)).toEqual(['4 attempts', '4 attempts + gRPC throttling']);
+    expect(Object.keys(json.rows[0])).toEqual(['policy', 'load', 'crashesAfter', 'backToNormal', 'retryShare']);
+    expect(json.rows[0].crashesAfter).toEqual({ mean: 25, min: 25, max: 25 });
+    expect(json.rows[0].backToNormal).toEqual({ mean: 40, min: 40, max: 40 });
+    expect(json.rows[0].load.mean).toBeGreaterThan(3.86);
+    expect(json.rows[1].load.mean).toBeLessThan(1.02);
+  });
+
+  it('prints the table with every policy', () => {
+    const r = lab('budget', '--seeds', '0-2');
+    expect(r.status).toBe(0);
+    for (const p of ['no retry', '4 attempts + gRPC throttling', '4 attempts + 10% retry ratio (at decision)', '4 attempts + AWS retry quota']) {
+      expect(r.stdout).toContain(`\n${p} `);
+    }
+    expect(r.stdout).toMatch(/\n4 attempts {2,}3\.8\dx \(3\.8\d-3\.8\d\) +25\.0 +40\.0 s \(40-40\)/);
+  });
+
+  it('simulates a gRPC service config (the article’s retryPolicy + retryThrottling)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'herdless-'));
+    const file = join(dir, 'service-config.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        methodConfig: [
+          { name: [{ service: 'shop.Cart' }], retryPolicy: { maxAttempts: 4, initialBackoff: '0.1s', maxBackoff: '1s', backoffMultiplier: 2, retryableStatusCodes: ['UNAVAILABLE'] } },
+        ],
+        retryThrottling: { maxTokens: 10, tokenRatio: 0.1 },
+      }),
+    );
+    const r = lab('budget', '--grpc-service-config', file, '--policies', '4 attempts + gRPC throttling', '--format', 'json');
+    expect(r.status).toBe(0);
+    const [article, ours] = JSON.parse(r.stdout).rows;
+    expect(ours.policy).toBe('gRPC service config');
+    // The same policy as the article's throttled row, so the same numbers.
+    expect(ours.load).toEqual(article.load);
+    expect(ours.retryShare).toEqual(article.retryShare);
+  });
+
+  it('--trace prints the tokens and per-second series', () => {
+    const r = lab('budget', '--trace', '0');
+    expect(r.status).toBe(0);
+    const [tokens, perSecond] = r.stdout.trim().split('\n\n');
+    expect(tokens!.split('\n')).toHaveLength(4001);
+    expect(tokens!.split('\n')[1]).toMatch(/^0,0\.00,\d/);
+    expect(perSecond!.split('\n')[0]).toBe('policy,second,new,arrivals,successes,retries');
+  });
+
+  it.each([
+    [['budget', '--policies', 'lots'], '--policies "lots": unknown policy "lots"'],
+    [['budget', '--grpc-service-config', '/nope.json'], '--grpc-service-config "/nope.json": no such file'],
+    [['budget', '--trace', '0-3'], '--trace "0-3": give one seed'],
+    [['budget', '--seeds', 'x'], '--seeds "x"'],
+  ])('%j exits 2 with one line', (args, message) => {
+    const r = lab(...args);
+    expect(r.status).toBe(2);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toContain(message);
+  });
+
+  it('an invalid service config names the JSON path', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'herdless-'));
+    const file = join(dir, 'bad.json');
+    writeFileSync(file, JSON.stringify({ retryPolicy: { maxAttempts: 1, initialBackoff: '0.1s', maxBackoff: '1s', backoffMultiplier: 2, retryableStatusCodes: ['UNAVAILABLE'] } }));
+    const r = lab('budget', '--grpc-service-config', file);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('retryPolicy.maxAttempts');
+  });
+});
