@@ -16,3 +16,20 @@ export {
   type HerdlessErrorCode,
 } from './core/errors.js';
 export { systemRandom } from './runtime/system-random.js';
+
+// retry(): the executor for real calls (issue 3).
+export {
+  retry,
+  createRetry,
+  type Retrier,
+  type RetrierOptions,
+  type RetryOptions,
+  type RetryCallOptions,
+  type RetryContext,
+  type RetryOperation,
+} from './runtime/retry.js';
+export type { RetryEvent, GiveUpEvent, HookName } from './runtime/hooks.js';
+export { systemScheduler, type Scheduler } from './runtime/scheduler.js';
+export { ManualClock } from './runtime/manual-clock.js';
+export * from './core/retry/index.js';
+export * from './core/classify/index.js';

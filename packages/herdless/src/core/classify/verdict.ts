@@ -1,0 +1,30 @@
+/**
+ * What one failed attempt means for the call, as a value: the input of the retry state machine's
+ * `decide()`. The runtime derives it from a thrown error with `classify()`; the simulator builds it
+ * directly from its model server's answers.
+ *
+ * - `retryable`: transient; retry after the backoff's wait, or after `retryAfterMs` (a server
+ *   hint, ms) when present.
+ * - `fatal`: retrying cannot help (a bug, a bad request, the caller's own abort).
+ * - `do-not-retry`: the failure says "don't retry" (a `RetryError` from an inner `retry()`, a
+ *   {@link markDoNotRetry} mark, a malformed pushback). It counts as a failure for a retry budget.
+ */
+export type Verdict =
+  | { readonly kind: 'retryable'; readonly retryAfterMs?: number }
+  | { readonly kind: 'fatal' }
+  | { readonly kind: 'do-not-retry' };
+
+/** The shared `retryable` verdict without a hint (allocation-free). */
+export const RETRYABLE: Verdict = Object.freeze({ kind: 'retryable' });
+/** The shared `fatal` verdict. */
+export const FATAL: Verdict = Object.freeze({ kind: 'fatal' });
+/** The shared `do-not-retry` verdict. */
+export const DO_NOT_RETRY_VERDICT: Verdict = Object.freeze({ kind: 'do-not-retry' });
+
+/**
+ * A `retryable` verdict with a server hint: wait exactly `retryAfterMs` ms (never less) before the
+ * next attempt, instead of the backoff's delay.
+ */
+export function retryAfter(retryAfterMs: number): Verdict {
+  return { kind: 'retryable', retryAfterMs };
+}
