@@ -113,6 +113,13 @@ describe('classify(): mark, then decision (override), then hint', () => {
     expect(classify(markDoNotRetry(withStatus(503)))).toBe(DO_NOT_RETRY_VERDICT);
   });
 
+  it('timeouts are marked for budgets that charge them more', () => {
+    expect(classify(new AttemptTimeoutError(2, 100, false))).toEqual({ kind: 'retryable', timeout: true });
+    expect(classify(coded('ETIMEDOUT'))).toEqual({ kind: 'retryable', timeout: true });
+    expect(classify(fetchFailed(coded('UND_ERR_CONNECT_TIMEOUT')))).toEqual({ kind: 'retryable', timeout: true });
+    expect(classify(coded('ECONNRESET'))).toBe(RETRYABLE);
+  });
+
   it('a hint never makes a fatal error retryable', () => {
     expect(classify(Object.assign(withStatus(404), { retryAfterMs: 100 }))).toBe(FATAL);
     expect(classify(Object.assign(withStatus(404), { retryAfterMs: -1 }))).toBe(FATAL);

@@ -596,8 +596,8 @@ describe('budget', () => {
       name: 'fake',
       log,
       onAttempt: (now, isRetry) => void log.push(`attempt@${now}${isRetry ? '+' : ''}`),
-      onSuccess: (now) => void log.push(`success@${now}`),
-      onFailure: (now) => void log.push(`failure@${now}`),
+      onSuccess: (now: number, isRetry?: boolean) => void log.push(`success@${now}${isRetry ? '+' : ''}`),
+      onFailure: (now: number, isTimeout?: boolean) => void log.push(`failure@${now}${isTimeout ? ' timeout' : ''}`),
       allowRetry: (now) => (log.push(`allow?@${now}`), allow.shift() ?? true),
     };
   }
@@ -618,7 +618,23 @@ describe('budget', () => {
     );
     await clock.runAll();
     expect(box.value).toBe('ok');
-    expect(budget.log).toEqual(['attempt@0', 'failure@0', 'allow?@0', 'attempt@10+', 'failure@10', 'allow?@10', 'attempt@20+', 'success@20']);
+    expect(budget.log).toEqual(['attempt@0', 'failure@0', 'allow?@0', 'attempt@10+', 'failure@10', 'allow?@10', 'attempt@20+', 'success@20+']);
+  });
+
+  it('a timed-out attempt is reported as onFailure(now, true); a first-try success as onSuccess(now, false)', async () => {
+    const clock = new ManualClock();
+    const budget = fakeBudget([]);
+    let calls = 0;
+    const box = track(
+      retry(() => (++calls === 1 ? new Promise<never>(() => undefined) : 'ok'), { clock, budget, attemptTimeoutMs: 50, backoff: noWait }),
+      clock,
+    );
+    await clock.runAll();
+    expect(box.value).toBe('ok');
+    expect(budget.log).toEqual(['attempt@0', 'failure@50 timeout', 'allow?@50', 'attempt@50+', 'success@50+']);
+    const first = fakeBudget([]);
+    await retry(() => 1, { budget: first, clock });
+    expect(first.log).toEqual(['attempt@50', 'success@50']);
   });
 
   it('a refusal gives up with reason budget; fatal errors are not reported', async () => {

@@ -1,6 +1,6 @@
 import { classify } from '../core/classify/classify.js';
 import { InvalidOptionError } from '../core/errors.js';
-import { decide, describeGiveUp, startRetry, type RetryCommand, type RetryState } from '../core/retry/decide.js';
+import { decide, describeGiveUp, startRetry, type HintedRetryBudget, type RetryCommand, type RetryState } from '../core/retry/decide.js';
 import { AttemptTimeoutError, RetryError, type GiveUpReason } from '../core/retry/errors.js';
 import { parseRetryPolicy, type RetryPolicy, type RetryPolicyOptions } from '../core/retry/policy.js';
 import type { Rng } from '../core/rng.js';
@@ -425,7 +425,7 @@ function startPlain<T>(operation: RetryOperation<T>, runner: Runner): Promise<T>
  * attempt's failure in `firstError`, right after a failed first attempt.
  */
 async function runPlain<T>(operation: RetryOperation<T>, runner: Runner, attempt: number, firstError: unknown): Promise<T> {
-  const budget = runner.policy.budget;
+  const budget = runner.policy.budget as HintedRetryBudget | undefined;
   // No deadline on this path, so the start time does not matter.
   let state = startRetry(runner.policy, 0);
   if (attempt === 2) {
@@ -440,7 +440,7 @@ async function runPlain<T>(operation: RetryOperation<T>, runner: Runner, attempt
       state = await failed(runner, state, error);
       continue;
     }
-    if (budget !== undefined) budget.onSuccess(runner.clock.now());
+    if (budget !== undefined) budget.onSuccess(runner.clock.now(), state.attempt > 1);
     return value;
   }
 }
@@ -456,7 +456,7 @@ function failed(runner: Runner, state: RetryState, error: unknown): RetryState |
 async function runGuarded<T>(operation: RetryOperation<T>, runner: Runner, signal: AbortSignal | undefined): Promise<T> {
   if (signal !== undefined && signal.aborted) throw aborted(runner, 0, signal);
   const { policy, clock } = runner;
-  const budget = policy.budget;
+  const budget = policy.budget as HintedRetryBudget | undefined;
   const guard = new Guard(runner, signal);
   let state = startRetry(policy, clock.now());
   let lastError: unknown;
@@ -495,7 +495,7 @@ async function runGuarded<T>(operation: RetryOperation<T>, runner: Runner, signa
         continue;
       }
       guard.settled();
-      if (budget !== undefined) budget.onSuccess(clock.now());
+      if (budget !== undefined) budget.onSuccess(clock.now(), state.attempt > 1);
       return value;
     }
   } finally {

@@ -1,7 +1,7 @@
 import { isHerdlessError } from '../errors.js';
 import { GRPC_UNAVAILABLE, RETRYABLE_ERROR_CODES, RETRYABLE_GRPC_CODES, RETRYABLE_HTTP_STATUSES } from './data.js';
 import { isDoNotRetry, serverHint } from './hints.js';
-import { DO_NOT_RETRY_VERDICT, FATAL, RETRYABLE, retryAfter, type Verdict } from './verdict.js';
+import { DO_NOT_RETRY_VERDICT, FATAL, RETRYABLE, RETRYABLE_TIMEOUT, retryAfter, type Verdict } from './verdict.js';
 
 const CODES: ReadonlySet<unknown> = new Set(RETRYABLE_ERROR_CODES);
 const STATUSES: ReadonlySet<unknown> = new Set(RETRYABLE_HTTP_STATUSES);
@@ -54,6 +54,16 @@ function isGrpcUnavailable(error: object): boolean {
   return e.code === GRPC_UNAVAILABLE && ('details' in e || 'metadata' in e || e.name === 'ConnectError');
 }
 
+const TIMEOUT_CODES: ReadonlySet<unknown> = new Set(['ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/** A timed-out attempt: retry budgets such as the AWS retry quota charge more for its retry. */
+function isTimeout(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  if (isHerdlessError(error, 'ERR_HERDLESS_ATTEMPT_TIMEOUT') || TIMEOUT_CODES.has((error as { code?: unknown }).code)) return true;
+  const cause = (error as { cause?: unknown }).cause;
+  return typeof cause === 'object' && cause !== null && TIMEOUT_CODES.has((cause as { code?: unknown }).code);
+}
+
 /**
  * The default classification, as data ({@link RETRYABLE_ERROR_CODES}, {@link RETRYABLE_HTTP_STATUSES},
  * {@link RETRYABLE_GRPC_CODES}): true for a failure that may succeed if the same request is sent
@@ -103,7 +113,9 @@ export function isTransientError(error: unknown): boolean {
  * 2. the decision: `override(error, { attempt, transient })` when given and it returns a boolean,
  *    else `transient` ({@link isTransientError}); `false` gives `fatal`;
  * 3. for a retryable error, the server hint ({@link serverHint}): `retryAfterMs` gives a hinted
- *    verdict, a malformed one gives `do-not-retry`.
+ *    verdict, a malformed one gives `do-not-retry`; without a hint, a timeout (an
+ *    `AttemptTimeoutError`, or code `ETIMEDOUT` / `UND_ERR_CONNECT_TIMEOUT` on the error or its
+ *    `cause`) gives `{ kind: 'retryable', timeout: true }`.
  *
  * A hint never makes a fatal error retryable: a 404 with `retryAfterMs` is still fatal (gRFC A6
  * likewise ignores pushback on a non-retryable status).
@@ -126,7 +138,7 @@ export function classify(error: unknown, override?: RetryableOverride, attempt =
   }
   if (!retryable) return FATAL;
   const hint = serverHint(error);
-  if (hint === undefined) return RETRYABLE;
+  if (hint === undefined) return isTimeout(error) ? RETRYABLE_TIMEOUT : RETRYABLE;
   // The mark was handled above, so 'do-not-retry' here is a malformed retryAfterMs (gRFC A6: don't retry).
   return hint === 'do-not-retry' ? DO_NOT_RETRY_VERDICT : retryAfter(hint);
 }

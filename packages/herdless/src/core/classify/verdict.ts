@@ -4,18 +4,21 @@
  * directly from its model server's answers.
  *
  * - `retryable`: transient; retry after the backoff's wait, or after `retryAfterMs` (a server
- *   hint, ms) when present.
+ *   hint, ms) when present. `timeout: true` marks a timed-out attempt, which a retry budget may
+ *   charge more for (the AWS retry quota does).
  * - `fatal`: retrying cannot help (a bug, a bad request, the caller's own abort).
  * - `do-not-retry`: the failure says "don't retry" (a `RetryError` from an inner `retry()`, a
  *   {@link markDoNotRetry} mark, a malformed pushback). It counts as a failure for a retry budget.
  */
 export type Verdict =
-  | { readonly kind: 'retryable'; readonly retryAfterMs?: number }
+  | { readonly kind: 'retryable'; readonly retryAfterMs?: number; readonly timeout?: boolean }
   | { readonly kind: 'fatal' }
   | { readonly kind: 'do-not-retry' };
 
 /** The shared `retryable` verdict without a hint (allocation-free). */
 export const RETRYABLE: Verdict = Object.freeze({ kind: 'retryable' });
+/** The shared `retryable` verdict of a timed-out attempt (allocation-free). */
+export const RETRYABLE_TIMEOUT: Verdict = Object.freeze({ kind: 'retryable', timeout: true });
 /** The shared `fatal` verdict. */
 export const FATAL: Verdict = Object.freeze({ kind: 'fatal' });
 /** The shared `do-not-retry` verdict. */

@@ -1,4 +1,5 @@
 import { MAX_DELAY_MS } from '../backoff/backoff.js';
+import type { RetryBudget } from '../budget/budget.js';
 import type { Verdict } from '../classify/verdict.js';
 import type { Rng } from '../rng.js';
 import { formatMs, type GiveUpReason } from './errors.js';
@@ -29,6 +30,16 @@ export type RetryCommand =
   | { readonly kind: 'retry'; readonly delayMs: number; readonly hinted: boolean; readonly next: RetryState }
   | { readonly kind: 'give-up'; readonly reason: GiveUpReason; readonly waitMs?: number; readonly limitMs?: number };
 
+/**
+ * The budget protocol with its optional second arguments (`onSuccess(now, isRetry)`,
+ * `onFailure(now, isTimeout)`, read by the AWS retry quota); budgets that ignore them are fine.
+ */
+/** @internal */
+export type HintedRetryBudget = RetryBudget & {
+  onSuccess(now: number, isRetry?: boolean): void;
+  onFailure(now: number, isTimeout?: boolean): void;
+};
+
 type GiveUp = Extract<RetryCommand, { kind: 'give-up' }>;
 
 const giveUp = (reason: GiveUpReason): GiveUp => Object.freeze({ kind: 'give-up', reason });
@@ -54,10 +65,10 @@ export function startRetry(policy: RetryPolicy, now: number): RetryState {
  * The retry state machine's step: given the policy, the call's state, the failed attempt's
  * {@link Verdict}, the time `now` (ms) and an {@link Rng}, what to do next. Pure apart from the
  * policy's retry budget, which it informs (`onFailure`) and asks (`allowRetry`) — the driver calls
- * the budget's `onAttempt` and `onSuccess` itself. Checks, in order:
+ * the budget's `onAttempt(now, isRetry)` and `onSuccess(now, isRetry)` itself. Checks, in order:
  *
  * 1. `fatal` → give up `'fatal'` (not reported to the budget);
- * 2. the budget's `onFailure(now)`;
+ * 2. the budget's `onFailure(now, isTimeout)` (`isTimeout`: the verdict's `timeout`);
  * 3. `do-not-retry` → give up `'do-not-retry'`;
  * 4. `attempt ≥ maxAttempts` → give up `'exhausted'` (maxAttempts counts the first try);
  * 5. `now ≥ deadlineAt` → give up `'deadline'`;
@@ -81,8 +92,8 @@ export function startRetry(policy: RetryPolicy, now: number): RetryState {
  */
 export function decide(policy: RetryPolicy, state: RetryState, verdict: Verdict, now: number, rng: Rng): RetryCommand {
   if (verdict.kind === 'fatal') return FATAL;
-  const budget = policy.budget;
-  if (budget !== undefined) budget.onFailure(now);
+  const budget = policy.budget as HintedRetryBudget | undefined;
+  if (budget !== undefined) budget.onFailure(now, verdict.kind === 'retryable' && verdict.timeout === true);
   if (verdict.kind === 'do-not-retry') return DO_NOT_RETRY;
   if (state.attempt >= policy.maxAttempts) return EXHAUSTED;
   const deadlineAt = state.deadlineAt;
