@@ -1,6 +1,12 @@
 import type { GiveUpReason } from '../core/retry/errors.js';
 
-/** What `onRetry` is told: attempt `attempt` failed with `error`; attempt `attempt + 1` starts after `delayMs` ms. */
+/**
+ * What `onRetry` is told: attempt `attempt` failed with `error`; attempt `attempt + 1` starts after `delayMs` ms.
+ * @example
+ * ```ts
+ * retry(op, { onRetry: ({ attempt, delayMs, error }: RetryEvent) => log.warn({ attempt, delayMs, error }, 'retrying') });
+ * ```
+ */
 export interface RetryEvent {
   /** The attempt that failed, from 1. */
   readonly attempt: number;
@@ -12,7 +18,13 @@ export interface RetryEvent {
   readonly error: unknown;
 }
 
-/** What `onGiveUp` is told when a call stops without a result. */
+/**
+ * What `onGiveUp` is told when a call stops without a result.
+ * @example
+ * ```ts
+ * retry(op, { onGiveUp: ({ reason, attempts }: GiveUpEvent) => log.error({ reason, attempts }, 'gave up') });
+ * ```
+ */
 export interface GiveUpEvent {
   /** Why the call stopped. */
   readonly reason: GiveUpReason;
@@ -22,7 +34,13 @@ export interface GiveUpEvent {
   readonly error: unknown;
 }
 
-/** The names of the hooks, as passed to `onHookError`. */
+/**
+ * The names of the hooks, as passed to `onHookError`.
+ * @example
+ * ```ts
+ * retry(op, { onHookError: (error, hook: HookName) => log.error({ error, hook }, 'retry hook failed') });
+ * ```
+ */
 export type HookName = 'onRetry' | 'onGiveUp';
 
 /** @internal Reports a hook's failure: to `onHookError` if given, else as a process warning or on the console. */

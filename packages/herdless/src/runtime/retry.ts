@@ -2,14 +2,20 @@ import { classify } from '../core/classify/classify.js';
 import { InvalidOptionError } from '../core/errors.js';
 import { decide, describeGiveUp, startRetry, type HintedRetryBudget, type RetryCommand, type RetryState } from '../core/retry/decide.js';
 import { AttemptTimeoutError, RetryError, type GiveUpReason } from '../core/retry/errors.js';
-import { parseRetryPolicy, type RetryPolicy, type RetryPolicyOptions } from '../core/retry/policy.js';
+import { parseRetryPolicy, readRetryPolicy, type RetryPolicy, type RetryPolicyOptions } from '../core/retry/policy.js';
 import type { Rng } from '../core/rng.js';
 import { callHook, type GiveUpEvent, type HookName, type RetryEvent } from './hooks.js';
 import type { Scheduler } from './scheduler.js';
 import { systemScheduler } from './scheduler.js';
 import { systemRandom } from './system-random.js';
 
-/** What each attempt of a `retry()` call receives. */
+/**
+ * What each attempt of a `retry()` call receives.
+ * @example
+ * ```ts
+ * retry(({ attempt, signal }: RetryContext) => fetch(url, { signal, headers: { 'x-attempt': String(attempt) } }));
+ * ```
+ */
 export interface RetryContext {
   /** This attempt's number, counting from 1. */
   readonly attempt: number;
@@ -22,10 +28,22 @@ export interface RetryContext {
   readonly signal: AbortSignal;
 }
 
-/** The function `retry()` runs: one call per attempt. It may return a value or a promise. */
+/**
+ * The function `retry()` runs: one call per attempt. It may return a value or a promise.
+ * @example
+ * ```ts
+ * const op: RetryOperation<Response> = ({ signal }) => fetch(url, { signal });
+ * ```
+ */
 export type RetryOperation<T> = (context: RetryContext) => T | PromiseLike<T>;
 
-/** Options of {@link createRetry}: the policy (see {@link RetryPolicyOptions}) plus the runtime's ports and hooks. */
+/**
+ * Options of {@link createRetry}: the policy (see {@link RetryPolicyOptions}) plus the runtime's ports and hooks.
+ * @example
+ * ```ts
+ * const options: RetrierOptions = { maxAttempts: 4, clock: new ManualClock(), random: new PyRandom(1) };
+ * ```
+ */
 export interface RetrierOptions extends RetryPolicyOptions {
   /** The randomness the backoff draws from. Default `systemRandom` (`Math.random`); pass `new PyRandom(seed)` for repeatable waits. */
   random?: Rng;
@@ -50,7 +68,13 @@ export interface RetrierOptions extends RetryPolicyOptions {
   onHookError?: (error: unknown, hook: HookName) => void;
 }
 
-/** Options of {@link retry}: everything {@link createRetry} takes, plus the call's `signal`. */
+/**
+ * Options of {@link retry}: everything {@link createRetry} takes, plus the call's `signal`.
+ * @example
+ * ```ts
+ * const options: RetryOptions = { maxAttempts: 4, deadlineMs: 10_000, signal: request.signal };
+ * ```
+ */
 export interface RetryOptions extends RetrierOptions {
   /**
    * Aborting it ends the call at once — during an attempt or a wait — and the call rejects with the
@@ -60,7 +84,13 @@ export interface RetryOptions extends RetrierOptions {
   signal?: AbortSignal;
 }
 
-/** Per-call options of a {@link Retrier}. */
+/**
+ * Per-call options of a {@link Retrier}.
+ * @example
+ * ```ts
+ * await withRetry(op, { signal: AbortSignal.timeout(5000) } satisfies RetryCallOptions);
+ * ```
+ */
 export interface RetryCallOptions {
   /** As {@link RetryOptions.signal}. */
   signal?: AbortSignal;
@@ -68,6 +98,11 @@ export interface RetryCallOptions {
 
 /**
  * A retry policy bound to the runtime, made once by {@link createRetry}: call it like `retry()`.
+ * @example
+ * ```ts
+ * const withRetry: Retrier = createRetry({ maxAttempts: 4 });
+ * const value = await withRetry(op);
+ * ```
  */
 export interface Retrier {
   <T>(operation: RetryOperation<T>, options?: RetryCallOptions): Promise<T>;
@@ -116,31 +151,34 @@ function hasMethods(value: unknown, names: readonly string[]): boolean {
 }
 
 function parseRunner(options: RetryOptions, owner: string, allowSignal: boolean): Runner {
-  const policy = parseRetryPolicy(options, owner);
+  // createRetry() hands its policy out (frozen); retry()'s lives for one call.
+  const policy = allowSignal ? readRetryPolicy(options, owner) : parseRetryPolicy(options, owner);
   for (const key in options) {
     if (!KNOWN_OPTIONS.has(key) || (key === 'signal' && !allowSignal)) {
       const why = key === 'signal' ? 'is a per-call option: pass it with each call' : 'is not a retry option (check the spelling)';
       throw new InvalidOptionError(owner, key, (options as Record<string, unknown>)[key], why);
     }
   }
-  const random = options.random ?? systemRandom;
-  if (!hasMethods(random, ['random'])) throw new InvalidOptionError(owner, 'random', random, 'must be an Rng ({ random(): number })');
-  const clock = options.clock ?? systemScheduler;
-  if (!hasMethods(clock, ['now', 'setTimeout', 'clearTimeout'])) {
+  // Only what was given is checked: the defaults are known to be good.
+  const random = options.random;
+  if (random !== undefined && !hasMethods(random, ['random'])) throw new InvalidOptionError(owner, 'random', random, 'must be an Rng ({ random(): number })');
+  const clock = options.clock;
+  if (clock !== undefined && !hasMethods(clock, ['now', 'setTimeout', 'clearTimeout'])) {
     throw new InvalidOptionError(owner, 'clock', clock, 'must be a Scheduler (now, setTimeout, clearTimeout), e.g. a ManualClock');
   }
-  const unref = options.unref ?? false;
-  if (typeof unref !== 'boolean') throw new InvalidOptionError(owner, 'unref', unref, 'must be a boolean');
-  return Object.freeze({
+  const unref = options.unref;
+  if (unref !== undefined && typeof unref !== 'boolean') throw new InvalidOptionError(owner, 'unref', unref, 'must be a boolean');
+  // Internal and never handed out, so not frozen: retry(op, options) builds one per call.
+  return {
     policy,
-    random,
-    clock,
-    unref,
+    random: random ?? systemRandom,
+    clock: clock ?? systemScheduler,
+    unref: unref === true,
     onRetry: functionOption(owner, 'onRetry', options.onRetry),
     onGiveUp: functionOption(owner, 'onGiveUp', options.onGiveUp),
     onHookError: functionOption(owner, 'onHookError', options.onHookError),
     plain: policy.deadlineMs === Infinity && policy.attemptTimeoutMs === Infinity,
-  });
+  };
 }
 
 function checkSignal(owner: string, signal: unknown): AbortSignal | undefined {
@@ -209,7 +247,7 @@ export function retry<T>(operation: RetryOperation<T>, options?: RetryOptions): 
  * @throws InvalidOptionError for an invalid option (or a `signal`, which is per call).
  * @example
  * ```ts
- * const withRetry = createRetry({ maxAttempts: 4, attemptTimeoutMs: 2000, budget: retryThrottling() });
+ * const withRetry = createRetry({ maxAttempts: 4, attemptTimeoutMs: 2000, budget: retryThrottlingBudget() });
  * const body = await withRetry(({ signal }) => fetch(url, { signal }).then(readBody), { signal: request.signal });
  * ```
  */

@@ -26,6 +26,11 @@ export interface Scheduler extends Clock {
  * The real clock and timers: `performance.now()`, and the global `setTimeout` / `clearTimeout`.
  * Timers are ref'd, so a pending retry keeps a Node.js process alive until it settles (pass
  * `unref: true` to `retry()` for background work that must not).
+ *
+ * @example
+ * ```ts
+ * retry(op, { clock: systemScheduler }); // the default
+ * ```
  */
 export const systemScheduler: Scheduler = {
   now: () => performance.now(),

@@ -7,7 +7,13 @@ const CODES: ReadonlySet<unknown> = new Set(RETRYABLE_ERROR_CODES);
 const STATUSES: ReadonlySet<unknown> = new Set(RETRYABLE_HTTP_STATUSES);
 const GRPC_CODES: ReadonlySet<unknown> = new Set(RETRYABLE_GRPC_CODES);
 
-/** What the `retryable` override is told about a failure besides the error itself. */
+/**
+ * What the `retryable` override is told about a failure besides the error itself.
+ * @example
+ * ```ts
+ * const retryable = (e: unknown, info: RetryableInfo) => info.transient && info.attempt < 3;
+ * ```
+ */
 export interface RetryableInfo {
   /** The attempt that failed, counting from 1. */
   readonly attempt: number;
@@ -23,6 +29,11 @@ export interface RetryableInfo {
  *
  * It does not see the caller's own abort (that always ends the call) and cannot overrule a
  * "do not retry" hint. If it throws, `retry()` rejects with what it threw.
+ *
+ * @example
+ * ```ts
+ * const onlyMine: RetryableOverride = (e) => e instanceof MyTransientError;
+ * ```
  */
 export type RetryableOverride = (error: unknown, info: RetryableInfo) => boolean | undefined;
 

@@ -25,6 +25,11 @@
  * Not listed on purpose: `ENOTFOUND` (the name does not exist — usually a configuration error, not
  * a blip; `EAI_AGAIN` is the transient DNS case) and undici's headers/body timeouts (the server may
  * be processing the request; retry those explicitly when the call is idempotent).
+ *
+ * @example
+ * ```ts
+ * RETRYABLE_ERROR_CODES.includes('ECONNRESET'); // true
+ * ```
  */
 export const RETRYABLE_ERROR_CODES: readonly string[] = Object.freeze([
   'ECONNRESET',
@@ -57,6 +62,12 @@ export const RETRYABLE_ERROR_CODES: readonly string[] = Object.freeze([
  * Other 4xx statuses (400, 401, 403, 404, 409, 422…) say the request itself is wrong; resending it
  * unchanged cannot succeed (Amazon Builders' Library, "Timeouts, retries, and backoff with jitter").
  * Source for the semantics: RFC 9110 §15.
+ *
+ * @example
+ * ```ts
+ * // retry 409 Conflict too, on top of these:
+ * retry(op, { retryable: (e, { transient }) => transient || (e as { status?: number }).status === 409 });
+ * ```
  */
 export const RETRYABLE_HTTP_STATUSES: readonly number[] = Object.freeze([408, 429, 500, 502, 503, 504]);
 
@@ -66,6 +77,11 @@ export const RETRYABLE_HTTP_STATUSES: readonly number[] = Object.freeze([408, 42
  * string `'UNAVAILABLE'` in `code`, or as the number 14 in `code` on an error that looks like a gRPC
  * error (it has `details` or `metadata`, as `@grpc/grpc-js` errors do, or is named `ConnectError`) —
  * other libraries use a numeric `code` 14 for unrelated things.
+ *
+ * @example
+ * ```ts
+ * isTransientError(Object.assign(new Error('14 UNAVAILABLE'), { code: 14, details: '', metadata: {} })); // true
+ * ```
  */
 export const RETRYABLE_GRPC_CODES: readonly string[] = Object.freeze(['UNAVAILABLE']);
 

@@ -8,6 +8,11 @@
 /**
  * The key of the "do not retry" mark. It is a `Symbol.for` key, so the mark set by one copy of
  * herdless is seen by every other copy in the process.
+ *
+ * @example
+ * ```ts
+ * (error as Record<symbol, unknown>)[DO_NOT_RETRY] === true; // what isDoNotRetry(error) checks
+ * ```
  */
 export const DO_NOT_RETRY: unique symbol = Symbol.for('herdless.doNotRetry') as never;
 
@@ -58,6 +63,11 @@ export function isDoNotRetry(error: unknown): boolean {
  * - `undefined`: nothing; the backoff decides the wait;
  * - a number: "retry after this many ms" (≥ 0, finite);
  * - `'do-not-retry'`: end the call now.
+ *
+ * @example
+ * ```ts
+ * const hint: ServerHint = serverHint(error); // 2000, 'do-not-retry' or undefined
+ * ```
  */
 export type ServerHint = number | 'do-not-retry' | undefined;
 

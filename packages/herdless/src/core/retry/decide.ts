@@ -8,6 +8,11 @@ import type { RetryPolicy } from './policy.js';
 /**
  * The per-call retry state: a small immutable value, one per call, never shared.
  * `decide()` returns the next one inside a `retry` command.
+ *
+ * @example
+ * ```ts
+ * let state: RetryState = startRetry(policy, now);
+ * ```
  */
 export interface RetryState {
   /** The attempt that is running or has just failed, from 1. */
@@ -25,6 +30,13 @@ export interface RetryState {
  * - `give-up`: stop with `reason`. For `'deadline'` and `'hint-too-long'`, `waitMs` is the wait that
  *   was refused and `limitMs` what it exceeded (`maxRetryAfterMs`, or the ms left before the
  *   deadline).
+ *
+ * @example
+ * ```ts
+ * const command: RetryCommand = decide(policy, state, verdict, now, rng);
+ * if (command.kind === 'retry') schedule(command.delayMs, command.next);
+ * else finish(command.reason);
+ * ```
  */
 export type RetryCommand =
   | { readonly kind: 'retry'; readonly delayMs: number; readonly hinted: boolean; readonly next: RetryState }

@@ -14,6 +14,11 @@ import { DO_NOT_RETRY } from '../classify/hints.js';
  * | `'aborted'` | the caller's `signal` aborted (`retry()` then rejects with the signal's reason itself) |
  * | `'budget'` | the retry budget refused the retry |
  * | `'circuit-open'` | reserved: the circuit breaker refused the attempt |
+ *
+ * @example
+ * ```ts
+ * onGiveUp: ({ reason }: { reason: GiveUpReason }) => metrics.increment(`retry_give_up_${reason}`);
+ * ```
  */
 export type GiveUpReason =
   | 'exhausted'
@@ -108,6 +113,11 @@ export class AttemptTimeoutError extends HerdlessError {
   /** True when the call's deadline (`deadlineMs`) cut the attempt short, false for `attemptTimeoutMs`. */
   readonly byDeadline: boolean;
 
+  /**
+   * @param attempt the attempt that timed out, from 1.
+   * @param timeoutMs the time it was given, in ms.
+   * @param byDeadline true when the call's deadline cut it short.
+   */
   constructor(attempt: number, timeoutMs: number, byDeadline: boolean) {
     super(
       'ERR_HERDLESS_ATTEMPT_TIMEOUT',
@@ -122,7 +132,13 @@ export class AttemptTimeoutError extends HerdlessError {
   }
 }
 
-/** True for an {@link AttemptTimeoutError} from any copy of herdless. */
+/**
+ * True for an {@link AttemptTimeoutError} from any copy of herdless.
+ * @example
+ * ```ts
+ * if (isRetryError(e) && isAttemptTimeoutError(e.cause)) console.log('last attempt timed out');
+ * ```
+ */
 export function isAttemptTimeoutError(error: unknown): error is AttemptTimeoutError {
   return isHerdlessError(error, 'ERR_HERDLESS_ATTEMPT_TIMEOUT');
 }

@@ -6,13 +6,24 @@ import type { RetryableOverride } from '../classify/classify.js';
 import { InvalidOptionError } from '../errors.js';
 import { numberOption } from '../validate.js';
 
-/** Default `maxAttempts`: 3 tries in all (the first included), as the SRE book's "Handling Overload" example. */
+/**
+ * Default `maxAttempts`: 3 tries in all (the first included), as the SRE book's "Handling Overload"
+ * example (at most 3 attempts per request).
+ * @example
+ * ```ts
+ * parseRetryPolicy({}).maxAttempts === DEFAULT_MAX_ATTEMPTS; // true
+ * ```
+ */
 export const DEFAULT_MAX_ATTEMPTS = 3;
 
 /**
  * Default `maxRetryAfterMs`: 60 000 ms. Servers send `Retry-After` of a few seconds for a blip or a
  * rate limit; a request to wait more than a minute means "come back later", which one pending call
  * should not sit through — it ends with reason `'hint-too-long'` and the caller decides.
+ * @example
+ * ```ts
+ * retry(op, { maxRetryAfterMs: 5 * DEFAULT_MAX_RETRY_AFTER_MS }); // honour hints up to 5 minutes
+ * ```
  */
 export const DEFAULT_MAX_RETRY_AFTER_MS = 60_000;
 
@@ -23,10 +34,20 @@ export const DEFAULT_MAX_RETRY_AFTER_MS = 60_000;
  * article's herd lab the least; 100 ms is long enough to clear a blip and short enough for a
  * foreground call; the 10 s cap bounds a single wait as the SRE book's "Handling Overload" advises
  * (a caller waiting longer is better served by failing).
+ * @example
+ * ```ts
+ * DEFAULT_BACKOFF.toJSON(); // { kind: 'full jitter', initialBackoffMs: 100, backoffMultiplier: 2, maxBackoffMs: 10000 }
+ * ```
  */
 export const DEFAULT_BACKOFF: Backoff = fullJitterBackoff({ initialBackoffMs: 100, backoffMultiplier: 2, maxBackoffMs: 10_000 });
 
-/** The options of a retry policy that the pure core reads (the runtime adds timers, signal and hooks). */
+/**
+ * The options of a retry policy that the pure core reads (the runtime adds timers, signal and hooks).
+ * @example
+ * ```ts
+ * const options: RetryPolicyOptions = { maxAttempts: 4, backoff: fullJitterBackoff(), deadlineMs: 10_000 };
+ * ```
+ */
 export interface RetryPolicyOptions {
   /**
    * Attempts in all, **the first try included** (gRPC / AWS SDK / resilience4j meaning):
@@ -61,14 +82,26 @@ export interface RetryPolicyOptions {
  * A normalised, frozen retry policy: configuration only, safe to share between calls, drivable in
  * real time (`retry()`) and virtual time (the lab). `deadlineMs` and `attemptTimeoutMs` are
  * `Infinity` when unset.
+ *
+ * @example
+ * ```ts
+ * const policy: RetryPolicy = parseRetryPolicy({ maxAttempts: 4 });
+ * ```
  */
 export interface RetryPolicy {
+  /** Attempts in all, the first included (an integer ≥ 1). */
   readonly maxAttempts: number;
+  /** The backoff that computes each wait. */
   readonly backoff: Backoff;
+  /** The classification override, if any. */
   readonly retryable: RetryableOverride | undefined;
+  /** The longest honoured server hint, in ms. */
   readonly maxRetryAfterMs: number;
+  /** The whole call's limit in ms; `Infinity` for none. */
   readonly deadlineMs: number;
+  /** Each attempt's limit in ms; `Infinity` for none. */
   readonly attemptTimeoutMs: number;
+  /** The shared retry budget, if any. */
   readonly budget: RetryBudget | undefined;
 }
 
@@ -98,6 +131,15 @@ function isFunction(value: unknown): boolean {
  * ```
  */
 export function parseRetryPolicy(options: RetryPolicyOptions | undefined, owner = 'retry'): RetryPolicy {
+  const policy = readRetryPolicy(options, owner);
+  return policy === DEFAULT_POLICY ? policy : Object.freeze(policy);
+}
+
+/**
+ * @internal {@link parseRetryPolicy} without the freeze (which costs about as much as the rest), for
+ * `retry(op, options)`: its policy lives for one call and is never handed out.
+ */
+export function readRetryPolicy(options: RetryPolicyOptions | undefined, owner: string): RetryPolicy {
   if (options === undefined) return DEFAULT_POLICY;
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new InvalidOptionError(owner, 'options', options, 'must be an object');
@@ -126,7 +168,7 @@ export function parseRetryPolicy(options: RetryPolicyOptions | undefined, owner 
   ) {
     throw new InvalidOptionError(owner, 'budget', budget, 'must be a RetryBudget (onAttempt, onSuccess, onFailure, allowRetry)');
   }
-  return Object.freeze({
+  return {
     maxAttempts,
     backoff,
     retryable,
@@ -137,7 +179,7 @@ export function parseRetryPolicy(options: RetryPolicyOptions | undefined, owner 
     deadlineMs: limitOption(owner, 'deadlineMs', options.deadlineMs),
     attemptTimeoutMs: limitOption(owner, 'attemptTimeoutMs', options.attemptTimeoutMs),
     budget,
-  });
+  };
 }
 
 const DEFAULT_POLICY: RetryPolicy = Object.freeze({
