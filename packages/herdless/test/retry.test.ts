@@ -1,4 +1,5 @@
 import { getEventListeners } from 'node:events';
+import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   MAX_DELAY_MS,
@@ -709,5 +710,56 @@ describe('options', () => {
     const reason = new Error('stop');
     await expect(r(() => 1, { signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
     expect(() => createRetry({ signal: new AbortController().signal } as never)).toThrow('createRetry: signal is a per-call option');
+  });
+});
+
+describe('invariants (property, virtual time)', () => {
+  it('an always-failing operation is called exactly maxAttempts times', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 8 }), fc.integer({ min: 0, max: 2 ** 31 - 1 }), async (maxAttempts, seed) => {
+        const clock = new ManualClock();
+        let calls = 0;
+        const p = retry(
+          () => {
+            calls++;
+            throw fail('down');
+          },
+          { maxAttempts, clock, random: new PyRandom(seed) },
+        ).catch((e: unknown) => e);
+        await clock.runAll();
+        expect(await p).toMatchObject({ reason: 'exhausted', attempts: maxAttempts });
+        expect(calls).toBe(maxAttempts);
+        expect(clock.pending).toBe(0);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('an abort at any moment ends the call at that moment, with no timer or listener left', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: 5000 }), fc.boolean(), async (abortAt, hang) => {
+        const clock = new ManualClock();
+        const controller = new AbortController();
+        const box = track(
+          retry(() => (hang ? new Promise<never>(() => undefined) : Promise.reject(fail('down'))), {
+            clock,
+            signal: controller.signal,
+            maxAttempts: 10,
+            attemptTimeoutMs: 700,
+            backoff: constantBackoff({ delayMs: 300 }),
+          }),
+          clock,
+        );
+        await clock.advance(abortAt);
+        const settledBefore = box.done;
+        controller.abort('stop');
+        await clock.advance(0);
+        expect(box.done).toBe(true);
+        if (!settledBefore) expect(box).toMatchObject({ error: 'stop', at: abortAt });
+        expect(clock.pending).toBe(0);
+        expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+      }),
+      { numRuns: 60 },
+    );
   });
 });
