@@ -28,3 +28,20 @@ export { systemClock } from './runtime/system-clock.js';
 export type { Clock } from './core/time.js';
 export * from './core/budget/index.js';
 export * from './grpc/index.js';
+
+// retry(): the executor for real calls (issue 3).
+export {
+  retry,
+  createRetry,
+  type Retrier,
+  type RetrierOptions,
+  type RetryOptions,
+  type RetryCallOptions,
+  type RetryContext,
+  type RetryOperation,
+} from './runtime/retry.js';
+export type { RetryEvent, GiveUpEvent, HookName } from './runtime/hooks.js';
+export { systemScheduler, type Scheduler } from './runtime/scheduler.js';
+export { ManualClock } from './runtime/manual-clock.js';
+export * from './core/retry/index.js';
+export * from './core/classify/index.js';

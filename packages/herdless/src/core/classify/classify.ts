@@ -1,0 +1,155 @@
+import { isHerdlessError } from '../errors.js';
+import { GRPC_UNAVAILABLE, RETRYABLE_ERROR_CODES, RETRYABLE_GRPC_CODES, RETRYABLE_HTTP_STATUSES } from './data.js';
+import { isDoNotRetry, serverHint } from './hints.js';
+import { DO_NOT_RETRY_VERDICT, FATAL, RETRYABLE, RETRYABLE_TIMEOUT, retryAfter, type Verdict } from './verdict.js';
+
+const CODES: ReadonlySet<unknown> = new Set(RETRYABLE_ERROR_CODES);
+const STATUSES: ReadonlySet<unknown> = new Set(RETRYABLE_HTTP_STATUSES);
+const GRPC_CODES: ReadonlySet<unknown> = new Set(RETRYABLE_GRPC_CODES);
+
+/**
+ * What the `retryable` override is told about a failure besides the error itself.
+ * @example
+ * ```ts
+ * const retryable = (e: unknown, info: RetryableInfo) => info.transient && info.attempt < 3;
+ * ```
+ */
+export interface RetryableInfo {
+  /** The attempt that failed, counting from 1. */
+  readonly attempt: number;
+  /** The default decision for this error: {@link isTransientError}. */
+  readonly transient: boolean;
+}
+
+/**
+ * The one override of the classification: `(error, { attempt, transient }) => boolean | undefined`.
+ * Return `true` to retry, `false` to stop (reason `'fatal'`), `undefined` to keep the default
+ * decision `transient`. So `(e, { transient }) => transient || e.status === 409` extends the
+ * defaults and `(e) => e instanceof MyTransientError` replaces them.
+ *
+ * It does not see the caller's own abort (that always ends the call) and cannot overrule a
+ * "do not retry" hint. If it throws, `retry()` rejects with what it threw.
+ *
+ * @example
+ * ```ts
+ * const onlyMine: RetryableOverride = (e) => e instanceof MyTransientError;
+ * ```
+ */
+export type RetryableOverride = (error: unknown, info: RetryableInfo) => boolean | undefined;
+
+function hasTransientCode(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (CODES.has((value as { code?: unknown }).code)) return true;
+  // Node rejects a failed connection to a dual-stack name with an AggregateError, one error per address.
+  const errors = (value as { errors?: unknown }).errors;
+  if (Array.isArray(errors)) {
+    for (const e of errors) if (typeof e === 'object' && e !== null && CODES.has((e as { code?: unknown }).code)) return true;
+  }
+  return false;
+}
+
+function isRetryableStatus(error: object): boolean {
+  const e = error as { status?: unknown; statusCode?: unknown; response?: unknown };
+  if (STATUSES.has(e.status) || STATUSES.has(e.statusCode)) return true;
+  const response = e.response;
+  if (typeof response === 'object' && response !== null) {
+    const r = response as { status?: unknown; statusCode?: unknown };
+    return STATUSES.has(r.status) || STATUSES.has(r.statusCode);
+  }
+  return false;
+}
+
+function isGrpcUnavailable(error: object): boolean {
+  const e = error as { code?: unknown; details?: unknown; metadata?: unknown; name?: unknown };
+  if (GRPC_CODES.has(e.code)) return true;
+  return e.code === GRPC_UNAVAILABLE && ('details' in e || 'metadata' in e || e.name === 'ConnectError');
+}
+
+const TIMEOUT_CODES: ReadonlySet<unknown> = new Set(['ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/** A timed-out attempt: retry budgets such as the AWS retry quota charge more for its retry. */
+function isTimeout(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  if (isHerdlessError(error, 'ERR_HERDLESS_ATTEMPT_TIMEOUT') || TIMEOUT_CODES.has((error as { code?: unknown }).code)) return true;
+  const cause = (error as { cause?: unknown }).cause;
+  return typeof cause === 'object' && cause !== null && TIMEOUT_CODES.has((cause as { code?: unknown }).code);
+}
+
+/**
+ * The default classification, as data ({@link RETRYABLE_ERROR_CODES}, {@link RETRYABLE_HTTP_STATUSES},
+ * {@link RETRYABLE_GRPC_CODES}): true for a failure that may succeed if the same request is sent
+ * again later.
+ *
+ * True for:
+ * - an error whose `code` is a transient network code (`ECONNRESET`, `UND_ERR_SOCKET`, …), or an
+ *   `AggregateError` with such a member;
+ * - a `TypeError` whose `cause` (up to three levels deep) is such an error — `fetch()`'s
+ *   `TypeError('fetch failed')`. Any other `TypeError` is a programming bug and is fatal;
+ * - an attempt timeout (`AttemptTimeoutError`, from `attemptTimeoutMs`);
+ * - an error carrying HTTP status 408, 429, 500, 502, 503 or 504 in `status`, `statusCode`,
+ *   `response.status` or `response.statusCode`;
+ * - an error carrying gRPC status `UNAVAILABLE`.
+ *
+ * False for everything else, including non-objects (a thrown string), other `TypeError`s,
+ * `AbortError`s and other 4xx statuses. Sources: Amazon Builders' Library "Timeouts, retries, and
+ * backoff with jitter" (client errors are not retried), gRFC A6 (`retryableStatusCodes`).
+ *
+ * @example
+ * ```ts
+ * isTransientError(Object.assign(new Error('busy'), { status: 503 })); // true
+ * isTransientError(new TypeError('x is not a function')); // false
+ * ```
+ */
+export function isTransientError(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  if (error instanceof TypeError || (error as { name?: unknown }).name === 'TypeError') {
+    // A TypeError is a bug unless it wraps a network failure, as fetch()'s "fetch failed" does.
+    let cause = (error as { cause?: unknown }).cause;
+    for (let depth = 0; depth < 3 && typeof cause === 'object' && cause !== null; depth++) {
+      if (hasTransientCode(cause)) return true;
+      cause = (cause as { cause?: unknown }).cause;
+    }
+    return false;
+  }
+  if (hasTransientCode(error)) return true;
+  if (isRetryableStatus(error)) return true;
+  if (isGrpcUnavailable(error)) return true;
+  return isHerdlessError(error, 'ERR_HERDLESS_ATTEMPT_TIMEOUT');
+}
+
+/**
+ * Turns a failure into a {@link Verdict} — the classification step `retry()` runs on every failed
+ * attempt, in this order:
+ * 1. a "do not retry" mark gives `do-not-retry`;
+ * 2. the decision: `override(error, { attempt, transient })` when given and it returns a boolean,
+ *    else `transient` ({@link isTransientError}); `false` gives `fatal`;
+ * 3. for a retryable error, the server hint ({@link serverHint}): `retryAfterMs` gives a hinted
+ *    verdict, a malformed one gives `do-not-retry`; without a hint, a timeout (an
+ *    `AttemptTimeoutError`, or code `ETIMEDOUT` / `UND_ERR_CONNECT_TIMEOUT` on the error or its
+ *    `cause`) gives `{ kind: 'retryable', timeout: true }`.
+ *
+ * A hint never makes a fatal error retryable: a 404 with `retryAfterMs` is still fatal (gRFC A6
+ * likewise ignores pushback on a non-retryable status).
+ *
+ * @param error what the attempt threw or rejected with.
+ * @param override the `retryable` option, if any.
+ * @param attempt the attempt that failed (from 1); passed on to `override`.
+ * @throws whatever `override` throws.
+ * @example
+ * ```ts
+ * classify(Object.assign(new Error('slow down'), { status: 429, retryAfterMs: 1500 })); // { kind: 'retryable', retryAfterMs: 1500 }
+ * ```
+ */
+export function classify(error: unknown, override?: RetryableOverride, attempt = 1): Verdict {
+  if (isDoNotRetry(error)) return DO_NOT_RETRY_VERDICT;
+  let retryable = isTransientError(error);
+  if (override !== undefined) {
+    const said = override(error, { attempt, transient: retryable });
+    if (said !== undefined) retryable = said === true;
+  }
+  if (!retryable) return FATAL;
+  const hint = serverHint(error);
+  if (hint === undefined) return isTimeout(error) ? RETRYABLE_TIMEOUT : RETRYABLE;
+  // The mark was handled above, so 'do-not-retry' here is a malformed retryAfterMs (gRFC A6: don't retry).
+  return hint === 'do-not-retry' ? DO_NOT_RETRY_VERDICT : retryAfter(hint);
+}

@@ -1,0 +1,173 @@
+import { MAX_DELAY_MS } from '../backoff/backoff.js';
+import type { RetryBudget } from '../budget/budget.js';
+import type { Verdict } from '../classify/verdict.js';
+import type { Rng } from '../rng.js';
+import { formatMs, type GiveUpReason } from './errors.js';
+import type { RetryPolicy } from './policy.js';
+
+/**
+ * The per-call retry state: a small immutable value, one per call, never shared.
+ * `decide()` returns the next one inside a `retry` command.
+ *
+ * @example
+ * ```ts
+ * let state: RetryState = startRetry(policy, now);
+ * ```
+ */
+export interface RetryState {
+  /** The attempt that is running or has just failed, from 1. */
+  readonly attempt: number;
+  /** The wait made before this attempt in ms (0 before the first); decorrelated jitter reads it. */
+  readonly previousDelayMs: number;
+  /** When the call's deadline passes, on the driver's clock (ms); `Infinity` without `deadlineMs`. */
+  readonly deadlineAt: number;
+}
+
+/**
+ * What the driver must do after a failed attempt:
+ * - `retry`: wait `delayMs` ms (0: start at once, no timer), then start attempt `next.attempt`
+ *   with state `next`. `hinted` says the wait is the server's hint rather than the backoff's.
+ * - `give-up`: stop with `reason`. For `'deadline'` and `'hint-too-long'`, `waitMs` is the wait that
+ *   was refused and `limitMs` what it exceeded (`maxRetryAfterMs`, or the ms left before the
+ *   deadline).
+ *
+ * @example
+ * ```ts
+ * const command: RetryCommand = decide(policy, state, verdict, now, rng);
+ * if (command.kind === 'retry') schedule(command.delayMs, command.next);
+ * else finish(command.reason);
+ * ```
+ */
+export type RetryCommand =
+  | { readonly kind: 'retry'; readonly delayMs: number; readonly hinted: boolean; readonly next: RetryState }
+  | { readonly kind: 'give-up'; readonly reason: GiveUpReason; readonly waitMs?: number; readonly limitMs?: number };
+
+/**
+ * The budget protocol with its optional second arguments (`onSuccess(now, isRetry)`,
+ * `onFailure(now, isTimeout)`, read by the AWS retry quota); budgets that ignore them are fine.
+ */
+/** @internal */
+export type HintedRetryBudget = RetryBudget & {
+  onSuccess(now: number, isRetry?: boolean): void;
+  onFailure(now: number, isTimeout?: boolean): void;
+};
+
+type GiveUp = Extract<RetryCommand, { kind: 'give-up' }>;
+
+const giveUp = (reason: GiveUpReason): GiveUp => Object.freeze({ kind: 'give-up', reason });
+const EXHAUSTED = giveUp('exhausted');
+const FATAL = giveUp('fatal');
+const DO_NOT_RETRY = giveUp('do-not-retry');
+const DEADLINE = giveUp('deadline');
+const BUDGET = giveUp('budget');
+
+/**
+ * The state of a call before its first attempt, which starts at `now` (ms on the driver's clock).
+ *
+ * @example
+ * ```ts
+ * const state = startRetry(policy, clock.now()); // { attempt: 1, previousDelayMs: 0, deadlineAt: … }
+ * ```
+ */
+export function startRetry(policy: RetryPolicy, now: number): RetryState {
+  return { attempt: 1, previousDelayMs: 0, deadlineAt: now + policy.deadlineMs };
+}
+
+/**
+ * The retry state machine's step: given the policy, the call's state, the failed attempt's
+ * {@link Verdict}, the time `now` (ms) and an {@link Rng}, what to do next. Pure apart from the
+ * policy's retry budget, which it informs (`onFailure`) and asks (`allowRetry`) — the driver calls
+ * the budget's `onAttempt(now, isRetry)` and `onSuccess(now, isRetry)` itself. Checks, in order:
+ *
+ * 1. `fatal` → give up `'fatal'` (not reported to the budget);
+ * 2. the budget's `onFailure(now, isTimeout)` (`isTimeout`: the verdict's `timeout`);
+ * 3. `do-not-retry` → give up `'do-not-retry'`;
+ * 4. `attempt ≥ maxAttempts` → give up `'exhausted'` (maxAttempts counts the first try);
+ * 5. `now ≥ deadlineAt` → give up `'deadline'`;
+ * 6. the wait: the hint `retryAfterMs` if any (longer than `maxRetryAfterMs` → give up
+ *    `'hint-too-long'`), else `backoff.delay(attempt, previousDelayMs, rng)` held to [0, 2^31 − 1];
+ * 7. `now + wait ≥ deadlineAt` → give up (`'hint-too-long'` for a hint, else `'deadline'`): a wait
+ *    that would cross the deadline is not started;
+ * 8. the budget's `allowRetry(now)` false → give up `'budget'` (asked last, so a budget that counts
+ *    retries when it allows them only counts retries that happen);
+ * 9. retry after the wait.
+ *
+ * Sources: gRFC A6 (maxAttempts includes the first try; pushback replaces the backoff; throttling),
+ * RFC 9110 §10.2.3 (Retry-After).
+ *
+ * @example
+ * ```ts
+ * const policy = parseRetryPolicy({ maxAttempts: 2, backoff: constantBackoff({ delayMs: 50 }) });
+ * let state = startRetry(policy, 0);
+ * decide(policy, state, RETRYABLE, 10, systemRandom); // { kind: 'retry', delayMs: 50, hinted: false, next: { attempt: 2, … } }
+ * ```
+ */
+export function decide(policy: RetryPolicy, state: RetryState, verdict: Verdict, now: number, rng: Rng): RetryCommand {
+  if (verdict.kind === 'fatal') return FATAL;
+  const budget = policy.budget as HintedRetryBudget | undefined;
+  if (budget !== undefined) budget.onFailure(now, verdict.kind === 'retryable' && verdict.timeout === true);
+  if (verdict.kind === 'do-not-retry') return DO_NOT_RETRY;
+  if (state.attempt >= policy.maxAttempts) return EXHAUSTED;
+  const deadlineAt = state.deadlineAt;
+  if (now >= deadlineAt) return DEADLINE;
+  const hint = verdict.retryAfterMs;
+  let delay: number;
+  if (hint !== undefined) {
+    // The server's hint replaces the backoff for this wait; never retry sooner than it asked.
+    if (hint > policy.maxRetryAfterMs) {
+      return { kind: 'give-up', reason: 'hint-too-long', waitMs: hint, limitMs: policy.maxRetryAfterMs };
+    }
+    delay = hint;
+  } else {
+    delay = policy.backoff.delay(state.attempt, state.previousDelayMs, rng);
+    // A custom Backoff might return garbage; a timer given more than 2^31 − 1 ms fires after 1 ms.
+    if (!(delay > 0)) delay = 0;
+    else if (delay > MAX_DELAY_MS) delay = MAX_DELAY_MS;
+  }
+  if (deadlineAt !== Infinity && now + delay >= deadlineAt) {
+    return { kind: 'give-up', reason: hint !== undefined ? 'hint-too-long' : 'deadline', waitMs: delay, limitMs: deadlineAt - now };
+  }
+  if (budget !== undefined && !budget.allowRetry(now)) return BUDGET;
+  return {
+    kind: 'retry',
+    delayMs: delay,
+    hinted: hint !== undefined,
+    next: { attempt: state.attempt + 1, previousDelayMs: delay, deadlineAt },
+  };
+}
+
+/**
+ * A human sentence for a give-up command, used in `RetryError`'s message, e.g.
+ * `all 4 attempts failed` or `the server asked to wait 120000 ms, more than maxRetryAfterMs (60000 ms)`.
+ *
+ * @example
+ * ```ts
+ * describeGiveUp(policy, { kind: 'give-up', reason: 'exhausted' }); // 'all 3 attempts failed'
+ * ```
+ */
+export function describeGiveUp(policy: RetryPolicy, command: Extract<RetryCommand, { kind: 'give-up' }>): string {
+  const wait = command.waitMs === undefined ? '' : formatMs(command.waitMs);
+  const limit = command.limitMs === undefined ? '' : formatMs(command.limitMs);
+  switch (command.reason) {
+    case 'exhausted':
+      return `all ${policy.maxAttempts} attempt${policy.maxAttempts === 1 ? '' : 's'} failed (maxAttempts ${policy.maxAttempts})`;
+    case 'fatal':
+      return 'the failure is not retryable';
+    case 'do-not-retry':
+      return 'the failure says not to retry';
+    case 'deadline':
+      return command.waitMs === undefined
+        ? `the deadline (deadlineMs ${policy.deadlineMs}) passed`
+        : `the next wait (${wait} ms) would cross the deadline (${limit} ms left)`;
+    case 'hint-too-long':
+      return command.waitMs! > policy.maxRetryAfterMs
+        ? `the server asked to wait ${wait} ms, more than maxRetryAfterMs (${limit} ms)`
+        : `the server asked to wait ${wait} ms, more than the ${limit} ms left before the deadline`;
+    case 'budget':
+      return `the retry budget${policy.budget ? ` "${policy.budget.name}"` : ''} refused the retry`;
+    case 'aborted':
+      return 'the caller aborted';
+    case 'circuit-open':
+      return 'the circuit is open';
+  }
+}

@@ -1,0 +1,16 @@
+export {
+  parseRetryPolicy,
+  DEFAULT_BACKOFF,
+  DEFAULT_MAX_ATTEMPTS,
+  DEFAULT_MAX_RETRY_AFTER_MS,
+  type RetryPolicy,
+  type RetryPolicyOptions,
+} from './policy.js';
+export { startRetry, decide, describeGiveUp, type RetryState, type RetryCommand } from './decide.js';
+export {
+  RetryError,
+  AttemptTimeoutError,
+  isRetryError,
+  isAttemptTimeoutError,
+  type GiveUpReason,
+} from './errors.js';

@@ -1,0 +1,193 @@
+import type { Backoff } from '../backoff/backoff.js';
+import { MAX_DELAY_MS } from '../backoff/backoff.js';
+import { fullJitterBackoff } from '../backoff/exponential.js';
+import type { RetryBudget } from '../budget/budget.js';
+import type { RetryableOverride } from '../classify/classify.js';
+import { InvalidOptionError } from '../errors.js';
+import { numberOption } from '../validate.js';
+
+/**
+ * Default `maxAttempts`: 3 tries in all (the first included), as the SRE book's "Handling Overload"
+ * example (at most 3 attempts per request).
+ * @example
+ * ```ts
+ * parseRetryPolicy({}).maxAttempts === DEFAULT_MAX_ATTEMPTS; // true
+ * ```
+ */
+export const DEFAULT_MAX_ATTEMPTS = 3;
+
+/**
+ * Default `maxRetryAfterMs`: 60 000 ms. Servers send `Retry-After` of a few seconds for a blip or a
+ * rate limit; a request to wait more than a minute means "come back later", which one pending call
+ * should not sit through — it ends with reason `'hint-too-long'` and the caller decides.
+ * @example
+ * ```ts
+ * retry(op, { maxRetryAfterMs: 5 * DEFAULT_MAX_RETRY_AFTER_MS }); // honour hints up to 5 minutes
+ * ```
+ */
+export const DEFAULT_MAX_RETRY_AFTER_MS = 60_000;
+
+/**
+ * The default backoff: full jitter, `initialBackoffMs` 100, `backoffMultiplier` 2, `maxBackoffMs`
+ * 10 000 — waits drawn from [0, 100), [0, 200), [0, 400) … [0, 10 000) ms. Full jitter did the
+ * least work in the AWS "Exponential Backoff And Jitter" post (M. Brooker, 2015) and crashed the
+ * article's herd lab the least; 100 ms is long enough to clear a blip and short enough for a
+ * foreground call; the 10 s cap bounds a single wait as the SRE book's "Handling Overload" advises
+ * (a caller waiting longer is better served by failing).
+ * @example
+ * ```ts
+ * DEFAULT_BACKOFF.toJSON(); // { kind: 'full jitter', initialBackoffMs: 100, backoffMultiplier: 2, maxBackoffMs: 10000 }
+ * ```
+ */
+export const DEFAULT_BACKOFF: Backoff = fullJitterBackoff({ initialBackoffMs: 100, backoffMultiplier: 2, maxBackoffMs: 10_000 });
+
+/**
+ * The options of a retry policy that the pure core reads (the runtime adds timers, signal and hooks).
+ * @example
+ * ```ts
+ * const options: RetryPolicyOptions = { maxAttempts: 4, backoff: fullJitterBackoff(), deadlineMs: 10_000 };
+ * ```
+ */
+export interface RetryPolicyOptions {
+  /**
+   * Attempts in all, **the first try included** (gRPC / AWS SDK / resilience4j meaning):
+   * `maxAttempts: 1` never retries. Default 3. An integer ≥ 1.
+   */
+  maxAttempts?: number;
+  /** How long to wait before each retry. Default {@link DEFAULT_BACKOFF} (full jitter, 100 ms × 2^n, cap 10 s). */
+  backoff?: Backoff;
+  /** The one override of the default classification; see {@link RetryableOverride}. Default: none. */
+  retryable?: RetryableOverride;
+  /**
+   * The longest server hint (`retryAfterMs`) the call will honour, in ms. A longer hint ends the call
+   * at once with reason `'hint-too-long'` — never a shorter wait. Default 60 000. Range [0, 2^31 − 1].
+   */
+  maxRetryAfterMs?: number;
+  /**
+   * The whole call's time limit in ms — every attempt and every wait. The running attempt's signal
+   * aborts at the deadline; a wait that would end at or after it is not started. Default: none.
+   * Range (0, 2^31 − 1], or `Infinity` for none.
+   */
+  deadlineMs?: number;
+  /**
+   * Each attempt's time limit in ms: the attempt's `signal` aborts and the attempt fails with a
+   * (retryable) `AttemptTimeoutError`. Default: none. Range (0, 2^31 − 1], or `Infinity` for none.
+   */
+  attemptTimeoutMs?: number;
+  /** A retry budget shared by many calls (see `RetryBudget`); a refusal ends the call with reason `'budget'`. Default: none. */
+  budget?: RetryBudget;
+}
+
+/**
+ * A normalised, frozen retry policy: configuration only, safe to share between calls, drivable in
+ * real time (`retry()`) and virtual time (the lab). `deadlineMs` and `attemptTimeoutMs` are
+ * `Infinity` when unset.
+ *
+ * @example
+ * ```ts
+ * const policy: RetryPolicy = parseRetryPolicy({ maxAttempts: 4 });
+ * ```
+ */
+export interface RetryPolicy {
+  /** Attempts in all, the first included (an integer ≥ 1). */
+  readonly maxAttempts: number;
+  /** The backoff that computes each wait. */
+  readonly backoff: Backoff;
+  /** The classification override, if any. */
+  readonly retryable: RetryableOverride | undefined;
+  /** The longest honoured server hint, in ms. */
+  readonly maxRetryAfterMs: number;
+  /** The whole call's limit in ms; `Infinity` for none. */
+  readonly deadlineMs: number;
+  /** Each attempt's limit in ms; `Infinity` for none. */
+  readonly attemptTimeoutMs: number;
+  /** The shared retry budget, if any. */
+  readonly budget: RetryBudget | undefined;
+}
+
+function limitOption(owner: string, field: string, value: unknown): number {
+  if (value === undefined || value === Infinity) return Infinity;
+  return numberOption(owner, field, value, Infinity, { min: 0, minExclusive: true, max: MAX_DELAY_MS });
+}
+
+function isFunction(value: unknown): boolean {
+  return typeof value === 'function';
+}
+
+/**
+ * Validates and normalises the core retry options once, into a frozen {@link RetryPolicy}.
+ * Fields it does not know are left to the caller (the runtime checks the full option set).
+ *
+ * @param options the options; `undefined` gives the defaults.
+ * @param owner the name used in error messages (`retry`, `createRetry`, …).
+ * @throws InvalidOptionError naming the field and the value: `maxAttempts` not an integer ≥ 1;
+ *   `backoff` without a `delay` function; `retryable` not a function; `maxRetryAfterMs` outside
+ *   [0, 2^31 − 1]; `deadlineMs` / `attemptTimeoutMs` not in (0, 2^31 − 1] or `Infinity`; `budget`
+ *   missing one of `onAttempt`, `onSuccess`, `onFailure`, `allowRetry`.
+ * @example
+ * ```ts
+ * const policy = parseRetryPolicy({ maxAttempts: 4, deadlineMs: 5000 });
+ * policy.attemptTimeoutMs; // Infinity
+ * ```
+ */
+export function parseRetryPolicy(options: RetryPolicyOptions | undefined, owner = 'retry'): RetryPolicy {
+  const policy = readRetryPolicy(options, owner);
+  return policy === DEFAULT_POLICY ? policy : Object.freeze(policy);
+}
+
+/**
+ * @internal {@link parseRetryPolicy} without the freeze (which costs about as much as the rest), for
+ * `retry(op, options)`: its policy lives for one call and is never handed out.
+ */
+export function readRetryPolicy(options: RetryPolicyOptions | undefined, owner: string): RetryPolicy {
+  if (options === undefined) return DEFAULT_POLICY;
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new InvalidOptionError(owner, 'options', options, 'must be an object');
+  }
+  const maxAttempts = numberOption(owner, 'maxAttempts', options.maxAttempts, DEFAULT_MAX_ATTEMPTS, {
+    min: 1,
+    integer: true,
+  });
+  const backoff = options.backoff === undefined ? DEFAULT_BACKOFF : options.backoff;
+  if (typeof backoff !== 'object' || backoff === null || !isFunction(backoff.delay)) {
+    throw new InvalidOptionError(owner, 'backoff', backoff, 'must be a Backoff (e.g. fullJitterBackoff())');
+  }
+  const retryable = options.retryable;
+  if (retryable !== undefined && !isFunction(retryable)) {
+    throw new InvalidOptionError(owner, 'retryable', retryable, 'must be a function (error, { attempt, transient }) => boolean | undefined');
+  }
+  const budget = options.budget;
+  if (
+    budget !== undefined &&
+    (typeof budget !== 'object' ||
+      budget === null ||
+      !isFunction(budget.onAttempt) ||
+      !isFunction(budget.onSuccess) ||
+      !isFunction(budget.onFailure) ||
+      !isFunction(budget.allowRetry))
+  ) {
+    throw new InvalidOptionError(owner, 'budget', budget, 'must be a RetryBudget (onAttempt, onSuccess, onFailure, allowRetry)');
+  }
+  return {
+    maxAttempts,
+    backoff,
+    retryable,
+    maxRetryAfterMs: numberOption(owner, 'maxRetryAfterMs', options.maxRetryAfterMs, DEFAULT_MAX_RETRY_AFTER_MS, {
+      min: 0,
+      max: MAX_DELAY_MS,
+    }),
+    deadlineMs: limitOption(owner, 'deadlineMs', options.deadlineMs),
+    attemptTimeoutMs: limitOption(owner, 'attemptTimeoutMs', options.attemptTimeoutMs),
+    budget,
+  };
+}
+
+const DEFAULT_POLICY: RetryPolicy = Object.freeze({
+  maxAttempts: DEFAULT_MAX_ATTEMPTS,
+  backoff: DEFAULT_BACKOFF,
+  retryable: undefined,
+  maxRetryAfterMs: DEFAULT_MAX_RETRY_AFTER_MS,
+  deadlineMs: Infinity,
+  attemptTimeoutMs: Infinity,
+  budget: undefined,
+});

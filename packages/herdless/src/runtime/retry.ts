@@ -1,0 +1,543 @@
+import { classify } from '../core/classify/classify.js';
+import { InvalidOptionError } from '../core/errors.js';
+import { decide, describeGiveUp, startRetry, type HintedRetryBudget, type RetryCommand, type RetryState } from '../core/retry/decide.js';
+import { AttemptTimeoutError, RetryError, type GiveUpReason } from '../core/retry/errors.js';
+import { parseRetryPolicy, readRetryPolicy, type RetryPolicy, type RetryPolicyOptions } from '../core/retry/policy.js';
+import type { Rng } from '../core/rng.js';
+import { callHook, type GiveUpEvent, type HookName, type RetryEvent } from './hooks.js';
+import type { Scheduler } from './scheduler.js';
+import { systemScheduler } from './scheduler.js';
+import { systemRandom } from './system-random.js';
+
+/**
+ * What each attempt of a `retry()` call receives.
+ * @example
+ * ```ts
+ * retry(({ attempt, signal }: RetryContext) => fetch(url, { signal, headers: { 'x-attempt': String(attempt) } }));
+ * ```
+ */
+export interface RetryContext {
+  /** This attempt's number, counting from 1. */
+  readonly attempt: number;
+  /**
+   * Aborts when the caller's `signal` aborts (reason: the caller's reason) or when this attempt
+   * runs out of time (`attemptTimeoutMs` or the call's deadline; reason: an `AttemptTimeoutError`).
+   * Pass it on to `fetch()` and the like. It is created on first read, so an operation that never
+   * reads it costs nothing.
+   */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * The function `retry()` runs: one call per attempt. It may return a value or a promise.
+ * @example
+ * ```ts
+ * const op: RetryOperation<Response> = ({ signal }) => fetch(url, { signal });
+ * ```
+ */
+export type RetryOperation<T> = (context: RetryContext) => T | PromiseLike<T>;
+
+/**
+ * Options of {@link createRetry}: the policy (see {@link RetryPolicyOptions}) plus the runtime's ports and hooks.
+ * @example
+ * ```ts
+ * const options: RetrierOptions = { maxAttempts: 4, clock: new ManualClock(), random: new PyRandom(1) };
+ * ```
+ */
+export interface RetrierOptions extends RetryPolicyOptions {
+  /** The randomness the backoff draws from. Default `systemRandom` (`Math.random`); pass `new PyRandom(seed)` for repeatable waits. */
+  random?: Rng;
+  /** The clock and timers. Default `systemScheduler` (`performance.now`, `setTimeout`); pass a {@link ManualClock} in tests. */
+  clock?: Scheduler;
+  /**
+   * `true` unrefs every timer the call schedules, so a pending retry does not keep a Node.js process
+   * alive (background work). Default `false`: a foreground call is allowed to finish.
+   */
+  unref?: boolean;
+  /**
+   * Called before each wait: attempt `attempt` failed with `error`, the next starts after `delayMs` ms.
+   * An observer — see {@link createRetry} for what happens if it throws or rejects.
+   */
+  onRetry?: (event: RetryEvent) => unknown;
+  /** Called once when the call stops without a result, just before it rejects. An observer, as `onRetry`. */
+  onGiveUp?: (event: GiveUpEvent) => unknown;
+  /**
+   * Receives a hook's failure (a throw, or the rejection of the promise it returned). Default: a
+   * process warning `HERDLESS_HOOK_FAILED` (`console.error` outside Node.js).
+   */
+  onHookError?: (error: unknown, hook: HookName) => void;
+}
+
+/**
+ * Options of {@link retry}: everything {@link createRetry} takes, plus the call's `signal`.
+ * @example
+ * ```ts
+ * const options: RetryOptions = { maxAttempts: 4, deadlineMs: 10_000, signal: request.signal };
+ * ```
+ */
+export interface RetryOptions extends RetrierOptions {
+  /**
+   * Aborting it ends the call at once — during an attempt or a wait — and the call rejects with the
+   * signal's `reason` itself (as `fetch()` does), not with a `RetryError`. The pending timer is
+   * cleared, no further attempt starts, and the listener `retry()` added is removed.
+   */
+  signal?: AbortSignal;
+}
+
+/**
+ * Per-call options of a {@link Retrier}.
+ * @example
+ * ```ts
+ * await withRetry(op, { signal: AbortSignal.timeout(5000) } satisfies RetryCallOptions);
+ * ```
+ */
+export interface RetryCallOptions {
+  /** As {@link RetryOptions.signal}. */
+  signal?: AbortSignal;
+}
+
+/**
+ * A retry policy bound to the runtime, made once by {@link createRetry}: call it like `retry()`.
+ * @example
+ * ```ts
+ * const withRetry: Retrier = createRetry({ maxAttempts: 4 });
+ * const value = await withRetry(op);
+ * ```
+ */
+export interface Retrier {
+  <T>(operation: RetryOperation<T>, options?: RetryCallOptions): Promise<T>;
+  /** The normalised policy, e.g. for the lab or for logging. */
+  readonly policy: RetryPolicy;
+}
+
+interface Runner {
+  readonly policy: RetryPolicy;
+  readonly random: Rng;
+  readonly clock: Scheduler;
+  readonly unref: boolean;
+  readonly onRetry: ((event: RetryEvent) => unknown) | undefined;
+  readonly onGiveUp: ((event: GiveUpEvent) => unknown) | undefined;
+  readonly onHookError: ((error: unknown, hook: HookName) => void) | undefined;
+  /** No deadline and no attempt timeout: without a signal, the call needs no guard at all. */
+  readonly plain: boolean;
+}
+
+const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
+  'maxAttempts',
+  'backoff',
+  'retryable',
+  'maxRetryAfterMs',
+  'deadlineMs',
+  'attemptTimeoutMs',
+  'budget',
+  'random',
+  'clock',
+  'unref',
+  'onRetry',
+  'onGiveUp',
+  'onHookError',
+  'signal',
+]);
+
+function functionOption<F>(owner: string, field: string, value: F | undefined): F | undefined {
+  if (value !== undefined && typeof value !== 'function') throw new InvalidOptionError(owner, field, value, 'must be a function');
+  return value;
+}
+
+function hasMethods(value: unknown, names: readonly string[]): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  for (const name of names) if (typeof (value as Record<string, unknown>)[name] !== 'function') return false;
+  return true;
+}
+
+function parseRunner(options: RetryOptions, owner: string, allowSignal: boolean): Runner {
+  // createRetry() hands its policy out (frozen); retry()'s lives for one call.
+  const policy = allowSignal ? readRetryPolicy(options, owner) : parseRetryPolicy(options, owner);
+  for (const key in options) {
+    if (!KNOWN_OPTIONS.has(key) || (key === 'signal' && !allowSignal)) {
+      const why = key === 'signal' ? 'is a per-call option: pass it with each call' : 'is not a retry option (check the spelling)';
+      throw new InvalidOptionError(owner, key, (options as Record<string, unknown>)[key], why);
+    }
+  }
+  // Only what was given is checked: the defaults are known to be good.
+  const random = options.random;
+  if (random !== undefined && !hasMethods(random, ['random'])) throw new InvalidOptionError(owner, 'random', random, 'must be an Rng ({ random(): number })');
+  const clock = options.clock;
+  if (clock !== undefined && !hasMethods(clock, ['now', 'setTimeout', 'clearTimeout'])) {
+    throw new InvalidOptionError(owner, 'clock', clock, 'must be a Scheduler (now, setTimeout, clearTimeout), e.g. a ManualClock');
+  }
+  const unref = options.unref;
+  if (unref !== undefined && typeof unref !== 'boolean') throw new InvalidOptionError(owner, 'unref', unref, 'must be a boolean');
+  // Internal and never handed out, so not frozen: retry(op, options) builds one per call.
+  return {
+    policy,
+    random: random ?? systemRandom,
+    clock: clock ?? systemScheduler,
+    unref: unref === true,
+    onRetry: functionOption(owner, 'onRetry', options.onRetry),
+    onGiveUp: functionOption(owner, 'onGiveUp', options.onGiveUp),
+    onHookError: functionOption(owner, 'onHookError', options.onHookError),
+    plain: policy.deadlineMs === Infinity && policy.attemptTimeoutMs === Infinity,
+  };
+}
+
+function checkSignal(owner: string, signal: unknown): AbortSignal | undefined {
+  if (signal === undefined) return undefined;
+  if (!hasMethods(signal, ['addEventListener', 'removeEventListener']) || typeof (signal as AbortSignal).aborted !== 'boolean') {
+    throw new InvalidOptionError(owner, 'signal', signal, 'must be an AbortSignal');
+  }
+  return signal as AbortSignal;
+}
+
+let defaultRunner: Runner | undefined;
+
+/**
+ * Runs `operation` until it succeeds, retrying transient failures with capped exponential backoff
+ * and full jitter — and stopping at `maxAttempts`, the deadline, a fatal error, a server's "do not
+ * retry", a too-long `Retry-After`, a refusing retry budget, or the caller's abort. Nothing can
+ * make it hang past its `deadlineMs`, retry forever, or leave a timer or a listener behind.
+ *
+ * Defaults: `maxAttempts` 3 (the first try included), full jitter from 100 ms doubling to a 10 s cap
+ * (AWS "Exponential Backoff And Jitter"), `maxRetryAfterMs` 60 000, no deadline, no attempt timeout,
+ * no budget. Only transient failures are retried (see `isTransientError`: network error codes,
+ * fetch's "fetch failed", attempt timeouts, HTTP 408/429/500/502/503/504, gRPC UNAVAILABLE);
+ * everything else — TypeErrors (bugs), 4xx, the caller's abort — ends the call after one attempt.
+ *
+ * Outcome:
+ * - resolves with the first successful attempt's value;
+ * - rejects with a {@link RetryError} (code `ERR_HERDLESS_RETRY`; `reason`, `attempts`, and the last
+ *   failure as `cause`) when it gives up; that error carries the "do not retry" mark, so an outer
+ *   `retry()` never multiplies this one's attempts;
+ * - rejects with `signal.reason` itself when the caller's signal aborts (before or during the call).
+ *
+ * Hooks (`onRetry`, `onGiveUp`) are observers: they are not awaited, and a throw or rejected promise
+ * from them never changes the outcome and never becomes an unhandled rejection — it goes to
+ * `onHookError`, or else to a process warning.
+ *
+ * Options are validated on every call (cheaply); to validate once, use {@link createRetry}.
+ *
+ * @param operation called once per attempt with `{ attempt, signal }`.
+ * @param options see {@link RetryOptions}; each field documents its unit (ms) and default.
+ * @throws InvalidOptionError (synchronously) for an `operation` that is not a function or an
+ *   invalid option — the message names the field and the value.
+ * @example
+ * ```ts
+ * const user = await retry(async ({ signal }) => {
+ *   const res = await fetch(`https://api.example.com/users/${id}`, { signal });
+ *   if (!res.ok) throw Object.assign(new Error(`HTTP ${res.status}`), { status: res.status });
+ *   return res.json();
+ * }, { maxAttempts: 4, deadlineMs: 10_000 });
+ * ```
+ */
+export function retry<T>(operation: RetryOperation<T>, options?: RetryOptions): Promise<T> {
+  if (typeof operation !== 'function') throw new InvalidOptionError('retry', 'operation', operation, 'must be a function');
+  if (options === undefined) {
+    return startPlain(operation, (defaultRunner ??= parseRunner({}, 'retry', false)));
+  }
+  const runner = parseRunner(options, 'retry', true);
+  const signal = checkSignal('retry', options.signal);
+  return signal === undefined && runner.plain ? startPlain(operation, runner) : runGuarded(operation, runner, signal);
+}
+
+/**
+ * Validates and normalises the options once and returns a {@link Retrier}: a function you call like
+ * `retry()`, with an optional per-call `{ signal }`. Use it on hot paths and to share one policy —
+ * and one retry budget — between calls. Semantics are those of {@link retry}.
+ *
+ * @throws InvalidOptionError for an invalid option (or a `signal`, which is per call).
+ * @example
+ * ```ts
+ * const withRetry = createRetry({ maxAttempts: 4, attemptTimeoutMs: 2000, budget: retryThrottlingBudget() });
+ * const body = await withRetry(({ signal }) => fetch(url, { signal }).then(readBody), { signal: request.signal });
+ * ```
+ */
+export function createRetry(options: RetrierOptions = {}): Retrier {
+  const runner = parseRunner(options, 'createRetry', false);
+  const retrier = <T>(operation: RetryOperation<T>, callOptions?: RetryCallOptions): Promise<T> => {
+    if (typeof operation !== 'function') throw new InvalidOptionError('createRetry', 'operation', operation, 'must be a function');
+    const signal = callOptions === undefined ? undefined : checkSignal('createRetry', callOptions.signal);
+    return signal === undefined && runner.plain ? startPlain(operation, runner) : runGuarded(operation, runner, signal);
+  };
+  return Object.defineProperty(retrier, 'policy', { value: runner.policy, enumerable: true }) as Retrier;
+}
+
+// ─── the shell ──────────────────────────────────────────────────────────────────────────────────
+
+/**
+ * An attempt's context on the plain path, where nothing can abort it: a never-aborting signal, made
+ * on first read, so an operation that ignores it costs nothing.
+ */
+class PlainContext implements RetryContext {
+  readonly attempt: number;
+  private cached: AbortSignal | undefined;
+
+  constructor(attempt: number) {
+    this.attempt = attempt;
+    this.cached = undefined;
+  }
+
+  get signal(): AbortSignal {
+    return (this.cached ??= new AbortController().signal);
+  }
+}
+
+/** An attempt's context on the guarded path. Its signal, too, is made on first read. */
+class AttemptContext implements RetryContext {
+  readonly attempt: number;
+  #guard: Guard;
+  #signal: AbortSignal | undefined = undefined;
+  #controller: AbortController | undefined = undefined;
+  #aborted = false;
+  #reason: unknown = undefined;
+
+  constructor(attempt: number, guard: Guard) {
+    this.attempt = attempt;
+    this.#guard = guard;
+  }
+
+  get signal(): AbortSignal {
+    if (this.#signal !== undefined) return this.#signal;
+    const guard = this.#guard;
+    // Only the caller can abort this attempt: hand over the caller's own signal, no controller needed.
+    if (guard.runner.plain && guard.signal !== undefined && !this.#aborted) {
+      return (this.#signal = guard.signal);
+    }
+    const controller = new AbortController();
+    if (this.#aborted) controller.abort(this.#reason);
+    this.#controller = controller;
+    return (this.#signal = controller.signal);
+  }
+
+  abort(reason: unknown): void {
+    if (this.#aborted) return;
+    this.#aborted = true;
+    this.#reason = reason;
+    this.#controller?.abort(reason);
+  }
+}
+
+function unrefTimer(handle: unknown): void {
+  if (typeof handle === 'object' && handle !== null) (handle as { unref?: () => unknown }).unref?.();
+}
+
+/** Runs a call's stages (attempts and waits) so that an abort or a timeout ends the current one at once. */
+class Guard {
+  readonly runner: Runner;
+  readonly signal: AbortSignal | undefined;
+  /** The caller's signal aborted. */
+  aborted = false;
+  /** The last attempt was cut short by the deadline. */
+  byDeadline = false;
+  #reject: ((reason: unknown) => void) | undefined = undefined;
+  #timer: unknown = undefined;
+  #hasTimer = false;
+  #context: AttemptContext | undefined = undefined;
+
+  constructor(runner: Runner, signal: AbortSignal | undefined) {
+    this.runner = runner;
+    this.signal = signal;
+  }
+
+  /** The caller's signal fired (`this` is the listener object, so no closure is allocated). */
+  handleEvent(): void {
+    this.aborted = true;
+    this.#clearTimer();
+    const reason = this.signal!.reason;
+    this.#context?.abort(reason);
+    const reject = this.#reject;
+    this.#reject = undefined;
+    reject?.(reason);
+  }
+
+  #setTimer(callback: () => void, ms: number): void {
+    this.#timer = this.runner.clock.setTimeout(callback, ms);
+    this.#hasTimer = true;
+    if (this.runner.unref) unrefTimer(this.#timer);
+  }
+
+  #clearTimer(): void {
+    if (this.#hasTimer) {
+      this.#hasTimer = false;
+      this.runner.clock.clearTimeout(this.#timer);
+    }
+  }
+
+  /** Runs one attempt, failing it with an AttemptTimeoutError after `timeoutMs` (if finite). */
+  attempt<T>(operation: RetryOperation<T>, attempt: number, timeoutMs: number, byDeadline: boolean): Promise<T> {
+    const context = new AttemptContext(attempt, this);
+    this.#context = context;
+    this.byDeadline = false;
+    return new Promise<T>((resolve, reject) => {
+      this.#reject = reject;
+      if (timeoutMs !== Infinity) {
+        this.#setTimer(() => {
+          this.#hasTimer = false;
+          this.#reject = undefined;
+          this.byDeadline = byDeadline;
+          const timeout = new AttemptTimeoutError(attempt, timeoutMs, byDeadline);
+          reject(timeout);
+          context.abort(timeout);
+        }, timeoutMs);
+      }
+      let result: T | PromiseLike<T>;
+      try {
+        result = operation(context);
+      } catch (error) {
+        reject(error);
+        return;
+      }
+      // A late settlement after a timeout or an abort lands on a settled promise: ignored, and
+      // handled, so it never becomes an unhandled rejection.
+      Promise.resolve(result).then(resolve, reject);
+    });
+  }
+
+  /** Waits `ms` ms (> 0); rejects at once if the caller aborts. */
+  wait(ms: number): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.#reject = reject;
+      this.#setTimer(() => {
+        this.#hasTimer = false;
+        this.#reject = undefined;
+        resolve();
+      }, ms);
+    });
+  }
+
+  /** The current stage is over: drop its timer and its hooks into the attempt. */
+  settled(): void {
+    this.#clearTimer();
+    this.#reject = undefined;
+    this.#context = undefined;
+  }
+}
+
+function sleep(runner: Runner, ms: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const handle = runner.clock.setTimeout(resolve, ms);
+    if (runner.unref) unrefTimer(handle);
+  });
+}
+
+/** Classifies a failure and decides; on give-up, reports and throws the RetryError; else reports the retry. */
+function afterFailure(runner: Runner, state: RetryState, error: unknown, now: number): Extract<RetryCommand, { kind: 'retry' }> {
+  const policy = runner.policy;
+  const verdict = classify(error, policy.retryable, state.attempt);
+  const command = decide(policy, state, verdict, now, runner.random);
+  if (command.kind === 'give-up') throw giveUp(runner, command.reason, state.attempt, error, describeGiveUp(policy, command));
+  if (runner.onRetry !== undefined) {
+    callHook(runner.onRetry, { attempt: state.attempt, delayMs: command.delayMs, hinted: command.hinted, error }, 'onRetry', runner.onHookError);
+  }
+  return command;
+}
+
+function giveUp(runner: Runner, reason: GiveUpReason, attempts: number, error: unknown, detail: string): RetryError {
+  if (runner.onGiveUp !== undefined) callHook(runner.onGiveUp, { reason, attempts, error }, 'onGiveUp', runner.onHookError);
+  return new RetryError(reason, attempts, error, detail);
+}
+
+function aborted(runner: Runner, attempts: number, signal: AbortSignal): unknown {
+  const reason: unknown = signal.reason;
+  if (runner.onGiveUp !== undefined) callHook(runner.onGiveUp, { reason: 'aborted', attempts, error: reason }, 'onGiveUp', runner.onHookError);
+  return reason;
+}
+
+/**
+ * The lean path: no signal, no deadline, no attempt timeout. The first attempt is chained with one
+ * `.then()` instead of an async function: on success that is one promise and one hop less, which
+ * is most of what retry() costs over a bare `await operation()`.
+ */
+function startPlain<T>(operation: RetryOperation<T>, runner: Runner): Promise<T> {
+  if (runner.policy.budget !== undefined) return runPlain(operation, runner, 1, undefined);
+  let result: T | PromiseLike<T>;
+  try {
+    result = operation(new PlainContext(1));
+  } catch (error) {
+    return runPlain(operation, runner, 2, error);
+  }
+  return Promise.resolve(result).then(undefined, (error: unknown) => runPlain(operation, runner, 2, error));
+}
+
+/**
+ * The plain retry loop. It starts at attempt `attempt`, or, with `attempt` 2 and the first
+ * attempt's failure in `firstError`, right after a failed first attempt.
+ */
+async function runPlain<T>(operation: RetryOperation<T>, runner: Runner, attempt: number, firstError: unknown): Promise<T> {
+  const budget = runner.policy.budget as HintedRetryBudget | undefined;
+  // No deadline on this path, so the start time does not matter.
+  let state = startRetry(runner.policy, 0);
+  if (attempt === 2) {
+    state = await failed(runner, state, firstError);
+  }
+  for (;;) {
+    if (budget !== undefined) budget.onAttempt(runner.clock.now(), state.attempt > 1);
+    let value: T;
+    try {
+      value = await operation(new PlainContext(state.attempt));
+    } catch (error) {
+      state = await failed(runner, state, error);
+      continue;
+    }
+    if (budget !== undefined) budget.onSuccess(runner.clock.now(), state.attempt > 1);
+    return value;
+  }
+}
+
+/** After a failure on the plain path: decide, then wait (no timer for a 0 ms wait); the next state. */
+function failed(runner: Runner, state: RetryState, error: unknown): RetryState | Promise<RetryState> {
+  const command = afterFailure(runner, state, error, runner.clock.now());
+  const next = command.next;
+  return command.delayMs > 0 ? sleep(runner, command.delayMs).then(() => next) : next;
+}
+
+/** The guarded path: a signal, a deadline or an attempt timeout is in play. */
+async function runGuarded<T>(operation: RetryOperation<T>, runner: Runner, signal: AbortSignal | undefined): Promise<T> {
+  if (signal !== undefined && signal.aborted) throw aborted(runner, 0, signal);
+  const { policy, clock } = runner;
+  const budget = policy.budget as HintedRetryBudget | undefined;
+  const guard = new Guard(runner, signal);
+  let state = startRetry(policy, clock.now());
+  let lastError: unknown;
+  signal?.addEventListener('abort', guard);
+  try {
+    for (;;) {
+      const now = clock.now();
+      const left = state.deadlineAt - now;
+      if (left <= 0) {
+        // A late timer brought us to the deadline: start no attempt that could not run.
+        throw giveUp(runner, 'deadline', state.attempt - 1, lastError, describeGiveUp(policy, { kind: 'give-up', reason: 'deadline' }));
+      }
+      const byDeadline = left <= policy.attemptTimeoutMs;
+      if (budget !== undefined) budget.onAttempt(now, state.attempt > 1);
+      let value: T;
+      try {
+        value = await guard.attempt(operation, state.attempt, byDeadline ? left : policy.attemptTimeoutMs, byDeadline);
+      } catch (error) {
+        guard.settled();
+        if (guard.aborted) throw aborted(runner, state.attempt, signal!);
+        lastError = error;
+        // The deadline timer fired, so the deadline has passed even if the clock reads a hair earlier.
+        const failedAt = guard.byDeadline ? Math.max(clock.now(), state.deadlineAt) : clock.now();
+        const command = afterFailure(runner, state, error, failedAt);
+        state = command.next;
+        if (command.delayMs > 0 && !guard.aborted) {
+          try {
+            await guard.wait(command.delayMs);
+          } catch {
+            // Only the caller's abort rejects a wait; handled just below.
+          }
+          guard.settled();
+        }
+        // The abort may also have come from a hook, synchronously.
+        if (guard.aborted) throw aborted(runner, state.attempt - 1, signal!);
+        continue;
+      }
+      guard.settled();
+      if (budget !== undefined) budget.onSuccess(clock.now(), state.attempt > 1);
+      return value;
+    }
+  } finally {
+    guard.settled();
+    signal?.removeEventListener('abort', guard);
+  }
+}
