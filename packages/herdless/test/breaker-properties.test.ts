@@ -129,7 +129,7 @@ describe('async shell invariants (property)', () => {
           // reopening lasts "forever", so every trial below belongs to one half-open period.
           const openDurationMs = { ...constantBackoff(), delay: (n: number) => (n === 1 ? 1000 : 1e9) };
           const breaker = circuitBreaker({ counting: consecutiveFailures({ threshold: 1 }), openDurationMs, halfOpenMaxCalls, successThreshold, clock });
-          await breaker.execute(() => Promise.reject(new Error('x'))).catch(() => {});
+          await breaker.execute(() => Promise.reject(Object.assign(new Error('x'), { status: 503 }))).catch(() => {});
           clock.t = 1000;
 
           let running = 0;
@@ -152,7 +152,7 @@ describe('async shell invariants (property)', () => {
                   expect(breaker.snapshot().halfOpenInFlight).toBeLessThanOrEqual(halfOpenMaxCalls);
                   if (c.outcome === 'throw') {
                     running--;
-                    throw new Error(`sync ${i}`);
+                    throw Object.assign(new Error(`sync ${i}`), { code: 'ECONNRESET' });
                   }
                   return new Promise<string>((resolve, reject) => {
                     // Honours its signal, so `running` never exceeds the trials whose permits are out.
@@ -170,7 +170,7 @@ describe('async shell invariants (property)', () => {
                       if (c.outcome === 'success') {
                         trialSuccesses++;
                         resolve(`ok ${i}`);
-                      } else reject(new Error(`fail ${i}`));
+                      } else reject(Object.assign(new Error(`fail ${i}`), { status: 503 }));
                     });
                   });
                 },

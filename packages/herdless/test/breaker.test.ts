@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  markDoNotRetry,
   CircuitOpenError,
   circuitBreaker,
   consecutiveFailures,
@@ -35,7 +36,9 @@ function deferred<T = void>() {
 /** Lets every already-settled promise run its handlers. */
 const flush = () => new Promise<void>((r) => setImmediate(r));
 
-const failing = () => Promise.reject(new Error('down'));
+/** A failure the shared classification counts: the dependency answered 503. */
+const unavailable = (message: string) => Object.assign(new Error(message), { status: 503 });
+const failing = () => Promise.reject(unavailable('down'));
 
 /** A breaker that opens on one failure, opened at t = 0, half-open from t = 1000. */
 async function openBreaker(options: CircuitBreakerOptions = {}) {
@@ -84,7 +87,7 @@ describe('half-open under 1 000 concurrent calls', () => {
     expect(breaker.snapshot()).toMatchObject({ state: 'half-open', halfOpenInFlight: 1 });
 
     clock.t = 1005;
-    trial.reject(new Error('still down'));
+    trial.reject(unavailable('still down'));
     await flush();
     expect(s.outcomes.filter((o) => o.done)).toHaveLength(1000);
     expect(breaker.snapshot()).toMatchObject({ state: 'open', openedAt: 1005, nextTrialAt: 2005, openings: 2 });
@@ -198,17 +201,24 @@ describe('abort', () => {
 });
 
 describe('classification', () => {
-  it('by default every thrown error counts, synchronous throws included', async () => {
+  it('by default it counts what retry() would retry, synchronous throws included; fatal errors are not failures', async () => {
     const clock = manualClock();
     const breaker = circuitBreaker({ counting: consecutiveFailures({ threshold: 2 }), clock });
-    const boom = new TypeError('bug');
+    const reset = Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
     await expect(
       breaker.execute(() => {
-        throw boom;
+        throw reset;
       }),
-    ).rejects.toBe(boom);
+    ).rejects.toBe(reset);
     expect(breaker.snapshot().counts).toMatchObject({ consecutiveFailures: 1 });
+    // A bug (TypeError) and a 404: the dependency answered; they reset the streak.
+    const bug = new TypeError('x is not a function');
+    await expect(breaker.execute(() => Promise.reject(bug))).rejects.toBe(bug);
+    await expect(breaker.execute(() => Promise.reject(Object.assign(new Error('404'), { status: 404 })))).rejects.toThrow('404');
+    expect(breaker.snapshot().counts).toMatchObject({ consecutiveFailures: 0 });
     await expect(breaker.execute(failing)).rejects.toThrow('down');
+    // "Overloaded; don't retry" is a failure of the dependency too.
+    await expect(breaker.execute(() => Promise.reject(markDoNotRetry(new Error('overloaded'))))).rejects.toThrow('overloaded');
     expect(breaker.state).toBe('open');
   });
 

@@ -1,3 +1,4 @@
+import { classify } from '../core/classify/classify.js';
 import { CircuitOpenError, isCircuitOpenError } from '../core/breaker/circuit-open-error.js';
 import type { BreakerEvent, BreakerEventOf, BreakerEventType, BreakerState, Unsubscribe } from '../core/breaker/events.js';
 import { CircuitBreakerMachine, type BreakerOutcome, type BreakerPermit, type BreakerSnapshot } from '../core/breaker/machine.js';
@@ -64,7 +65,7 @@ export class CircuitBreaker {
     if (typeof this.clock !== 'object' || this.clock === null || typeof this.clock.now !== 'function') {
       throw new InvalidOptionError('circuitBreaker', 'clock', this.clock, 'must be an object with a now() method');
     }
-    this.#isFailure = functionOption('isFailure', o.isFailure) ?? (() => true);
+    this.#isFailure = functionOption('isFailure', o.isFailure) ?? countsAsFailure;
     this.#isResultFailure = functionOption('isResultFailure', o.isResultFailure);
   }
 
@@ -225,4 +226,14 @@ function functionOption<F>(field: string, value: F | undefined): F | undefined {
  */
 export function circuitBreaker(options?: CircuitBreakerOptions): CircuitBreaker {
   return new CircuitBreaker(options);
+}
+
+/**
+ * The default failure classification: the same as `retry()`'s. An error `retry()` would retry
+ * (network failure, timeout, 408/429/5xx, gRPC UNAVAILABLE) or one marked "overloaded; don't retry"
+ * is a failure of the dependency; a fatal error (a 404, a bug in the caller) is not — the dependency
+ * answered.
+ */
+function countsAsFailure(error: unknown): boolean {
+  return classify(error).kind !== 'fatal';
 }

@@ -1,7 +1,7 @@
 import { isHerdlessError } from '../errors.js';
 import { GRPC_UNAVAILABLE, RETRYABLE_ERROR_CODES, RETRYABLE_GRPC_CODES, RETRYABLE_HTTP_STATUSES } from './data.js';
 import { isDoNotRetry, serverHint } from './hints.js';
-import { DO_NOT_RETRY_VERDICT, FATAL, RETRYABLE, RETRYABLE_TIMEOUT, retryAfter, type Verdict } from './verdict.js';
+import { CIRCUIT_OPEN_VERDICT, DO_NOT_RETRY_VERDICT, FATAL, RETRYABLE, RETRYABLE_TIMEOUT, retryAfter, type Verdict } from './verdict.js';
 
 const CODES: ReadonlySet<unknown> = new Set(RETRYABLE_ERROR_CODES);
 const STATUSES: ReadonlySet<unknown> = new Set(RETRYABLE_HTTP_STATUSES);
@@ -141,6 +141,7 @@ export function isTransientError(error: unknown): boolean {
  * ```
  */
 export function classify(error: unknown, override?: RetryableOverride, attempt = 1): Verdict {
+  if (isHerdlessError(error, 'ERR_HERDLESS_CIRCUIT_OPEN')) return CIRCUIT_OPEN_VERDICT;
   if (isDoNotRetry(error)) return DO_NOT_RETRY_VERDICT;
   let retryable = isTransientError(error);
   if (override !== undefined) {

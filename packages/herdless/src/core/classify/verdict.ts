@@ -18,7 +18,8 @@
 export type Verdict =
   | { readonly kind: 'retryable'; readonly retryAfterMs?: number; readonly timeout?: boolean }
   | { readonly kind: 'fatal' }
-  | { readonly kind: 'do-not-retry' };
+  | { readonly kind: 'do-not-retry' }
+  | { readonly kind: 'circuit-open' };
 
 /**
  * The shared `retryable` verdict without a hint (allocation-free).
@@ -52,6 +53,13 @@ export const FATAL: Verdict = Object.freeze({ kind: 'fatal' });
  * ```
  */
 export const DO_NOT_RETRY_VERDICT: Verdict = Object.freeze({ kind: 'do-not-retry' });
+
+/**
+ * The circuit breaker refused the attempt (a `CircuitOpenError`): final, with no backoff sleep and
+ * not reported to a retry budget — the dependency was not called, so there is no failure to count.
+ * Rule: retry outside the breaker and never retry its own rejections (the article; Amazon Builders' Library).
+ */
+export const CIRCUIT_OPEN_VERDICT: Verdict = Object.freeze({ kind: 'circuit-open' });
 
 /**
  * A `retryable` verdict with a server hint: wait exactly `retryAfterMs` ms (never less) before the

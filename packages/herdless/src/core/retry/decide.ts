@@ -60,6 +60,7 @@ const FATAL = giveUp('fatal');
 const DO_NOT_RETRY = giveUp('do-not-retry');
 const DEADLINE = giveUp('deadline');
 const BUDGET = giveUp('budget');
+const CIRCUIT_OPEN = giveUp('circuit-open');
 
 /**
  * The state of a call before its first attempt, which starts at `now` (ms on the driver's clock).
@@ -79,7 +80,8 @@ export function startRetry(policy: RetryPolicy, now: number): RetryState {
  * policy's retry budget, which it informs (`onFailure`) and asks (`allowRetry`) — the driver calls
  * the budget's `onAttempt(now, isRetry)` and `onSuccess(now, isRetry)` itself. Checks, in order:
  *
- * 1. `fatal` → give up `'fatal'` (not reported to the budget);
+ * 1. `fatal` → give up `'fatal'`; `circuit-open` (the breaker refused the attempt) → give up
+ *    `'circuit-open'` at once, with no sleep (neither is reported to the budget);
  * 2. the budget's `onFailure(now, isTimeout)` (`isTimeout`: the verdict's `timeout`);
  * 3. `do-not-retry` → give up `'do-not-retry'`;
  * 4. `attempt ≥ maxAttempts` → give up `'exhausted'` (maxAttempts counts the first try);
@@ -104,6 +106,7 @@ export function startRetry(policy: RetryPolicy, now: number): RetryState {
  */
 export function decide(policy: RetryPolicy, state: RetryState, verdict: Verdict, now: number, rng: Rng): RetryCommand {
   if (verdict.kind === 'fatal') return FATAL;
+  if (verdict.kind === 'circuit-open') return CIRCUIT_OPEN;
   const budget = policy.budget as HintedRetryBudget | undefined;
   if (budget !== undefined) budget.onFailure(now, verdict.kind === 'retryable' && verdict.timeout === true);
   if (verdict.kind === 'do-not-retry') return DO_NOT_RETRY;

@@ -13,7 +13,7 @@ import { DO_NOT_RETRY } from '../classify/hints.js';
  * | `'do-not-retry'` | the failure says "do not retry" (a `RetryError` from an inner `retry()`, a {@link markDoNotRetry} mark, a malformed hint) |
  * | `'aborted'` | the caller's `signal` aborted (`retry()` then rejects with the signal's reason itself) |
  * | `'budget'` | the retry budget refused the retry |
- * | `'circuit-open'` | reserved: the circuit breaker refused the attempt |
+ * | `'circuit-open'` | the circuit breaker refused the attempt (a `CircuitOpenError`): no sleep, no further attempt |
  *
  * @example
  * ```ts
