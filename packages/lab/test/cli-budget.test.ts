@@ -84,3 +84,28 @@ describe('herdless-lab budget', () => {
     expect(r.stderr).toContain('retryPolicy.maxAttempts');
   });
 });
+
+describe('herdless-lab layers', () => {
+  it('--format json prints exactly the contract', () => {
+    const r = lab('layers', '--format', 'json');
+    expect(r.status).toBe(0);
+    expect(r.stdout.trim()).toBe(
+      '{"experiment":"layers","rows":[{"policy":"every layer retries","calls":{"frontend":3,"backend":9,"db":27}},{"policy":"retry at one layer","calls":{"frontend":3,"backend":3,"db":3}}]}',
+    );
+  });
+
+  it('--depth and --attempts generalise; the table lists each service', () => {
+    const r = lab('layers', '--depth', '4', '--attempts', '2');
+    expect(r.stdout).toContain('every layer retries          2           4           8   16');
+    expect(r.stdout).toContain('retry at one layer           2           2           2    2');
+  });
+
+  it.each([
+    [['layers', '--depth', '0'], '--depth "0": expected an integer from 1 to 10'],
+    [['layers', '--attempts', '10', '--depth', '10'], '10^10 calls is more than 100000'],
+  ])('%j exits 2', (args, message) => {
+    const r = lab(...args);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain(message);
+  });
+});

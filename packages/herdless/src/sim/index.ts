@@ -31,3 +31,4 @@ export {
   type BudgetRow,
   type BudgetTrace,
 } from './experiments/budget.js';
+export { LAYERS_POLICIES, layerNames, runLayers, type LayersOptions, type LayersRow } from './experiments/layers.js';

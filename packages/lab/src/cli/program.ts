@@ -5,7 +5,7 @@ import { UsageError } from '../usage-error.js';
 import { herdBase, herdCsv, herdJson, herdPerSeed, herdPolicies, herdTable, runHerdExperiment, type HerdRun } from '../experiments/herd.js';
 import { parseSeeds } from './seeds.js';
 import { BUDGET_POLICIES, budgetCsv, budgetJson, budgetPolicies, budgetTable, budgetTrace, budgetTraceCsv, grpcPolicy, runBudgetExperiment } from '../experiments/budget.js';
-import type { BudgetPolicyName } from 'herdless/sim';
+import { runLayers, type BudgetPolicyName, type LayersRow } from 'herdless/sim';
 
 type Format = 'table' | 'json' | 'csv';
 
@@ -143,6 +143,37 @@ async function budgetCommand(flags: BudgetFlags, io: Io): Promise<void> {
   }
 }
 
+interface LayersFlags {
+  depth?: string;
+  attempts?: string;
+  format: Format;
+}
+
+function layersTable(rows: readonly LayersRow[]): string {
+  const names = Object.keys(rows[0]!.calls);
+  const width = Math.max(6, ...rows.map((r) => r.policy.length));
+  const cols = names.map((n) => Math.max(n.length, ...rows.map((r) => String(r.calls[n]).length)));
+  return [
+    `${'policy'.padEnd(width)}   ${names.map((n, i) => n.padStart(cols[i]!)).join('   ')}`,
+    ...rows.map((r) => `${r.policy.padEnd(width)}   ${names.map((n, i) => String(r.calls[n]).padStart(cols[i]!)).join('   ')}`),
+  ].join('\n');
+}
+
+async function layersCommand(flags: LayersFlags, io: Io): Promise<void> {
+  const depth = flags.depth === undefined ? 3 : parseNumberFlag('--depth', flags.depth, 1, 10, true);
+  const attempts = flags.attempts === undefined ? 3 : parseNumberFlag('--attempts', flags.attempts, 1, 10, true);
+  if (attempts ** depth > 100_000) throw new UsageError(`--attempts ${attempts} --depth ${depth}: ${attempts}^${depth} calls is more than 100000`);
+  const rows = await runLayers({ depth, attempts });
+  if (flags.format === 'json') io.out(JSON.stringify({ experiment: 'layers', rows }));
+  else if (flags.format === 'csv') {
+    const names = Object.keys(rows[0]!.calls);
+    io.out([['policy', ...names].join(','), ...rows.map((r) => [r.policy, ...names.map((n) => r.calls[n])].join(','))].join('\n'));
+  } else {
+    io.out(`# layers: ${depth} services in a chain, the last always failing; every caller makes up to ${attempts} attempts`);
+    io.out(layersTable(rows));
+  }
+}
+
 /** Builds the `herdless-lab` command line. */
 export function buildProgram(io: Io): Command {
   const program = new Command('herdless-lab')
@@ -164,6 +195,8 @@ export function buildProgram(io: Io): Command {
       await herdCommand({ format: 'table', spread: '0.9', ...workers }, io);
       io.out('');
       await budgetCommand({ format: 'table', seeds: '0-19' }, io);
+      io.out('');
+      await layersCommand({ format: 'table' }, io);
     });
 
   program
@@ -191,6 +224,14 @@ export function buildProgram(io: Io): Command {
     .option('--trace <seed>', "print one seed's figures as CSV: client 0's tokens per tick (gRPC throttling), per-second new/arrivals/successes per policy")
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
     .action(async (flags: BudgetFlags) => budgetCommand(flags, io));
+
+  program
+    .command('layers')
+    .description('calls reaching each service when every layer retries, and under the one-layer rule ("overloaded; don\'t retry")')
+    .option('--depth <n>', 'services in the chain (1–10), the last always failing', '3')
+    .option('--attempts <n>', 'maxAttempts of every caller (1–10), the first try included', '3')
+    .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
+    .action(async (flags: LayersFlags) => layersCommand(flags, io));
 
   return program;
 }
