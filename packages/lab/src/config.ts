@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { BACKOFF_KINDS, backoffFromSpec, isInvalidOptionError } from 'herdless';
+import { BACKOFF_KINDS, BUDGET_KINDS, backoffFromSpec, budgetFromSpec, isInvalidOptionError } from 'herdless';
 import { HERD_STRATEGIES, herdBackoff, type PolicySpec, type ScenarioSpec, type ServerModel } from 'herdless/sim';
 import { UsageError } from './usage-error.js';
 
@@ -29,6 +29,7 @@ const policySchema = z.union([
     name: z.string().min(1).max(80),
     backoff: z.looseObject({ kind: z.enum(BACKOFF_KINDS) }),
     maxAttempts: z.number().int().min(1).max(1e6).nullable(),
+    budget: z.looseObject({ kind: z.enum(BUDGET_KINDS) }).optional(),
   }),
 ]);
 
@@ -112,11 +113,15 @@ export function parseConfig(json: unknown, where = 'config'): LabConfig {
   }
   const names = new Set<string>();
   const policies = c.policies.map((p, i): PolicySpec => {
-    const spec: PolicySpec = typeof p === 'string' ? herdPolicySpec(p) : { name: p.name, backoff: p.backoff as PolicySpec['backoff'], maxAttempts: p.maxAttempts };
+    const spec: PolicySpec =
+      typeof p === 'string'
+        ? herdPolicySpec(p)
+        : { name: p.name, backoff: p.backoff as PolicySpec['backoff'], maxAttempts: p.maxAttempts, ...(p.budget ? { budget: p.budget as NonNullable<PolicySpec['budget']> } : {}) };
     if (names.has(spec.name)) throw new UsageError(`${where}: policies[${i}].name ${JSON.stringify(spec.name)} is used twice`);
     names.add(spec.name);
     try {
       backoffFromSpec(spec.backoff, `policies[${i}].backoff`);
+      if (spec.budget) budgetFromSpec(spec.budget, `policies[${i}].budget`);
     } catch (error) {
       if (isInvalidOptionError(error)) throw new UsageError(`${where}: ${error.field} ${error.requirement}, got ${JSON.stringify(error.value) ?? String(error.value)}`);
       throw error;

@@ -75,6 +75,30 @@ describe('herdless-lab budget', () => {
     expect(r.stderr).toContain(message);
   });
 
+  it('--config runs a scenario file’s own policies, budgets included', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'herdless-'));
+    const file = join(dir, 'outage.json');
+    const policy = { name: '4 attempts + throttling', backoff: { kind: 'proportional jitter', initialBackoffMs: 100, backoffMultiplier: 2, maxBackoffMs: 1000, jitter: 0.2 }, maxAttempts: 4 };
+    writeFileSync(
+      file,
+      JSON.stringify({
+        clients: 10,
+        arrivals: { kind: 'poisson', ratePerSecond: 30 },
+        server: { tickMs: 10, capacityPerTick: 5, crashWindowTicks: 10, crashLimit: 100, restartMs: 1000, startupMs: 0, outages: [{ startMs: 5000, endMs: 15_000 }] },
+        horizonMs: 40_000,
+        stopWhenIdle: false,
+        policies: [{ ...policy, budget: { kind: 'retry throttling', maxTokens: 10, tokenRatio: 0.1 } }],
+      }),
+    );
+    const r = lab('budget', '--config', file, '--format', 'json');
+    expect(r.status).toBe(0);
+    const [row] = JSON.parse(r.stdout).rows;
+    // The same scenario and policy as the article's throttled row: the same numbers.
+    const article = JSON.parse(lab('budget', '--policies', '4 attempts + gRPC throttling', '--format', 'json').stdout).rows[0];
+    expect(row.load).toEqual(article.load);
+    expect(row.backToNormal).toEqual({ mean: 15, min: 15, max: 15 });
+  });
+
   it('an invalid service config names the JSON path', () => {
     const dir = mkdtempSync(join(tmpdir(), 'herdless-'));
     const file = join(dir, 'bad.json');

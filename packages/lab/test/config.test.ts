@@ -25,6 +25,11 @@ describe('scenario files', () => {
     expect(c.policies[1]!.maxAttempts).toBe(5);
   });
 
+  it('a policy may carry a retry budget', () => {
+    const json = edit((c) => (c.policies = [{ name: 'x', backoff: { kind: 'full jitter' }, maxAttempts: 4, budget: { kind: 'retry throttling', maxTokens: 10, tokenRatio: 0.1 } }]));
+    expect(parseConfig(json).policies[0]!.budget).toEqual({ kind: 'retry throttling', maxTokens: 10, tokenRatio: 0.1 });
+  });
+
   it.each<[string, Json, string]>([
     ['negative capacity', edit((c) => ((c.server as Json).capacityPerTick = -5)), 'server.capacityPerTick must be ≥ 0, got -5'],
     ['missing field', edit((c) => delete (c.server as Json).startupMs), 'server.startupMs is missing'],
@@ -41,6 +46,8 @@ describe('scenario files', () => {
     ['no policies', edit((c) => (c.policies = [])), 'policies must be ≥ 1 entries'],
     ['duplicate names', edit((c) => (c.policies = ['full jitter', 'full jitter'])), 'policies[1].name "full jitter" is used twice'],
     ['zero maxAttempts', edit((c) => (c.policies = [{ name: 'x', backoff: { kind: 'constant' }, maxAttempts: 0 }])), 'policies[0].maxAttempts must be ≥ 1, got 0'],
+    ['bad budget', edit((c) => (c.policies = [{ name: 'x', backoff: { kind: 'constant' }, maxAttempts: 3, budget: { kind: 'retry throttling', maxTokens: 0 } }])), 'policies[0].budget.maxTokens must be > 0, got 0'],
+    ['unknown budget', edit((c) => (c.policies = [{ name: 'x', backoff: { kind: 'constant' }, maxAttempts: 3, budget: { kind: 'bucket' } }])), 'policies[0].budget.kind must be one of'],
     ['not an object', [] as unknown as Json, '(top level) must be a object'],
   ])('%s', (_name, json, message) => {
     expect(() => parseConfig(json, 'cfg')).toThrow(`cfg: ${message}`);

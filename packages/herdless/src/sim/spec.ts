@@ -1,5 +1,7 @@
 import { backoffFromSpec } from '../core/backoff/spec.js';
 import type { BackoffSpec } from '../core/backoff/backoff.js';
+import type { BudgetSpec } from '../core/budget/budget.js';
+import { budgetFromSpec } from '../core/budget/spec.js';
 import type { Arrivals, Scenario, ServerModel } from './scenario.js';
 
 /**
@@ -10,6 +12,8 @@ export interface PolicySpec {
   name: string;
   backoff: BackoffSpec;
   maxAttempts: number | null;
+  /** One retry budget per client, built from this spec (see `budgetFromSpec`); none when absent. */
+  budget?: BudgetSpec;
 }
 
 /** A {@link Scenario} as plain JSON data (no functions): see {@link scenarioFromSpec}. */
@@ -25,7 +29,7 @@ export interface ScenarioSpec {
 /**
  * Builds a runnable {@link Scenario} from its JSON form, turning the policy's backoff spec into the
  * library's backoff object. Structural validation of files is the lab's job; this checks the backoff.
- * @throws InvalidOptionError for an invalid backoff (the field is named `policy.backoff.…`).
+ * @throws InvalidOptionError for an invalid backoff or budget (the field is named `policy.backoff.…`, `policy.budget.…`).
  */
 export function scenarioFromSpec(spec: ScenarioSpec): Scenario {
   return {
@@ -38,8 +42,14 @@ export function scenarioFromSpec(spec: ScenarioSpec): Scenario {
       name: spec.policy.name,
       backoff: backoffFromSpec(spec.policy.backoff, 'policy.backoff'),
       maxAttempts: spec.policy.maxAttempts ?? Infinity,
+      ...(spec.policy.budget === undefined ? {} : budgetFactory(spec.policy.budget)),
     },
   };
+}
+
+function budgetFactory(spec: BudgetSpec): { budget: () => ReturnType<typeof budgetFromSpec> } {
+  budgetFromSpec(spec, 'policy.budget'); // validate once, up front
+  return { budget: () => budgetFromSpec(spec, 'policy.budget') };
 }
 
 /** The JSON form of a scenario whose policy has no budget. @throws TypeError when it has one. */

@@ -4,7 +4,7 @@ import { loadConfig } from '../config.js';
 import { UsageError } from '../usage-error.js';
 import { herdBase, herdCsv, herdJson, herdPerSeed, herdPolicies, herdTable, runHerdExperiment, type HerdRun } from '../experiments/herd.js';
 import { parseSeeds } from './seeds.js';
-import { BUDGET_POLICIES, budgetCsv, budgetJson, budgetPolicies, budgetTable, budgetTrace, budgetTraceCsv, grpcPolicy, runBudgetExperiment } from '../experiments/budget.js';
+import { BUDGET_POLICIES, budgetCsv, budgetJson, budgetPolicies, budgetTable, budgetTrace, budgetTraceCsv, configPolicies, grpcPolicy, runBudgetExperiment } from '../experiments/budget.js';
 import { runLayers, type BudgetPolicyName, type LayersRow } from 'herdless/sim';
 
 type Format = 'table' | 'json' | 'csv';
@@ -106,7 +106,8 @@ function describeRun(run: HerdRun): string {
 }
 
 interface BudgetFlags {
-  seeds: string;
+  seeds?: string;
+  config?: string;
   policies?: string;
   grpcServiceConfig?: string;
   trace?: string;
@@ -125,7 +126,25 @@ function parsePolicies(text: string): BudgetPolicyName[] {
 }
 
 async function budgetCommand(flags: BudgetFlags, io: Io): Promise<void> {
-  const seeds = parseSeeds(flags.seeds);
+  if (flags.config !== undefined) {
+    if (flags.policies !== undefined || flags.trace !== undefined || flags.grpcServiceConfig !== undefined) {
+      throw new UsageError('--config runs the file\'s own policies: it cannot be combined with --policies, --trace or --grpc-service-config');
+    }
+    const config = loadConfig(flags.config);
+    if (config.base.server.outages.length === 0) {
+      throw new UsageError(`--config ${JSON.stringify(flags.config)}: server.outages is empty; the budget table measures an outage`);
+    }
+    const seeds =
+      flags.seeds !== undefined
+        ? parseSeeds(flags.seeds)
+        : typeof config.seeds === 'string'
+          ? parseSeeds(config.seeds, `--config ${JSON.stringify(flags.config)}: seeds`)
+          : (config.seeds ?? parseSeeds('0-19'));
+    const result = runBudgetExperiment({ policies: configPolicies(config.base, config.policies), seeds, base: config.base, name: config.name });
+    printBudget(result, flags.format, `# budget, scenario "${config.name}": seeds ${seedText(seeds)}`, io);
+    return;
+  }
+  const seeds = parseSeeds(flags.seeds ?? '0-19');
   if (flags.trace !== undefined) {
     const seed = parseSeeds(flags.trace, '--trace');
     if (seed.length !== 1) throw new UsageError(`--trace ${JSON.stringify(flags.trace)}: give one seed`);
@@ -135,12 +154,13 @@ async function budgetCommand(flags: BudgetFlags, io: Io): Promise<void> {
   const policies = budgetPolicies(flags.policies === undefined ? (flags.grpcServiceConfig ? [] : BUDGET_POLICIES) : parsePolicies(flags.policies));
   if (flags.grpcServiceConfig !== undefined) policies.push(grpcPolicy(flags.grpcServiceConfig));
   const result = runBudgetExperiment({ policies, seeds });
-  if (flags.format === 'json') io.out(JSON.stringify(budgetJson(result)));
-  else if (flags.format === 'csv') io.out(budgetCsv(result));
-  else {
-    io.out(`# budget: 10 clients, about 300 new requests/s in all, the downstream down from 5 s to 15 s, seeds ${seedText(seeds)}`);
-    io.out(budgetTable(result));
-  }
+  printBudget(result, flags.format, `# budget: 10 clients, about 300 new requests/s in all, the downstream down from 5 s to 15 s, seeds ${seedText(seeds)}`, io);
+}
+
+function printBudget(result: ReturnType<typeof runBudgetExperiment>, format: Format, title: string, io: Io): void {
+  if (format === 'json') io.out(JSON.stringify(budgetJson(result)));
+  else if (format === 'csv') io.out(budgetCsv(result));
+  else io.out(`${title}\n${budgetTable(result)}`);
 }
 
 interface LayersFlags {
@@ -218,7 +238,8 @@ export function buildProgram(io: Io): Command {
   program
     .command('budget')
     .description('10 clients, the downstream down 5–15 s: load, crashes and recovery with and without retry budgets (the article\'s budget table)')
-    .option('--seeds <list>', 'seeds, as ranges and lists: 0-19, 1,5,9', '0-19')
+    .option('--seeds <list>', 'seeds, as ranges and lists: 0-19, 1,5,9 (default 0-19)')
+    .option('--config <file>', 'a scenario file with an outage (JSON, see docs/lab.md): its policies, with budgets, in the budget table')
     .option('--policies <names>', `comma-separated: ${BUDGET_POLICIES.join(', ')}`)
     .option('--grpc-service-config <file>', 'add a row for the retryPolicy and retryThrottling of a gRPC service config (gRFC A6 JSON)')
     .option('--trace <seed>', "print one seed's figures as CSV: client 0's tokens per tick (gRPC throttling), per-second new/arrivals/successes per policy")

@@ -10,13 +10,20 @@ import {
   type BudgetRow,
   type BudgetTrace,
   type ClientPolicy,
+  type PolicySpec,
+  type Scenario,
+  type ScenarioSpec,
+  scenarioFromSpec,
 } from 'herdless/sim';
 import { UsageError } from '../usage-error.js';
 
-/** A budget-experiment run: which policies, which seeds. */
+/** A budget-experiment run: which policies, which seeds, and the scenario (default: the article's). */
 export interface BudgetRun {
   policies: ClientPolicy[];
   seeds: number[];
+  /** A scenario file's settings instead of the article's (it must have an outage). */
+  base?: Omit<ScenarioSpec, 'policy'>;
+  name?: string;
 }
 
 /** The result: one row per policy. */
@@ -62,8 +69,17 @@ export function grpcPolicy(file: string): ClientPolicy {
 
 /** Runs every policy over every seed (in this thread: the whole table takes well under a second). */
 export function runBudgetExperiment(run: BudgetRun): BudgetResult {
-  return { run, rows: run.policies.map((policy) => budgetRow(budgetScenario(policy), run.seeds)) };
+  const base = run.base;
+  const scenario = (policy: ClientPolicy): Scenario => (base ? { ...scenarioFromSpec({ ...base, policy: PLACEHOLDER }), policy } : budgetScenario(policy));
+  return { run, rows: run.policies.map((policy) => budgetRow(scenario(policy), run.seeds)) };
 }
+
+/** The policies of a scenario file, as the library's policy objects. */
+export function configPolicies(base: Omit<ScenarioSpec, 'policy'>, policies: readonly PolicySpec[]): ClientPolicy[] {
+  return policies.map((policy) => scenarioFromSpec({ ...base, policy }).policy);
+}
+
+const PLACEHOLDER: PolicySpec = { name: '-', backoff: { kind: 'constant', delayMs: 0 }, maxAttempts: 1 };
 
 const f = (x: number, d: number): string => formatFixed(x, d);
 
