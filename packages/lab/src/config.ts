@@ -23,15 +23,14 @@ const serverSchema = z.strictObject({
   outages: z.array(z.strictObject({ startMs: nonNegative, endMs: nonNegative })).default([]),
 });
 
-const policySchema = z.union([
-  z.enum(HERD_STRATEGIES),
-  z.strictObject({
-    name: z.string().min(1).max(80),
-    backoff: z.looseObject({ kind: z.enum(BACKOFF_KINDS) }),
-    maxAttempts: z.number().int().min(1).max(1e6).nullable(),
-    budget: z.looseObject({ kind: z.enum(BUDGET_KINDS) }).optional(),
-  }),
-]);
+const policyObjectSchema = z.strictObject({
+  name: z.string().min(1).max(80),
+  backoff: z.looseObject({ kind: z.enum(BACKOFF_KINDS) }),
+  maxAttempts: z.number().int().min(1).max(1e6).nullable(),
+  budget: z.looseObject({ kind: z.enum(BUDGET_KINDS) }).optional(),
+});
+
+const policySchema = z.union([z.enum(HERD_STRATEGIES), policyObjectSchema]);
 
 const fileSchema = z.strictObject({
   name: z.string().max(200).optional(),
@@ -171,6 +170,14 @@ function describeIssue(issue: z.core.$ZodIssue, root: unknown): string {
         return `${path} must be "together" or "poisson", got ${render(value)}`;
       }
       if (issue.path.length && /policies\[\d+\]$/.test(path)) {
+        if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+          // An object policy: report what is wrong inside it, not that the union failed.
+          const inner = policyObjectSchema.safeParse(value);
+          if (!inner.success) {
+            const first = inner.error.issues[0]!;
+            return describeIssue({ ...first, path: [...issue.path, ...first.path] } as z.core.$ZodIssue, root);
+          }
+        }
         return `${path} must be a herd strategy name (${HERD_STRATEGIES.join(', ')}) or {name, backoff, maxAttempts}, got ${render(value)}`;
       }
       return `${path} ${issue.message}, got ${render(value)}`;

@@ -48,6 +48,8 @@ describe('scenario files', () => {
     ['zero maxAttempts', edit((c) => (c.policies = [{ name: 'x', backoff: { kind: 'constant' }, maxAttempts: 0 }])), 'policies[0].maxAttempts must be ≥ 1, got 0'],
     ['bad budget', edit((c) => (c.policies = [{ name: 'x', backoff: { kind: 'constant' }, maxAttempts: 3, budget: { kind: 'retry throttling', maxTokens: 0 } }])), 'policies[0].budget.maxTokens must be > 0, got 0'],
     ['unknown budget', edit((c) => (c.policies = [{ name: 'x', backoff: { kind: 'constant' }, maxAttempts: 3, budget: { kind: 'bucket' } }])), 'policies[0].budget.kind must be one of'],
+    ['backoff kind typo', edit((c) => (c.policies = [{ name: 'x', backoff: { kind: 'full jiter' }, maxAttempts: 3 }])), 'policies[0].backoff.kind must be one of'],
+    ['policy missing maxAttempts', edit((c) => (c.policies = [{ name: 'x', backoff: { kind: 'constant' } }])), 'policies[0].maxAttempts is missing'],
     ['not an object', [] as unknown as Json, '(top level) must be a object'],
   ])('%s', (_name, json, message) => {
     expect(() => parseConfig(json, 'cfg')).toThrow(`cfg: ${message}`);
