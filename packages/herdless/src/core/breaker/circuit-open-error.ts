@@ -1,3 +1,4 @@
+import { markDoNotRetry } from '../classify/hints.js';
 import { HerdlessError, isHerdlessError } from '../errors.js';
 
 /** The stable code of {@link CircuitOpenError}. */
@@ -14,8 +15,10 @@ export const CIRCUIT_OPEN = 'ERR_HERDLESS_CIRCUIT_OPEN';
  * - `state`: `'open'` or `'half-open'` at the moment of the refusal.
  * - `doNotRetry: true`: a mark for retry loops. A refusal is the breaker's answer "overloaded; don't
  *   retry": retry the breaker from the outside, never its refusals (a retry that sleeps and tries
- *   again only queues more load for the moment the breaker half-opens). herdless's `retry()` treats
- *   any error with `doNotRetry === true` as final.
+ *   again only queues more load for the moment the breaker half-opens). The error also carries
+ *   herdless's own mark (`isDoNotRetry(e)` is true), and `retry()` ends at once with reason
+ *   `'circuit-open'`: no backoff sleep, no further attempt. The plain property is for other retry
+ *   libraries' predicates.
  * - `cause`: the failure that opened the breaker, when the shell saw it (it may be absent).
  *
  * Use {@link isCircuitOpenError} rather than `instanceof`: it also recognises the error thrown by
@@ -50,6 +53,7 @@ export class CircuitOpenError extends HerdlessError {
     this.name = 'CircuitOpenError';
     this.state = state;
     this.retryAfterMs = retryAfterMs;
+    markDoNotRetry(this);
   }
 }
 
