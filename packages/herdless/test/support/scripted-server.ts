@@ -37,6 +37,8 @@ export interface Recorded {
   readonly at: number;
   /** True when the client went away before the response was complete. */
   aborted: boolean;
+  /** Settles when the exchange is over (answered, reset, or abandoned by the client). */
+  readonly closed: Promise<void>;
 }
 
 /** A side effect applied by the store. */
@@ -114,11 +116,11 @@ export async function startScriptedServer(clock?: { now(): number }): Promise<Sc
   };
 
   const server = http.createServer((req, res) => {
-    const record: Recorded = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.alloc(0), at: clock?.now() ?? 0, aborted: false };
-    requests.push(record);
-    res.on('close', () => {
+    const closed = once(res, 'close').then(() => {
       if (!res.writableFinished) record.aborted = true;
     });
+    const record: Recorded = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.alloc(0), at: clock?.now() ?? 0, aborted: false, closed };
+    requests.push(record);
     const step = steps[next++] ?? fallback;
     for (const wake of arrivals) wake();
     play(step, req, res, record).catch(() => req.socket.destroy());
