@@ -532,3 +532,66 @@ describe('fetchWithRetry (the global fetch)', () => {
     expect(server.requests).toHaveLength(2);
   });
 });
+
+describe('edges', () => {
+  it('a signal that has already aborted: no request, rejects with its reason', async () => {
+    const controller = new AbortController();
+    controller.abort(new Error('gone'));
+    const giveUps: HttpGiveUpEvent[] = [];
+    const error = await withRetry(fetch, { clock, onGiveUp: (e) => void giveUps.push(e) })(`${server.origin}/`, { signal: controller.signal }).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBe(controller.signal.reason);
+    expect(server.requests).toHaveLength(0);
+    expect(giveUps.map((e) => [e.reason, e.attempts])).toEqual([['aborted', 0]]);
+  });
+
+  it('a throwing onRetry hook goes to onHookError and changes nothing', async () => {
+    server.script([{ status: 503 }]);
+    const hookErrors: [unknown, string][] = [];
+    const boom = new Error('hook bug');
+    const res = await withRetry(fetch, {
+      clock,
+      backoff: noWait,
+      onRetry: () => {
+        throw boom;
+      },
+      onHookError: (error, hook) => void hookErrors.push([error, hook]),
+    })(`${server.origin}/`);
+    expect(res.status).toBe(200);
+    expect(hookErrors).toEqual([[boom, 'onRetry']]);
+  });
+
+  it('a POST Request gets the generated key on every attempt; the caller’s Request is left as it was', async () => {
+    server.script([{ store: true, resetAfter: true }], { store: true });
+    const request = new Request(`${server.origin}/orders`, { method: 'POST', body: 'abc', headers: { 'x-trace': 't1' } });
+    const res = await withRetry(fetch, { clock, backoff: noWait, idempotencyKey: true })(request);
+    expect(res.status).toBe(201);
+    const [a, b] = server.requests;
+    expect(a!.headers['idempotency-key']).toBe(b!.headers['idempotency-key']);
+    expect([a!.headers['x-trace'], b!.headers['x-trace'], b!.body.toString()]).toEqual(['t1', 't1', 'abc']);
+    expect(request.headers.has('idempotency-key')).toBe(false);
+    expect(await request.text()).toBe('abc');
+    expect(server.effects).toHaveLength(1);
+  });
+
+  it('a late response to a timed-out attempt (from a fetch that ignores the signal) is discarded, not leaked', async () => {
+    let release!: () => void;
+    server.script([{ release: new Promise<void>((r) => (release = r)), then: { status: 200, body: 'late' } }]);
+    let late!: Promise<Response>;
+    const deaf = (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+      const response = fetch(input, { ...init, signal: undefined });
+      late ??= response;
+      return response;
+    };
+    const promise = withRetry(deaf, { clock, backoff: noWait, attemptTimeoutMs: 1000 })(`${server.origin}/`);
+    await server.waitForRequests(1);
+    await clock.advance(1000);
+    expect(await ok(await promise)).toBe('ok'); // attempt 2
+    release();
+    const lateResponse = await late;
+    await new Promise((r) => setImmediate(r));
+    expect(lateResponse.bodyUsed).toBe(true); // cancelled by the adapter
+    expect(retryInfo(lateResponse)).toBeUndefined();
+  });
+});
