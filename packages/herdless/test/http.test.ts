@@ -490,6 +490,18 @@ describe('abort and attempt timeouts', () => {
     expect(server.requests).toHaveLength(1);
   });
 
+  it('with attemptTimeoutMs, the caller’s signal still aborts the reading of the returned body (fetch semantics)', async () => {
+    server.script([{ partial: 'first part…' }]);
+    const controller = new AbortController();
+    const res = await withRetry(fetch, { clock, attemptTimeoutMs: 1000 })(`${server.origin}/`, { signal: controller.signal });
+    expect(res.status).toBe(200);
+    const reading = res.text().catch((e: unknown) => e);
+    controller.abort();
+    expect(await reading).toBe(controller.signal.reason);
+    await server.requests[0]!.closed;
+    expect(server.requests[0]!.aborted).toBe(true);
+  });
+
   it('slow responses within attemptTimeoutMs are simply waited for', async () => {
     let release!: () => void;
     server.script([{ release: new Promise<void>((r) => (release = r)), then: { status: 200, body: 'late but fine' } }]);

@@ -118,6 +118,16 @@ async function send(fetchFn: FetchFunction, plan: Plan, attempt: number, signal:
   return fetchFn(input, init);
 }
 
+/**
+ * The signal an attempt's fetch gets. The attempt's own signal aborts with the caller's only while
+ * the call runs; fetch semantics say the caller's signal also aborts the reading of the body that is
+ * returned, so both are passed on when they differ.
+ */
+function fetchSignal(caller: AbortSignal | undefined, attempt: AbortSignal): AbortSignal {
+  if (caller === undefined || caller === attempt || typeof AbortSignal.any !== 'function') return attempt;
+  return AbortSignal.any([caller, attempt]);
+}
+
 /** Lets go of a response nobody will read: its connection goes back to the pool or is closed. */
 function discard(response: Response): void {
   try {
@@ -142,7 +152,7 @@ async function run(fetchFn: FetchFunction, config: HttpConfig, plan: Plan): Prom
   const operation = async (context: RetryContext): Promise<Response> => {
     attempts = context.attempt;
     const signal = context.signal;
-    const response = await send(fetchFn, plan, context.attempt, signal);
+    const response = await send(fetchFn, plan, context.attempt, fetchSignal(plan.signal, signal));
     if (signal.aborted) {
       // A late answer to an attempt that timed out or was aborted: nobody will read it.
       discard(response);

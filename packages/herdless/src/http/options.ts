@@ -85,7 +85,7 @@ export type IdempotencyKeyOption = boolean | (() => string);
  * `fetchWithRetry`).
  * @example
  * ```ts
- * await retryingFetch(url, { method: 'POST', body: stream, duplex: 'half' } as RequestInit, { bodyFactory: () => openStream() });
+ * await api(url, { method: 'PUT' }, { bodyFactory: () => file.stream() }); // a fresh stream per attempt
  * ```
  */
 export interface HttpCallOptions {

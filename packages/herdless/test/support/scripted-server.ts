@@ -16,6 +16,8 @@ export type Step =
   | { readonly reset: 'on-arrival' }
   /** Read the request, then never answer: the response stays open until the client gives up or the server closes. */
   | { readonly hang: true }
+  /** Send a 200 with the head and the first part of the body, then nothing more: a slow body. */
+  | { readonly partial: string }
   /** Wait for `release` before answering `then`. */
   | { readonly release: Promise<void>; readonly then: Step }
   /**
@@ -88,6 +90,11 @@ export async function startScriptedServer(clock?: { now(): number }): Promise<Sc
     }
     record.body = await readBody(req);
     if ('hang' in step) return;
+    if ('partial' in step) {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write(step.partial);
+      return;
+    }
     if ('release' in step) {
       await step.release;
       if (!res.destroyed) await play(step.then, req, res, record);
