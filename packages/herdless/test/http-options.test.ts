@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { fetchWithRetry, isInvalidOptionError, withRetry, type HttpRetryOptions } from 'herdless';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { fetchWithRetry, isInvalidOptionError, newIdempotencyKey, withRetry, type HttpRetryOptions } from 'herdless';
 
 const neverCalled = (): Promise<Response> => {
   throw new Error('fetch must not be called');
@@ -65,5 +65,31 @@ describe('per-request options: a bad one rejects (fetch never throws synchronous
   it('fetchWithRetry checks its options on each call (as a rejection)', async () => {
     await expect(fetchWithRetry('http://127.0.0.1:9/', undefined, { maxAttempts: 0 })).rejects.toThrow('fetchWithRetry: maxAttempts must be ≥ 1, got 0');
     await expect(fetchWithRetry('http://127.0.0.1:9/', undefined, { bodyFactory: 1 as never })).rejects.toThrow('fetchWithRetry: bodyFactory must be a function, got 1');
+  });
+});
+
+describe('newIdempotencyKey', () => {
+  afterEach(() => {
+    vi.unstubAllGlobals();
+  });
+  const UUID_V4 = /^"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"$/;
+
+  it('a quoted random UUID (a Structured Fields string, as the draft specifies), unique per call', () => {
+    const keys = new Set(Array.from({ length: 100 }, () => newIdempotencyKey()));
+    expect(keys.size).toBe(100);
+    for (const key of keys) expect(key).toMatch(UUID_V4);
+  });
+
+  it('falls back to getRandomValues without randomUUID (browsers outside secure contexts)', () => {
+    const real = globalThis.crypto;
+    vi.stubGlobal('crypto', { getRandomValues: <T extends ArrayBufferView>(a: T): T => real.getRandomValues(a as never) });
+    const keys = new Set(Array.from({ length: 100 }, () => newIdempotencyKey()));
+    expect(keys.size).toBe(100);
+    for (const key of keys) expect(key).toMatch(UUID_V4);
+  });
+
+  it('without Web Crypto it throws, naming the way out', () => {
+    vi.stubGlobal('crypto', undefined);
+    expect(() => newIdempotencyKey()).toThrow('pass idempotencyKey: () => yourKey');
   });
 });

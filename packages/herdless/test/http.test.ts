@@ -337,6 +337,13 @@ describe('methods and idempotency keys (a real side-effect store)', () => {
     expect(server.requests[2]!.headers['idempotency-key']).toBeUndefined();
   });
 
+  it('a POST whose failure is not retryable anyway (an invalid URL) is not blamed on the method', async () => {
+    const error = (await withRetry(fetch, { clock })('http://127.0.0.1:99999/', { method: 'POST', body: 'x' }).catch((e: unknown) => e)) as RetryError;
+    expect(isRetryError(error, 'fatal')).toBe(true);
+    expect(error.message).toContain('the failure is not retryable');
+    expect(error.message).not.toContain('Idempotency-Key');
+  });
+
   it('a POST reset before the server processed it is not retried either (the client cannot tell): 0 side effects', async () => {
     server.script([{ reset: 'on-arrival' }], { store: true });
     const error = await withRetry(fetch, { clock, backoff: noWait })(`${server.origin}/orders`, { method: 'POST', body: order }).catch((e: unknown) => e);

@@ -166,11 +166,16 @@ async function run(fetchFn: FetchFunction, config: HttpConfig, plan: Plan): Prom
     throw failure;
   };
 
+  /** The request would have been retried but may not be sent twice: the give-up says why. */
+  let blockedRetry = false;
   const user = config.retryable;
   const retryable: RetryableOverride = (error: unknown, info: RetryableInfo) => {
-    if (plan.blocked !== undefined) return false;
     // A listed status is retryable by definition; other failures keep retry()'s classification.
     const transient = isHttpStatusError(error) || info.transient;
+    if (plan.blocked !== undefined) {
+      blockedRetry = transient;
+      return false;
+    }
     if (user !== undefined) {
       const said = user(error, { attempt: info.attempt, transient });
       if (said !== undefined) return said === true;
@@ -214,7 +219,7 @@ async function run(fetchFn: FetchFunction, config: HttpConfig, plan: Plan): Prom
       throw error;
     }
     const failure: unknown = error.cause;
-    const explained = plan.blocked !== undefined && error.reason === 'fatal' ? new RetryError('fatal', error.attempts, failure, plan.blocked) : error;
+    const explained = blockedRetry && error.reason === 'fatal' ? new RetryError('fatal', error.attempts, failure, plan.blocked) : error;
     if (isHttpStatusError(failure) && failure.response === pending) {
       // fetch semantics: a 503 is a response. The caller gets the last one, with the reason on record.
       recordRetryInfo(pending, { attempts: explained.attempts, reason: explained.reason, error: explained });
