@@ -45,3 +45,6 @@ export { systemScheduler, type Scheduler } from './runtime/scheduler.js';
 export { ManualClock } from './runtime/manual-clock.js';
 export * from './core/retry/index.js';
 export * from './core/classify/index.js';
+
+// The retrying fetch (issue 4); also the `herdless/http` subpath.
+export * from './http/index.js';

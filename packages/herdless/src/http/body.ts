@@ -1,0 +1,33 @@
+/**
+ * Whether a request body can be sent again. A body fetch extracts afresh on every call (a string,
+ * bytes, a Blob, form data) is replayable; a stream is read once by the first attempt, so sending
+ * it again would send nothing — which must never happen.
+ */
+
+/** @internal */
+export type BodyKind = 'none' | 'replayable' | 'stream';
+
+const REPLAYABLE_TAGS: ReadonlySet<string> = new Set([
+  '[object Blob]',
+  '[object File]',
+  '[object FormData]',
+  '[object URLSearchParams]',
+  '[object ArrayBuffer]',
+  '[object SharedArrayBuffer]',
+]);
+
+/**
+ * @internal Classifies a `RequestInit.body`: `null`/`undefined` → `'none'`; a string, an
+ * `ArrayBuffer`, a typed array or `DataView`, a `Blob`, `URLSearchParams` or `FormData` →
+ * `'replayable'`; a `ReadableStream` or an async iterable (Node.js's fetch accepts those) →
+ * `'stream'`. Any other object is converted to a string by fetch on every call (WebIDL), so it
+ * is replayable.
+ */
+export function bodyKind(body: unknown): BodyKind {
+  if (body === null || body === undefined) return 'none';
+  if (typeof body !== 'object') return 'replayable';
+  if (ArrayBuffer.isView(body) || REPLAYABLE_TAGS.has(Object.prototype.toString.call(body))) return 'replayable';
+  if (typeof (body as { getReader?: unknown }).getReader === 'function') return 'stream';
+  if (typeof (body as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === 'function') return 'stream';
+  return 'replayable';
+}

@@ -1,0 +1,23 @@
+export {
+  RETRYABLE_HTTP_METHODS,
+  DEFAULT_RETRY_STATUSES,
+  RETRY_AFTER_STATUSES,
+  IDEMPOTENCY_KEY_HEADER,
+  RETRY_AFTER_MS_HEADER,
+  DO_NOT_RETRY_HEADER,
+} from './data.js';
+export { parseHttpDate } from './http-date.js';
+export { parseRetryAfter, parseRetryAfterMs, retryAfterFromHeaders } from './retry-after.js';
+export { newIdempotencyKey } from './idempotency-key.js';
+export { HttpStatusError, isHttpStatusError } from './status-error.js';
+export { retryInfo, type HttpRetryInfo } from './retry-info.js';
+export {
+  type FetchFunction,
+  type HttpRetryEvent,
+  type HttpGiveUpEvent,
+  type IdempotencyKeyOption,
+  type HttpCallOptions,
+  type HttpRetryOptions,
+  type FetchWithRetryOptions,
+} from './options.js';
+export { withRetry, fetchWithRetry, type RetryingFetch } from './fetch.js';

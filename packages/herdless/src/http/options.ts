@@ -1,0 +1,276 @@
+import type { RetryableOverride } from '../core/classify/classify.js';
+import { InvalidOptionError, isInvalidOptionError } from '../core/errors.js';
+import type { GiveUpReason } from '../core/retry/errors.js';
+import type { HookName } from '../runtime/hooks.js';
+import { createRetry, type RetrierOptions } from '../runtime/retry.js';
+import { DEFAULT_RETRY_STATUSES, RETRYABLE_HTTP_METHODS } from './data.js';
+import { newIdempotencyKey } from './idempotency-key.js';
+
+/**
+ * The function `withRetry()` wraps: `fetch` itself, or anything with its signature.
+ * @example
+ * ```ts
+ * const myFetch: FetchFunction = (input, init) => fetch(input, { ...init, credentials: 'include' });
+ * ```
+ */
+export type FetchFunction = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
+
+/**
+ * What `onRetry` is told before each wait: the attempt that failed, how, and the wait chosen.
+ * @example
+ * ```ts
+ * onRetry: ({ method, url, attempt, status, delayMs, delaySource }: HttpRetryEvent) =>
+ *   log.warn({ method, url, attempt, status, delayMs, delaySource }, 'retrying');
+ * ```
+ */
+export interface HttpRetryEvent {
+  /** The request's method, upper-cased (`GET`, `POST`…). */
+  readonly method: string;
+  /** The request's URL. */
+  readonly url: string;
+  /** The attempt that failed, from 1; attempt `attempt + 1` starts after the wait. */
+  readonly attempt: number;
+  /** The response's status when the attempt got a retryable response; `undefined` for a network failure or a timeout. */
+  readonly status: number | undefined;
+  /** The failure: an {@link HttpStatusError} for a response, else what `fetch` rejected with (or an `AttemptTimeoutError`). */
+  readonly error: unknown;
+  /** The wait before the next attempt, in ms (0: at once). */
+  readonly delayMs: number;
+  /** `'server'`: the wait is the response's `Retry-After` / `retry-after-ms`; `'backoff'`: the backoff drew it. */
+  readonly delaySource: 'backoff' | 'server';
+}
+
+/**
+ * What `onGiveUp` is told when a call ends without a successful response: with a retryable-status
+ * response it returns anyway (`response` set), with a rejection, or by the caller's abort.
+ * @example
+ * ```ts
+ * onGiveUp: ({ reason, attempts, status }: HttpGiveUpEvent) => metrics.increment('http_give_up', { reason, status });
+ * ```
+ */
+export interface HttpGiveUpEvent {
+  /** The request's method, upper-cased. */
+  readonly method: string;
+  /** The request's URL. */
+  readonly url: string;
+  /** Why retrying stopped (see `GiveUpReason`); `'aborted'` for the caller's abort. */
+  readonly reason: GiveUpReason;
+  /** Attempts sent, the first included. */
+  readonly attempts: number;
+  /** The status of the response the call returns, or `undefined` when it rejects. */
+  readonly status: number | undefined;
+  /** The response the call returns (its body is yours), or `undefined` when it rejects. */
+  readonly response: Response | undefined;
+  /**
+   * The `RetryError` explaining the give-up (for a returned response, the one {@link retryInfo}
+   * holds; for a rejection, the rejection itself), or the abort reason for `'aborted'`.
+   */
+  readonly error: unknown;
+}
+
+/**
+ * How a request may get an `Idempotency-Key` header: `true` generates one per logical request
+ * ({@link newIdempotencyKey}: a random UUID as a quoted string), a function returns your own (its
+ * value is sent as is), `false` adds none. A request whose headers already carry the header keeps
+ * its own.
+ * @example
+ * ```ts
+ * const option: IdempotencyKeyOption = () => `"order-${orderId}"`;
+ * ```
+ */
+export type IdempotencyKeyOption = boolean | (() => string);
+
+/**
+ * Options given with one request, as the third argument of a {@link RetryingFetch} (or of
+ * `fetchWithRetry`).
+ * @example
+ * ```ts
+ * await api(url, { method: 'PUT' }, { bodyFactory: () => file.stream() }); // a fresh stream per attempt
+ * ```
+ */
+export interface HttpCallOptions {
+  /**
+   * For `POST`, `PATCH` and other methods outside `retryMethods`: add an `Idempotency-Key` header,
+   * the same on every attempt, which makes the request retryable. Default: the `withRetry()` option.
+   */
+  idempotencyKey?: IdempotencyKeyOption;
+  /**
+   * Makes the body of every attempt (the first included), replacing any body in `init` or in the
+   * `Request`. Pass it to retry a request whose body is a stream: a stream is read by the attempt
+   * that sends it and cannot be sent again. It may return a promise. When it returns a stream and
+   * `init` has no `duplex`, `duplex: 'half'` is set (fetch requires it for streaming uploads).
+   */
+  bodyFactory?: (attempt: number) => BodyInit | null | PromiseLike<BodyInit | null>;
+}
+
+/**
+ * Options of `withRetry()`: every option of `retry()` / `createRetry()` (`maxAttempts`, `backoff`,
+ * `retryable`, `maxRetryAfterMs`, `deadlineMs`, `attemptTimeoutMs`, `budget`, `random`, `clock`,
+ * `unref`, `onHookError` — same meaning, same defaults), HTTP hooks in place of `onRetry` and
+ * `onGiveUp`, and the HTTP options below. The caller's `signal` comes with each request, in `init`
+ * or in the `Request`.
+ * @example
+ * ```ts
+ * const options: HttpRetryOptions = { maxAttempts: 4, retryStatuses: [503], idempotencyKey: true };
+ * ```
+ */
+export interface HttpRetryOptions extends Omit<RetrierOptions, 'onRetry' | 'onGiveUp'> {
+  /** Methods retried without an idempotency key (compared upper-cased). Default {@link RETRYABLE_HTTP_METHODS}. */
+  retryMethods?: readonly string[];
+  /** Response statuses retried (integers 100–599). Default {@link DEFAULT_RETRY_STATUSES}: 408, 429, 500, 502, 503, 504. */
+  retryStatuses?: readonly number[];
+  /** Default for every request; see {@link IdempotencyKeyOption}. Default `false`. */
+  idempotencyKey?: IdempotencyKeyOption;
+  /**
+   * The wall clock, in ms since the Unix epoch, against which an HTTP-date `Retry-After` is
+   * measured. Default `Date.now`. (Waits and timeouts use the `clock` option, a monotonic clock.)
+   */
+  now?: () => number;
+  /** Called before each wait; an observer, like `retry()`'s hooks. */
+  onRetry?: (event: HttpRetryEvent) => unknown;
+  /** Called once when a call ends without a successful response; an observer. */
+  onGiveUp?: (event: HttpGiveUpEvent) => unknown;
+}
+
+/**
+ * The options of `fetchWithRetry()`: those of `withRetry()` and of one request together.
+ * @example
+ * ```ts
+ * await fetchWithRetry(url, init, { maxAttempts: 4, idempotencyKey: true } satisfies FetchWithRetryOptions);
+ * ```
+ */
+export interface FetchWithRetryOptions extends HttpRetryOptions, HttpCallOptions {}
+
+/** @internal The options of `withRetry()`, checked and normalised. */
+export interface HttpConfig {
+  /** What `retry()` gets on every call, besides the per-call `retryable`, `onRetry` and `signal`. */
+  readonly retryOptions: RetrierOptions;
+  readonly retryable: RetryableOverride | undefined;
+  readonly methods: ReadonlySet<string>;
+  readonly statuses: ReadonlySet<number>;
+  readonly idempotencyKey: (() => string) | undefined;
+  readonly now: () => number;
+  readonly onRetry: ((event: HttpRetryEvent) => unknown) | undefined;
+  readonly onGiveUp: ((event: HttpGiveUpEvent) => unknown) | undefined;
+  readonly onHookError: ((error: unknown, hook: HookName) => void) | undefined;
+}
+
+const RETRY_KEYS: readonly string[] = [
+  'maxAttempts',
+  'backoff',
+  'retryable',
+  'maxRetryAfterMs',
+  'deadlineMs',
+  'attemptTimeoutMs',
+  'budget',
+  'random',
+  'clock',
+  'unref',
+  'onHookError',
+];
+const HTTP_KEYS: readonly string[] = ['retryMethods', 'retryStatuses', 'idempotencyKey', 'now', 'onRetry', 'onGiveUp'];
+const CALL_KEYS: readonly string[] = ['idempotencyKey', 'bodyFactory'];
+
+function functionOption<F>(owner: string, field: string, value: F | undefined): F | undefined {
+  if (value !== undefined && typeof value !== 'function') throw new InvalidOptionError(owner, field, value, 'must be a function');
+  return value;
+}
+
+/** @internal `true` → the default generator, a function → itself, `false`/`undefined` → none. */
+export function idempotencyKeyOption(owner: string, value: unknown): (() => string) | undefined | false {
+  if (value === undefined) return undefined;
+  if (value === true) return newIdempotencyKey;
+  if (value === false) return false;
+  if (typeof value === 'function') return value as () => string;
+  throw new InvalidOptionError(owner, 'idempotencyKey', value, 'must be a boolean or a function returning the key');
+}
+
+function methodsOption(owner: string, value: unknown): ReadonlySet<string> {
+  if (value === undefined) return DEFAULT_METHODS;
+  if (!Array.isArray(value)) throw new InvalidOptionError(owner, 'retryMethods', value, 'must be an array of method names');
+  const methods = new Set<string>();
+  for (const method of value) {
+    // RFC 9110 §9.1: a method is a token.
+    if (typeof method !== 'string' || !/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(method)) {
+      throw new InvalidOptionError(owner, 'retryMethods', method, 'must hold method names (HTTP tokens such as "GET")');
+    }
+    methods.add(method.toUpperCase());
+  }
+  return methods;
+}
+
+function statusesOption(owner: string, value: unknown): ReadonlySet<number> {
+  if (value === undefined) return DEFAULT_STATUSES;
+  if (!Array.isArray(value)) throw new InvalidOptionError(owner, 'retryStatuses', value, 'must be an array of status codes');
+  for (const status of value) {
+    if (typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599) {
+      throw new InvalidOptionError(owner, 'retryStatuses', status, 'must hold integer status codes in [100, 599]');
+    }
+  }
+  return new Set(value as number[]);
+}
+
+const DEFAULT_METHODS: ReadonlySet<string> = new Set(RETRYABLE_HTTP_METHODS);
+const DEFAULT_STATUSES: ReadonlySet<number> = new Set(DEFAULT_RETRY_STATUSES);
+const wallClock = (): number => Date.now();
+
+/**
+ * @internal Checks and normalises `withRetry()`'s options. The options `retry()` knows are checked
+ * by `createRetry()` itself (errors re-issued under `owner`); `callKeys` says whether per-request
+ * options may be present too (`fetchWithRetry`).
+ */
+export function parseHttpOptions(options: FetchWithRetryOptions | undefined, owner: string, callKeys: boolean): HttpConfig {
+  if (options === undefined) options = {};
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new InvalidOptionError(owner, 'options', options, 'must be an object');
+  }
+  const retryOptions: Record<string, unknown> = {};
+  for (const key in options) {
+    const value = (options as Record<string, unknown>)[key];
+    if (RETRY_KEYS.includes(key)) {
+      if (value !== undefined) retryOptions[key] = value;
+    } else if (key === 'signal') {
+      throw new InvalidOptionError(owner, key, value, 'is per request: pass it in init (or in the Request)');
+    } else if (!HTTP_KEYS.includes(key) && !(callKeys && CALL_KEYS.includes(key))) {
+      throw new InvalidOptionError(owner, key, value, 'is not an option of withRetry (check the spelling)');
+    }
+  }
+  try {
+    createRetry(retryOptions as RetrierOptions);
+  } catch (error) {
+    if (isInvalidOptionError(error)) throw new InvalidOptionError(owner, error.field, error.value, error.requirement);
+    throw error;
+  }
+  const key = idempotencyKeyOption(owner, options.idempotencyKey);
+  return {
+    retryOptions: retryOptions as RetrierOptions,
+    retryable: options.retryable,
+    methods: methodsOption(owner, options.retryMethods),
+    statuses: statusesOption(owner, options.retryStatuses),
+    idempotencyKey: key === false ? undefined : key,
+    now: functionOption(owner, 'now', options.now) ?? wallClock,
+    onRetry: functionOption(owner, 'onRetry', options.onRetry),
+    onGiveUp: functionOption(owner, 'onGiveUp', options.onGiveUp),
+    onHookError: options.onHookError,
+  };
+}
+
+/** @internal Checks the per-request options (the third argument). */
+export function parseCallOptions(options: HttpCallOptions | undefined, owner: string, strict: boolean): HttpCallOptions {
+  if (options === undefined) return NO_CALL_OPTIONS;
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new InvalidOptionError(owner, 'options', options, 'must be an object');
+  }
+  if (strict) {
+    for (const key in options) {
+      if (!CALL_KEYS.includes(key)) {
+        throw new InvalidOptionError(owner, key, (options as Record<string, unknown>)[key], 'is not a per-request option (idempotencyKey, bodyFactory)');
+      }
+    }
+  }
+  idempotencyKeyOption(owner, options.idempotencyKey);
+  functionOption(owner, 'bodyFactory', options.bodyFactory);
+  return options;
+}
+
+const NO_CALL_OPTIONS: HttpCallOptions = Object.freeze({});
