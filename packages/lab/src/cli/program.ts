@@ -1,8 +1,12 @@
 import { Command, Option } from 'commander';
 import { HERD_STRATEGIES, type HerdStrategy } from 'herdless/sim';
-import { loadConfig } from '../config.js';
+import { loadConfig } from '../config-file.js';
 import { UsageError } from '../usage-error.js';
-import { herdBase, herdCsv, herdJson, herdPerSeed, herdPolicies, herdTable, runHerdExperiment, type HerdRun } from '../experiments/herd.js';
+import { describeRun, herdBase, herdCsv, herdJson, herdPerSeed, herdPolicies, herdTable, type HerdRun } from '../experiments/herd.js';
+import { runHerdExperiment } from '../experiments/herd-run.js';
+import { buildReport } from '../report/build.js';
+import { FIGURES, LAB_EXPERIMENTS } from '../report/catalog.js';
+import { writeReport } from '../report/write.js';
 import { parseSeeds } from './seeds.js';
 
 type Format = 'table' | 'json' | 'csv';
@@ -40,6 +44,11 @@ function parseStrategies(text: string): HerdStrategy[] {
   }
   if (new Set(names).size !== names.length) throw new UsageError(`--strategies ${JSON.stringify(text)}: a strategy is listed twice`);
   return names as HerdStrategy[];
+}
+
+/** Quotes a word for a POSIX shell when it needs it. */
+function shellQuote(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 }
 
 /** Turns the herd command's flags into a run: the article's preset, or a config file. */
@@ -91,18 +100,6 @@ async function herdCommand(flags: HerdFlags, io: Io): Promise<void> {
   }
 }
 
-function seedText(seeds: readonly number[]): string {
-  const contiguous = seeds.every((s, i) => i === 0 || s === seeds[i - 1]! + 1);
-  return contiguous && seeds.length > 1 ? `${seeds[0]}-${seeds[seeds.length - 1]}` : seeds.join(',');
-}
-
-function describeRun(run: HerdRun): string {
-  const a = run.base.arrivals;
-  const arrivals = a.kind === 'together' ? `first sends spread over ${a.spreadMs / 1000} s` : `Poisson arrivals, ${a.ratePerSecond}/s per client`;
-  const title = run.experiment === 'herd' ? 'herd' : `scenario "${run.name}"`;
-  return `# ${title}: ${run.base.clients} clients, ${arrivals}, seeds ${seedText(run.seeds)}`;
-}
-
 /** Builds the `herdless-lab` command line. */
 export function buildProgram(io: Io): Command {
   const program = new Command('herdless-lab')
@@ -115,13 +112,23 @@ export function buildProgram(io: Io): Command {
 
   program
     .command('all', { isDefault: true })
-    .description('run every experiment on its defaults (what `npm run lab` does)')
+    .description('run every experiment on its defaults, print the tables and write the report (what `npm run lab` does)')
+    .option('--out <dir>', 'the report folder: index.html, figures/*.svg, data/*.json and *.csv', 'lab-out')
     .addOption(new Option('--workers <n>', 'worker threads (0 = none)'))
-    .action(async (flags: { workers?: string }) => {
-      const workers = flags.workers === undefined ? {} : { workers: flags.workers };
-      await herdCommand({ format: 'table', ...workers }, io);
+    .action(async (flags: { out: string; workers?: string }, command: Command) => {
+      const workers = flags.workers === undefined ? {} : { workers: parseNumberFlag('--workers', flags.workers, 0, 64, true) };
+      const results = new Map<string, unknown>();
+      for (const [i, experiment] of LAB_EXPERIMENTS.entries()) {
+        const result = await experiment.run(workers);
+        results.set(experiment.id, result);
+        if (i > 0) io.out('');
+        io.out(experiment.table(result));
+      }
+      const invocation = command.getOptionValueSource('out') === 'default' ? 'npm run lab' : `npm run lab -- --out ${shellQuote(flags.out)}`;
+      const files = await buildReport(LAB_EXPERIMENTS, FIGURES, results, { command: invocation });
+      const index = writeReport(flags.out, files);
       io.out('');
-      await herdCommand({ format: 'table', spread: '0.9', ...workers }, io);
+      io.out(`report: ${index}`);
     });
 
   program

@@ -1,0 +1,8 @@
+import { HERD_FIGURES, herdExperiment, herdSpreadExperiment } from './herd.js';
+import type { Figure, LabExperiment } from './registry.js';
+
+/** The experiments `npm run lab` runs, in report order. Later experiments append theirs here. */
+export const LAB_EXPERIMENTS: readonly LabExperiment[] = [herdExperiment, herdSpreadExperiment];
+
+/** The report's figures, in order within their sections. Later figures append theirs here. */
+export const FIGURES: readonly Figure[] = [...HERD_FIGURES];
