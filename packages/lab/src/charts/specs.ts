@@ -68,7 +68,10 @@ export function arrivalsSpec(rows: readonly ArrivalBin[], panels: readonly Arriv
         layer: [
           {
             mark: { type: 'rect', color: BAR_COLOR, clip: true },
-            transform: [{ filter: `datum.series === ${JSON.stringify(p.series)} && datum.t < ${o.windowS} && datum.arrivals > 0` }],
+            transform: [
+              { filter: `datum.series === ${JSON.stringify(p.series)} && datum.t < ${o.windowS} && datum.arrivals > 0` },
+              { calculate: "datum.series + ' at ' + datum.t + '-' + datum.t2 + ' s: ' + datum.arrivals + ' arrivals'", as: 'label' },
+            ],
             encoding: {
               x: { field: 't', type: 'quantitative', title: 'time (s)', scale: { domain: [0, o.windowS], nice: false } },
               x2: { field: 't2' },
@@ -79,6 +82,7 @@ export function arrivalsSpec(rows: readonly ArrivalBin[], panels: readonly Arriv
                 ...(cut ? { scale: { domain: [0, p.yMax!], nice: false } } : {}),
               },
               y2: { datum: 0 },
+              description: { field: 'label' },
               tooltip: [
                 { field: 't', title: 'from (s)' },
                 { field: 'arrivals', title: yTitle },
@@ -121,7 +125,9 @@ export function waitsSpec(points: readonly WaitPoint[], strategies: readonly str
       layer: [
         {
           mark: { type: 'point', filled: true, size: 14, opacity: 0.7 },
+          transform: [{ calculate: "datum.strategy + ', client ' + datum.client + ', failure ' + datum.failure + ': wait ' + datum.waitS + ' s'", as: 'label' }],
           encoding: {
+            description: { field: 'label' },
             x: { field: 'failure', type: 'ordinal', title: 'failure count', axis: { labelAngle: 0 } },
             xOffset: { field: 'client', type: 'ordinal', legend: null },
             y: { field: 'waitS', type: 'quantitative', title: 'wait (s)' },
@@ -136,6 +142,7 @@ export function waitsSpec(points: readonly WaitPoint[], strategies: readonly str
         {
           mark: { type: 'line', color: '#333', strokeDash: [5, 4], strokeWidth: 1.5, point: false },
           encoding: {
+            description: { value: 'the wait without jitter' },
             x: { field: 'failure', type: 'ordinal' },
             y: { field: 'noJitterS', type: 'quantitative', aggregate: 'max', title: 'wait (s)' },
           },
@@ -179,7 +186,9 @@ export function summarySpec(rows: readonly SummaryRow[], o: { horizonS: number }
       },
       {
         mark: { type: 'point', filled: true, size: 70 },
+        transform: [{ calculate: "datum.strategy + ': ' + datum.metric + ' mean ' + datum.mean + ', min ' + datum.min + ', max ' + datum.max", as: 'label' }],
         encoding: {
+          description: { field: 'label' },
           x: { field: 'mean', type: 'quantitative' },
           tooltip: [
             { field: 'strategy' },
@@ -211,7 +220,9 @@ export function perSeedSpec(rows: readonly SeedRow[]): TopLevelSpec {
     width: 320,
     height: 160,
     mark: { type: 'bar', color: BAR_COLOR },
+    transform: [{ calculate: `datum.strategy + ' seed ' + datum.seed + ': ${field} ' + datum.${field}`, as: 'label' }],
     encoding: {
+      description: { field: 'label' },
       x: { field: 'seed', type: 'ordinal', title: 'seed', axis: { labelAngle: 0 } },
       y: { field, type: 'quantitative', title },
       tooltip: [{ field: 'seed' }, { field, title }],

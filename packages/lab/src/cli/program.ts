@@ -147,5 +147,22 @@ export function buildProgram(io: Io): Command {
       await herdCommand(flags, io);
     });
 
+  program
+    .command('serve')
+    .description('serve the interactive lab page on 127.0.0.1: pick a policy, run it in the browser (Ctrl+C stops)')
+    .option('--port <n>', 'the port (0 = any free port)', '8000')
+    .action(async (flags: { port: string }) => {
+      const port = parseNumberFlag('--port', flags.port, 0, 65535, true);
+      const { startServer } = await import('../serve.js'); // esbuild loads only for this command
+      const server = await startServer(port);
+      io.out(`lab page: ${server.url} (Ctrl+C stops)`);
+      const signal = await new Promise<string>((resolve) => {
+        process.once('SIGINT', () => resolve('SIGINT'));
+        process.once('SIGTERM', () => resolve('SIGTERM'));
+      });
+      await server.close();
+      io.out(`stopped (${signal})`);
+    });
+
   return program;
 }
