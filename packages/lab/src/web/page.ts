@@ -219,15 +219,18 @@ form.addEventListener('change', (event) => {
   } else if (target.name === 'kind') {
     const params = Object.fromEntries(Object.entries(kindDefaults(values.kind as (typeof BACKOFF_KINDS)[number])).map(([k, v]) => [k, String(v)]));
     writeForm({ ...values, strategy: 'custom', params });
-  } else if (target.name.startsWith('param:') || target.name === 'maxAttempts') {
-    input('strategy').value = 'custom';
   } else if (target.name === 'experiment') {
     const preset = PAGE_EXPERIMENTS.find((x) => x.id === values.experiment);
     if (preset) input('spreadMs').value = String(preset.spreadMs);
   }
   schedule();
 });
-form.addEventListener('input', schedule);
+form.addEventListener('input', (event) => {
+  const name = (event.target as HTMLInputElement).name;
+  // Editing the backoff makes it a policy of one's own (the table then names it "custom …").
+  if (name.startsWith('param:') || name === 'maxAttempts') input('strategy').value = 'custom';
+  schedule();
+});
 form.addEventListener('submit', (event) => {
   event.preventDefault();
   clearTimeout(timer);
