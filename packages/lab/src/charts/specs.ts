@@ -16,7 +16,7 @@ export const CHART_CONFIG = {
   background: 'white',
   padding: 8,
   title: { anchor: 'start', fontSize: 14, subtitleFontSize: 11, subtitleColor: '#555' },
-  axis: { labelFontSize: 11, titleFontSize: 12, titleFontWeight: 'normal', labelOverlap: true },
+  axis: { labelFontSize: 11, titleFontSize: 12, titleFontWeight: 'normal', labelOverlap: true, labelSeparation: 6 },
   header: { labelFontSize: 12, titleFontSize: 12 },
   legend: { labelFontSize: 11, titleFontSize: 12 },
   view: { stroke: '#ddd' },
