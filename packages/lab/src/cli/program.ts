@@ -6,7 +6,7 @@ import { describeRun, herdBase, herdCsv, herdJson, herdPerSeed, herdPolicies, he
 import { runHerdExperiment } from '../experiments/herd-run.js';
 import { buildReport } from '../report/build.js';
 import { FIGURES, LAB_EXPERIMENTS } from '../report/catalog.js';
-import { writeReport } from '../report/write.js';
+import { checkReportDir, writeReport } from '../report/write.js';
 import { parseSeeds } from './seeds.js';
 
 type Format = 'table' | 'json' | 'csv';
@@ -117,6 +117,7 @@ export function buildProgram(io: Io): Command {
     .addOption(new Option('--workers <n>', 'worker threads (0 = none)'))
     .action(async (flags: { out: string; workers?: string }, command: Command) => {
       const workers = flags.workers === undefined ? {} : { workers: parseNumberFlag('--workers', flags.workers, 0, 64, true) };
+      checkReportDir(flags.out); // before the runs, so a bad --out fails at once
       const results = new Map<string, unknown>();
       for (const [i, experiment] of LAB_EXPERIMENTS.entries()) {
         const result = await experiment.run(workers);

@@ -11,6 +11,21 @@ function isSafeRelative(path: string): boolean {
 }
 
 /**
+ * Checks, before anything runs, that the report may be written to `dir`: a new folder, an empty
+ * one, or one holding a previous report.
+ * @throws UsageError `--out DIR: …` when `dir` is a file or a foreign non-empty folder.
+ */
+export function checkReportDir(dir: string): void {
+  const root = resolve(dir);
+  const flag = `--out ${JSON.stringify(dir)}`;
+  if (!existsSync(root)) return;
+  if (!statSync(root).isDirectory()) throw new UsageError(`${flag}: is a file, not a folder`);
+  if (!existsSync(join(root, MANIFEST)) && readdirSync(root).length > 0) {
+    throw new UsageError(`${flag}: the folder has files the lab did not write; choose a new or empty folder`);
+  }
+}
+
+/**
  * Writes the report into `dir` and returns the absolute path of its `index.html`. Nothing is
  * written outside `dir`. A second run replaces the first cleanly: the files the previous report
  * listed in its manifest are removed first (and its emptied sub-folders), so no stale figure stays.
@@ -19,12 +34,11 @@ function isSafeRelative(path: string): boolean {
  */
 export function writeReport(dir: string, files: readonly ReportFile[]): string {
   const root = resolve(dir);
-  const flag = `--out ${JSON.stringify(dir)}`;
   for (const f of files) {
     if (!isSafeRelative(f.path) || f.path === MANIFEST) throw new Error(`report: bad file path ${JSON.stringify(f.path)}`);
   }
+  checkReportDir(dir);
   if (existsSync(root)) {
-    if (!statSync(root).isDirectory()) throw new UsageError(`${flag}: is a file, not a folder`);
     const manifest = join(root, MANIFEST);
     if (existsSync(manifest)) {
       let previous: unknown;
@@ -45,8 +59,6 @@ export function writeReport(dir: string, files: readonly ReportFile[]): string {
         if (existsSync(abs) && readdirSync(abs).length === 0) rmdirSync(abs);
       }
       rmSync(manifest, { force: true });
-    } else if (readdirSync(root).length > 0) {
-      throw new UsageError(`${flag}: the folder has files the lab did not write; choose a new or empty folder`);
     }
   }
   for (const f of files) {
