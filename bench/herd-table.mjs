@@ -2,7 +2,8 @@
 // on worker threads, and in one thread for comparison. Run with `npm run bench`.
 import { performance } from 'node:perf_hooks';
 import { availableParallelism } from 'node:os';
-import { runHerdExperiment, herdBase, herdPolicies } from '../packages/lab/dist/experiments/herd.js';
+import { herdBase, herdPolicies } from '../packages/lab/dist/experiments/herd.js';
+import { runHerdExperiment } from '../packages/lab/dist/experiments/herd-run.js';
 
 const seeds = [...Array(20).keys()];
 const rounds = Number(process.env.HERD_BENCH_ROUNDS ?? 5);

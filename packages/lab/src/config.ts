@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { BACKOFF_KINDS, BUDGET_KINDS, backoffFromSpec, budgetFromSpec, isInvalidOptionError } from 'herdless';
 import { HERD_STRATEGIES, herdBackoff, type PolicySpec, type ScenarioSpec, type ServerModel } from 'herdless/sim';
@@ -60,54 +59,49 @@ export function herdPolicySpec(name: (typeof HERD_STRATEGIES)[number]): PolicySp
 }
 
 /**
- * Reads and validates a scenario file.
- * @throws UsageError `--config FILE: path.to.field <requirement>, got <value>` for any problem,
- *   including a missing or unreadable file and invalid JSON.
+ * A problem with one field of a scenario: `field` is its path (`server.capacityPerTick`,
+ * `policies[0].backoff.maxBackoffMs`, or `(top level)`), `detail` the sentence that names the field
+ * and the value, and the message is `where: detail`. The lab page puts `detail` beside the input.
  */
-export function loadConfig(file: string): LabConfig {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new UsageError(`--config ${JSON.stringify(file)}: ${code === 'ENOENT' ? 'no such file' : `cannot read it (${code ?? String(error)})`}`);
+export class ConfigError extends UsageError {
+  override name = 'ConfigError';
+  constructor(
+    readonly where: string,
+    readonly field: string,
+    readonly detail: string,
+  ) {
+    super(`${where}: ${detail}`);
   }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    throw new UsageError(`--config ${JSON.stringify(file)}: not valid JSON (${(error as Error).message})`);
-  }
-  return parseConfig(json, `--config ${JSON.stringify(file)}`);
 }
 
 /**
  * Validates a parsed scenario file (see `docs/lab.md` for the format).
  * @param where prefix of error messages.
- * @throws UsageError naming the field and the value.
+ * @throws ConfigError naming the field and the value.
  */
 export function parseConfig(json: unknown, where = 'config'): LabConfig {
   const parsed = fileSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw new UsageError(`${where}: ${describeIssue(issue, json)}`);
+    const field = pathText(issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0]!] : issue.path);
+    throw new ConfigError(where, field, describeIssue(issue, json));
   }
   const c = parsed.data;
   const server: ServerModel = c.server;
   const ticks = c.horizonMs / server.tickMs;
   if (!Number.isInteger(ticks)) {
-    throw new UsageError(`${where}: horizonMs must be a whole number of ticks (tickMs ${server.tickMs}), got ${c.horizonMs}`);
+    throw new ConfigError(where, 'horizonMs', `horizonMs must be a whole number of ticks (tickMs ${server.tickMs}), got ${c.horizonMs}`);
   }
-  if (ticks > 10_000_000) throw new UsageError(`${where}: horizonMs must be at most 10000000 ticks, got ${ticks} ticks`);
+  if (ticks > 10_000_000) throw new ConfigError(where, 'horizonMs', `horizonMs must be at most 10000000 ticks, got ${ticks} ticks`);
   c.server.outages.forEach((o, i) => {
     if (!(o.endMs > o.startMs)) {
-      throw new UsageError(`${where}: server.outages[${i}].endMs must be > startMs (${o.startMs}), got ${o.endMs}`);
+      throw new ConfigError(where, `server.outages[${i}].endMs`, `server.outages[${i}].endMs must be > startMs (${o.startMs}), got ${o.endMs}`);
     }
   });
   if (c.arrivals.kind === 'poisson') {
     const expected = c.clients * c.arrivals.ratePerSecond * (c.horizonMs / 1000);
     if (expected > 50_000_000) {
-      throw new UsageError(`${where}: arrivals.ratePerSecond × clients × horizon is about ${Math.round(expected)} requests; keep it ≤ 50000000`);
+      throw new ConfigError(where, 'arrivals.ratePerSecond', `arrivals.ratePerSecond × clients × horizon is about ${Math.round(expected)} requests; keep it ≤ 50000000`);
     }
   }
   const names = new Set<string>();
@@ -116,13 +110,13 @@ export function parseConfig(json: unknown, where = 'config'): LabConfig {
       typeof p === 'string'
         ? herdPolicySpec(p)
         : { name: p.name, backoff: p.backoff as PolicySpec['backoff'], maxAttempts: p.maxAttempts, ...(p.budget ? { budget: p.budget as NonNullable<PolicySpec['budget']> } : {}) };
-    if (names.has(spec.name)) throw new UsageError(`${where}: policies[${i}].name ${JSON.stringify(spec.name)} is used twice`);
+    if (names.has(spec.name)) throw new ConfigError(where, `policies[${i}].name`, `policies[${i}].name ${JSON.stringify(spec.name)} is used twice`);
     names.add(spec.name);
     try {
       backoffFromSpec(spec.backoff, `policies[${i}].backoff`);
       if (spec.budget) budgetFromSpec(spec.budget, `policies[${i}].budget`);
     } catch (error) {
-      if (isInvalidOptionError(error)) throw new UsageError(`${where}: ${error.field} ${error.requirement}, got ${JSON.stringify(error.value) ?? String(error.value)}`);
+      if (isInvalidOptionError(error)) throw new ConfigError(where, error.field, `${error.field} ${error.requirement}, got ${JSON.stringify(error.value) ?? String(error.value)}`);
       throw error;
     }
     return spec;
@@ -150,8 +144,12 @@ function render(value: unknown): string {
   return s.length > 60 ? `${s.slice(0, 57)}...` : s;
 }
 
+function pathText(path: readonly PropertyKey[]): string {
+  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i === 0 ? '' : '.'}${String(p)}`)).join('') || '(top level)';
+}
+
 function describeIssue(issue: z.core.$ZodIssue, root: unknown): string {
-  const path = issue.path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i === 0 ? '' : '.'}${String(p)}`)).join('') || '(top level)';
+  const path = pathText(issue.path);
   const value = valueAt(root, issue.path);
   switch (issue.code) {
     case 'invalid_type':

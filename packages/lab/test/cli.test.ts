@@ -94,6 +94,8 @@ describe('herdless-lab herd', () => {
     [['herd', '--nope'], "unknown option '--nope'"],
     [['herd', '--config', '/dev/null', '--spread', '1'], '--spread cannot be combined with --config'],
     [['bogus'], 'unknown command "bogus"'],
+    [['--out', '/dev/null'], '--out "/dev/null": is a file, not a folder'],
+    [['all', '--workers', 'x'], '--workers "x": expected an integer'],
   ])('%j exits 2 with one line', (args, message) => {
     const r = lab(...args);
     expect(r.status).toBe(2);

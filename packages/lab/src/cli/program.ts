@@ -1,11 +1,16 @@
 import { Command, Option } from 'commander';
 import { HERD_STRATEGIES, type HerdStrategy } from 'herdless/sim';
-import { loadConfig } from '../config.js';
+import { loadConfig } from '../config-file.js';
 import { UsageError } from '../usage-error.js';
-import { herdBase, herdCsv, herdJson, herdPerSeed, herdPolicies, herdTable, runHerdExperiment, type HerdRun } from '../experiments/herd.js';
+import { describeRun, seedText, herdBase, herdCsv, herdJson, herdPerSeed, herdPolicies, herdTable, type HerdRun } from '../experiments/herd.js';
+import { runHerdExperiment } from '../experiments/herd-run.js';
+import { buildReport } from '../report/build.js';
+import { FIGURES, LAB_EXPERIMENTS } from '../report/catalog.js';
+import { checkReportDir, writeReport } from '../report/write.js';
 import { parseSeeds } from './seeds.js';
 import { BUDGET_POLICIES, budgetCsv, budgetJson, budgetPolicies, budgetTable, budgetTrace, budgetTraceCsv, configPolicies, grpcPolicy, runBudgetExperiment } from '../experiments/budget.js';
-import { runLayers, type BudgetPolicyName, type LayersRow } from 'herdless/sim';
+import { runLayers, type BudgetPolicyName } from 'herdless/sim';
+import { layersCsv, layersJson, layersTable, layersTitle } from '../experiments/layers.js';
 
 type Format = 'table' | 'json' | 'csv';
 
@@ -42,6 +47,11 @@ function parseStrategies(text: string): HerdStrategy[] {
   }
   if (new Set(names).size !== names.length) throw new UsageError(`--strategies ${JSON.stringify(text)}: a strategy is listed twice`);
   return names as HerdStrategy[];
+}
+
+/** Quotes a word for a POSIX shell when it needs it. */
+function shellQuote(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 }
 
 /** Turns the herd command's flags into a run: the article's preset, or a config file. */
@@ -91,18 +101,6 @@ async function herdCommand(flags: HerdFlags, io: Io): Promise<void> {
     if (perSeed) io.out(herdPerSeed(result));
     io.out(`${describeRun(run)}\n${herdTable(result)}`);
   }
-}
-
-function seedText(seeds: readonly number[]): string {
-  const contiguous = seeds.every((s, i) => i === 0 || s === seeds[i - 1]! + 1);
-  return contiguous && seeds.length > 1 ? `${seeds[0]}-${seeds[seeds.length - 1]}` : seeds.join(',');
-}
-
-function describeRun(run: HerdRun): string {
-  const a = run.base.arrivals;
-  const arrivals = a.kind === 'together' ? `first sends spread over ${a.spreadMs / 1000} s` : `Poisson arrivals, ${a.ratePerSecond}/s per client`;
-  const title = run.experiment === 'herd' ? 'herd' : `scenario "${run.name}"`;
-  return `# ${title}: ${run.base.clients} clients, ${arrivals}, seeds ${seedText(run.seeds)}`;
 }
 
 interface BudgetFlags {
@@ -169,29 +167,14 @@ interface LayersFlags {
   format: Format;
 }
 
-function layersTable(rows: readonly LayersRow[]): string {
-  const names = Object.keys(rows[0]!.calls);
-  const width = Math.max(6, ...rows.map((r) => r.policy.length));
-  const cols = names.map((n) => Math.max(n.length, ...rows.map((r) => String(r.calls[n]).length)));
-  return [
-    `${'policy'.padEnd(width)}   ${names.map((n, i) => n.padStart(cols[i]!)).join('   ')}`,
-    ...rows.map((r) => `${r.policy.padEnd(width)}   ${names.map((n, i) => String(r.calls[n]).padStart(cols[i]!)).join('   ')}`),
-  ].join('\n');
-}
-
 async function layersCommand(flags: LayersFlags, io: Io): Promise<void> {
   const depth = flags.depth === undefined ? 3 : parseNumberFlag('--depth', flags.depth, 1, 10, true);
   const attempts = flags.attempts === undefined ? 3 : parseNumberFlag('--attempts', flags.attempts, 1, 10, true);
   if (attempts ** depth > 100_000) throw new UsageError(`--attempts ${attempts} --depth ${depth}: ${attempts}^${depth} calls is more than 100000`);
   const rows = await runLayers({ depth, attempts });
-  if (flags.format === 'json') io.out(JSON.stringify({ experiment: 'layers', rows }));
-  else if (flags.format === 'csv') {
-    const names = Object.keys(rows[0]!.calls);
-    io.out([['policy', ...names].join(','), ...rows.map((r) => [r.policy, ...names.map((n) => r.calls[n])].join(','))].join('\n'));
-  } else {
-    io.out(`# layers: ${depth} services in a chain, the last always failing; every caller makes up to ${attempts} attempts`);
-    io.out(layersTable(rows));
-  }
+  if (flags.format === 'json') io.out(JSON.stringify(layersJson(rows)));
+  else if (flags.format === 'csv') io.out(layersCsv(rows));
+  else io.out(`${layersTitle(depth, attempts)}\n${layersTable(rows)}`);
 }
 
 /** Builds the `herdless-lab` command line. */
@@ -206,17 +189,24 @@ export function buildProgram(io: Io): Command {
 
   program
     .command('all', { isDefault: true })
-    .description('run every experiment on its defaults (what `npm run lab` does)')
+    .description('run every experiment on its defaults, print the tables and write the report (what `npm run lab` does)')
+    .option('--out <dir>', 'the report folder: index.html, figures/*.svg, data/*.json and *.csv', 'lab-out')
     .addOption(new Option('--workers <n>', 'worker threads (0 = none)'))
-    .action(async (flags: { workers?: string }) => {
-      const workers = flags.workers === undefined ? {} : { workers: flags.workers };
-      await herdCommand({ format: 'table', ...workers }, io);
+    .action(async (flags: { out: string; workers?: string }, command: Command) => {
+      const workers = flags.workers === undefined ? {} : { workers: parseNumberFlag('--workers', flags.workers, 0, 64, true) };
+      checkReportDir(flags.out); // before the runs, so a bad --out fails at once
+      const results = new Map<string, unknown>();
+      for (const [i, experiment] of LAB_EXPERIMENTS.entries()) {
+        const result = await experiment.run(workers);
+        results.set(experiment.id, result);
+        if (i > 0) io.out('');
+        io.out(experiment.table(result));
+      }
+      const invocation = command.getOptionValueSource('out') === 'default' ? 'npm run lab' : `npm run lab -- --out ${shellQuote(flags.out)}`;
+      const files = await buildReport(LAB_EXPERIMENTS, FIGURES, results, { command: invocation });
+      const index = writeReport(flags.out, files);
       io.out('');
-      await herdCommand({ format: 'table', spread: '0.9', ...workers }, io);
-      io.out('');
-      await budgetCommand({ format: 'table', seeds: '0-19' }, io);
-      io.out('');
-      await layersCommand({ format: 'table' }, io);
+      io.out(`report: ${index}`);
     });
 
   program
@@ -253,6 +243,23 @@ export function buildProgram(io: Io): Command {
     .option('--attempts <n>', 'maxAttempts of every caller (1–10), the first try included', '3')
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
     .action(async (flags: LayersFlags) => layersCommand(flags, io));
+
+  program
+    .command('serve')
+    .description('serve the interactive lab page on 127.0.0.1: pick a policy, run it in the browser (Ctrl+C stops)')
+    .option('--port <n>', 'the port (0 = any free port)', '8000')
+    .action(async (flags: { port: string }) => {
+      const port = parseNumberFlag('--port', flags.port, 0, 65535, true);
+      const { startServer } = await import('../serve.js'); // esbuild loads only for this command
+      const server = await startServer(port);
+      io.out(`lab page: ${server.url} (Ctrl+C stops)`);
+      const signal = await new Promise<string>((resolve) => {
+        process.once('SIGINT', () => resolve('SIGINT'));
+        process.once('SIGTERM', () => resolve('SIGTERM'));
+      });
+      await server.close();
+      io.out(`stopped (${signal})`);
+    });
 
   return program;
 }

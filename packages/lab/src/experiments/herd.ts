@@ -1,8 +1,6 @@
-import { formatFixed, herdRow, herdScenario, scenarioToSpec, type HerdRow, type PolicySpec, type RunResult, type ScenarioSpec } from 'herdless/sim';
+import { formatFixed, herdScenario, scenarioToSpec, type HerdRow, type PolicySpec, type RunResult, type ScenarioSpec } from 'herdless/sim';
 import { HERD_STRATEGIES, type HerdStrategy } from 'herdless/sim';
 import { herdPolicySpec } from '../config.js';
-import { progressBar } from '../progress.js';
-import { runJobs } from '../runner.js';
 
 /** Everything a herd-shaped run needs: shared settings, the policies to compare, the seeds. */
 export interface HerdRun {
@@ -31,21 +29,6 @@ export function herdBase(spreadMs: number): Omit<ScenarioSpec, 'policy'> {
 /** The article's strategies as policy specs, in table order (or the subset named). */
 export function herdPolicies(names: readonly HerdStrategy[] = HERD_STRATEGIES): PolicySpec[] {
   return names.map(herdPolicySpec);
-}
-
-/** Runs every policy over every seed (on worker threads) and folds the results into rows. */
-export async function runHerdExperiment(run: HerdRun): Promise<HerdResult> {
-  const jobs = run.policies.flatMap((policy) => run.seeds.map((seed) => ({ spec: { ...run.base, policy }, seed })));
-  const bar = progressBar(run.experiment);
-  let results: RunResult[];
-  try {
-    results = await runJobs(jobs, { ...(run.workers === undefined ? {} : { workers: run.workers }), onProgress: bar.update });
-  } finally {
-    bar.stop();
-  }
-  const n = run.seeds.length;
-  const runs = run.policies.map((p, i) => ({ policy: p.name, results: results.slice(i * n, (i + 1) * n) }));
-  return { run, rows: runs.map((r) => herdRow(r.policy, r.results)), runs };
 }
 
 const num = (x: number, digits: number, width: number): string => formatFixed(x, digits).padStart(width);
@@ -119,4 +102,18 @@ export function herdCsv(result: HerdResult, perSeed: boolean): string {
       [q(r.strategy), r.finish.mean, r.finish.min, r.finish.max, r.requests.mean, r.requests.min, r.requests.max, r.crashes.mean, r.crashes.min, r.crashes.max, r.unfinished].join(','),
     ),
   ].join('\n');
+}
+
+/** Seeds as the `--seeds` flag takes them: `0-19` for a contiguous range, else `1,5,9`. */
+export function seedText(seeds: readonly number[]): string {
+  const contiguous = seeds.every((s, i) => i === 0 || s === seeds[i - 1]! + 1);
+  return contiguous && seeds.length > 1 ? `${seeds[0]}-${seeds[seeds.length - 1]}` : seeds.join(',');
+}
+
+/** The line the CLI prints above a herd table: `# herd: 1000 clients, first sends spread over 0 s, seeds 0-19`. */
+export function describeRun(run: HerdRun): string {
+  const a = run.base.arrivals;
+  const arrivals = a.kind === 'together' ? `first sends spread over ${a.spreadMs / 1000} s` : `Poisson arrivals, ${a.ratePerSecond}/s per client`;
+  const title = run.experiment === 'herd' ? 'herd' : `scenario "${run.name}"`;
+  return `# ${title}: ${run.base.clients} clients, ${arrivals}, seeds ${seedText(run.seeds)}`;
 }

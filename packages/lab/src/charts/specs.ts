@@ -1,0 +1,333 @@
+import type { TopLevelSpec } from 'vega-lite';
+import type { ArrivalBin, SeedRow, SummaryRow, WaitPoint } from './series.js';
+
+/*
+ * Vega-Lite specs of the lab's charts. Pure data in, a JSON spec out: the report renders them to SVG
+ * in Node, the lab page renders the same specs in the browser. Every mark gets an ARIA label such as
+ * "time (s): 1.4; arrivals per 100 ms: 1000", which screen readers and the tests read.
+ */
+
+const CAPACITY_COLOR = '#d62728';
+const BAR_COLOR = '#4c78a8';
+
+/** The look shared by every chart. */
+export const CHART_CONFIG = {
+  font: 'sans-serif',
+  background: 'white',
+  padding: 8,
+  title: { anchor: 'start', fontSize: 14, subtitleFontSize: 11, subtitleColor: '#555' },
+  axis: { labelFontSize: 11, titleFontSize: 12, titleFontWeight: 'normal', labelOverlap: true, labelSeparation: 6 },
+  header: { labelFontSize: 12, titleFontSize: 12 },
+  legend: { labelFontSize: 11, titleFontSize: 12 },
+  view: { stroke: '#ddd' },
+} as const;
+
+/** One panel of {@link arrivalsSpec}: the bins of one series. */
+export interface ArrivalPanel {
+  /** Which rows to draw (`ArrivalBin.series`). */
+  series: string;
+  title: string;
+  /** Cut the y axis here (bars above are clipped) and say so in the subtitle. Default: no cut. */
+  yMax?: number;
+}
+
+/** Options of {@link arrivalsSpec}. */
+export interface ArrivalsOptions {
+  /** The server's capacity per bin (the dashed red line), requests. */
+  capacity: number;
+  /** The bin width, ms (for the axis title). */
+  binMs: number;
+  /** Show t in [0, windowS) s. */
+  windowS: number;
+  /** Chart width, px. Default 720. */
+  width?: number;
+  /** Panel height, px. Default 170. */
+  height?: number;
+}
+
+/**
+ * Arrivals per bin, one panel per series stacked vertically, each with the server's capacity as a
+ * dashed line: the article's first and fourth figures.
+ */
+export function arrivalsSpec(rows: readonly ArrivalBin[], panels: readonly ArrivalPanel[], o: ArrivalsOptions): TopLevelSpec {
+  const yTitle = `arrivals per ${o.binMs} ms`;
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    config: CHART_CONFIG,
+    data: { values: rows as ArrivalBin[] },
+    spacing: 18,
+    vconcat: panels.map((p) => {
+      const max = Math.max(0, ...rows.filter((r) => r.series === p.series && r.t < o.windowS).map((r) => r.arrivals));
+      const cut = p.yMax !== undefined && max > p.yMax;
+      return {
+        title: cut
+          ? { text: p.title, subtitle: `y axis cut at ${p.yMax}: the tallest bar reaches ${max}` }
+          : { text: p.title },
+        width: o.width ?? 720,
+        height: o.height ?? 170,
+        layer: [
+          {
+            mark: { type: 'rect', color: BAR_COLOR, clip: true },
+            transform: [
+              { filter: `datum.series === ${JSON.stringify(p.series)} && datum.t < ${o.windowS} && datum.arrivals > 0` },
+              { calculate: "datum.series + ' at ' + datum.t + '-' + datum.t2 + ' s: ' + datum.arrivals + ' arrivals'", as: 'label' },
+            ],
+            encoding: {
+              x: { field: 't', type: 'quantitative', title: 'time (s)', scale: { domain: [0, o.windowS], nice: false } },
+              x2: { field: 't2' },
+              y: {
+                field: 'arrivals',
+                type: 'quantitative',
+                title: yTitle,
+                ...(cut ? { scale: { domain: [0, p.yMax!], nice: false } } : {}),
+              },
+              y2: { datum: 0 },
+              description: { field: 'label' },
+              tooltip: [
+                { field: 't', title: 'from (s)' },
+                { field: 'arrivals', title: yTitle },
+              ],
+            },
+          },
+          {
+            data: { values: [{}] },
+            mark: { type: 'rule', color: CAPACITY_COLOR, strokeDash: [6, 4], strokeWidth: 1.5 },
+            encoding: { y: { datum: o.capacity } },
+          },
+          {
+            data: { values: [{}] },
+            mark: { type: 'text', color: CAPACITY_COLOR, align: 'right', baseline: 'bottom', dy: -3, fontSize: 11 },
+            encoding: {
+              x: { datum: o.windowS },
+              y: { datum: o.capacity },
+              text: { value: `capacity: ${o.capacity} per ${o.binMs} ms` },
+            },
+          },
+        ],
+      };
+    }),
+  } as TopLevelSpec;
+}
+
+/**
+ * Each client's wait per failure count, one panel per strategy, with the no-jitter value dashed:
+ * the article's second figure.
+ */
+export function waitsSpec(points: readonly WaitPoint[], strategies: readonly string[]): TopLevelSpec {
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    config: CHART_CONFIG,
+    data: { values: points as WaitPoint[] },
+    facet: { column: { field: 'strategy', type: 'nominal', sort: [...strategies], title: null } },
+    spec: {
+      width: 230,
+      height: 220,
+      layer: [
+        {
+          mark: { type: 'point', filled: true, size: 14, opacity: 0.7 },
+          transform: [{ calculate: "datum.strategy + ', client ' + datum.client + ', failure ' + datum.failure + ': wait ' + datum.waitS + ' s'", as: 'label' }],
+          encoding: {
+            description: { field: 'label' },
+            x: { field: 'failure', type: 'ordinal', title: 'failure count', axis: { labelAngle: 0 } },
+            xOffset: { field: 'client', type: 'ordinal', legend: null },
+            y: { field: 'waitS', type: 'quantitative', title: 'wait (s)' },
+            color: { field: 'strategy', type: 'nominal', sort: [...strategies], legend: null },
+            tooltip: [
+              { field: 'client' },
+              { field: 'failure' },
+              { field: 'waitS', title: 'wait (s)', format: '.3f' },
+            ],
+          },
+        },
+        {
+          mark: { type: 'line', color: '#333', strokeDash: [5, 4], strokeWidth: 1.5, point: false },
+          encoding: {
+            description: { value: 'the wait without jitter' },
+            x: { field: 'failure', type: 'ordinal' },
+            y: { field: 'noJitterS', type: 'quantitative', aggregate: 'max', title: 'wait (s)' },
+          },
+        },
+      ],
+    },
+  } as TopLevelSpec;
+}
+
+/**
+ * Finish time and total requests per strategy over the seeds — mean as a dot, min–max as a bar —
+ * with strategies that never finished in a second colour: the article's third figure.
+ */
+export function summarySpec(rows: readonly SummaryRow[], o: { horizonS: number }): TopLevelSpec {
+  const strategies = [...new Set(rows.map((r) => r.strategy))];
+  const panel = (metric: SummaryRow['metric'], title: string, log: boolean) => ({
+    title: { text: title },
+    width: 330,
+    height: 26 * strategies.length,
+    transform: [
+      { filter: `datum.metric === ${JSON.stringify(metric)}` },
+      { calculate: `datum.unfinished > 0 ? 'not finished by ${o.horizonS} s' : 'all finished'`, as: 'outcome' },
+    ],
+    encoding: {
+      y: { field: 'strategy', type: 'nominal', sort: strategies, title: null },
+      color: {
+        field: 'outcome',
+        type: 'nominal',
+        title: null,
+        scale: { domain: ['all finished', `not finished by ${o.horizonS} s`], range: ['#2ca02c', '#d62728'] },
+        legend: { orient: 'bottom', labelLimit: 400 },
+      },
+    },
+    layer: [
+      {
+        mark: { type: 'rule', strokeWidth: 3, opacity: 0.5 },
+        encoding: {
+          x: { field: 'min', type: 'quantitative', title: log ? `${title} (log scale)` : title, ...(log ? { scale: { type: 'log' } } : { scale: { domainMin: 0 } }) },
+          x2: { field: 'max' },
+        },
+      },
+      {
+        mark: { type: 'point', filled: true, size: 70 },
+        transform: [{ calculate: "datum.strategy + ': ' + datum.metric + ' mean ' + datum.mean + ', min ' + datum.min + ', max ' + datum.max", as: 'label' }],
+        encoding: {
+          description: { field: 'label' },
+          x: { field: 'mean', type: 'quantitative' },
+          tooltip: [
+            { field: 'strategy' },
+            { field: 'mean', format: log ? ',.0f' : '.2f' },
+            { field: 'min', format: log ? ',.0f' : '.2f' },
+            { field: 'max', format: log ? ',.0f' : '.2f' },
+          ],
+        },
+      },
+      {
+        mark: { type: 'text', align: 'left', dx: 8, dy: -9, fontSize: 10, color: '#333' },
+        encoding: { x: { field: 'mean', type: 'quantitative' }, text: { field: 'mean', format: log ? ',.0f' : '.2f' } },
+      },
+    ],
+  });
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    config: CHART_CONFIG,
+    data: { values: rows as SummaryRow[] },
+    hconcat: [panel('finish s', 'finish time (s)', false), panel('requests', 'total requests', true)],
+    resolve: { scale: { x: 'independent' } },
+  } as TopLevelSpec;
+}
+
+/** The lab page's per-run chart: finish time and requests of each seed. */
+export function perSeedSpec(rows: readonly SeedRow[]): TopLevelSpec {
+  const panel = (field: 'finishS' | 'requests', title: string) => ({
+    title: { text: title },
+    width: 320,
+    height: 160,
+    mark: { type: 'bar', color: BAR_COLOR },
+    transform: [{ calculate: `datum.strategy + ' seed ' + datum.seed + ': ${field} ' + datum.${field}`, as: 'label' }],
+    encoding: {
+      description: { field: 'label' },
+      x: { field: 'seed', type: 'ordinal', title: 'seed', axis: { labelAngle: 0 } },
+      y: { field, type: 'quantitative', title },
+      tooltip: [{ field: 'seed' }, { field, title }],
+    },
+  });
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    config: CHART_CONFIG,
+    data: { values: rows as SeedRow[] },
+    hconcat: [panel('finishS', 'finish (s)'), panel('requests', 'requests')],
+  } as TopLevelSpec;
+}
+
+/** One point of {@link tokensSpec}: client 0's tokens after a tick. */
+export interface TokenPoint {
+  t: number;
+  tokens: number;
+}
+
+/**
+ * One client's retryThrottling tokens over time, with the outage shaded and the throttle line
+ * (maxTokens / 2, at or below which no retry is sent) dashed: the article's token figure.
+ */
+export function tokensSpec(points: readonly TokenPoint[], o: { outage: { startS: number; endS: number }; maxTokens: number }): TopLevelSpec {
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    config: CHART_CONFIG,
+    width: 720,
+    height: 200,
+    layer: [
+      {
+        data: { values: [{ from: o.outage.startS, to: o.outage.endS }] },
+        mark: { type: 'rect', color: '#f2b6b6', opacity: 0.5 },
+        encoding: { x: { field: 'from', type: 'quantitative' }, x2: { field: 'to' } },
+      },
+      {
+        data: { values: points as TokenPoint[] },
+        mark: { type: 'line', color: BAR_COLOR, interpolate: 'step-after', strokeWidth: 1.5 },
+        encoding: {
+          x: { field: 't', type: 'quantitative', title: 'time (s); the outage shaded' },
+          y: { field: 'tokens', type: 'quantitative', title: 'tokens', scale: { domain: [0, o.maxTokens] } },
+        },
+      },
+      {
+        data: { values: [{ y: o.maxTokens / 2 }] },
+        mark: { type: 'rule', color: CAPACITY_COLOR, strokeDash: [6, 4] },
+        encoding: { y: { field: 'y', type: 'quantitative' } },
+      },
+    ],
+  };
+}
+
+/** One point of {@link perSecondSpec}: a policy's arrivals (or new requests) in one second. */
+export interface PerSecondPoint {
+  policy: string;
+  second: number;
+  arrivals: number;
+  fresh: number;
+}
+
+/**
+ * Arrivals per second for each policy (one panel each, the new requests dashed), with the server's
+ * crash threshold per second: the article's budget figure.
+ */
+export function perSecondSpec(points: readonly PerSecondPoint[], policies: readonly string[], o: { outage: { startS: number; endS: number } }): TopLevelSpec {
+  const horizon = Math.max(0, ...points.map((p) => p.second)) + 1;
+  const x = { type: 'quantitative' as const, scale: { domain: [0, horizon], nice: false } };
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    config: CHART_CONFIG,
+    data: { values: points as PerSecondPoint[] },
+    transform: [{ calculate: 'datum.second + 0.9', as: 'secondEnd' }],
+    facet: {
+      row: {
+        field: 'policy',
+        type: 'nominal',
+        sort: [...policies],
+        title: null,
+        header: { labelAngle: 0, labelAlign: 'left', labelAnchor: 'start', labelOrient: 'top', labelPadding: 2, labelFontSize: 12 },
+      },
+    },
+    spacing: 6,
+    spec: {
+      width: 680,
+      height: 70,
+      layer: [
+        {
+          mark: { type: 'rect', color: '#f2b6b6', opacity: 0.35 },
+          transform: [{ filter: `datum.second === ${o.outage.startS}` }, { calculate: `${o.outage.endS}`, as: 'end' }],
+          encoding: { x: { field: 'second', ...x, title: null }, x2: { field: 'end' } },
+        },
+        {
+          mark: { type: 'rect', color: BAR_COLOR },
+          encoding: {
+            x: { field: 'second', ...x, title: 'time (s); the outage shaded' },
+            x2: { field: 'secondEnd' },
+            y: { field: 'arrivals', type: 'quantitative', title: 'per s' },
+          },
+        },
+        {
+          mark: { type: 'line', color: CAPACITY_COLOR, strokeDash: [4, 3], interpolate: 'step-after' },
+          encoding: { x: { field: 'second', ...x }, y: { field: 'fresh', type: 'quantitative' } },
+        },
+      ],
+    },
+    resolve: { scale: { y: 'independent' } },
+  };
+}

@@ -1,0 +1,72 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve, sep } from 'node:path';
+import { UsageError } from '../usage-error.js';
+import type { ReportFile } from './build.js';
+
+/** The list of files the last report wrote, kept in the output folder so the next run can remove them. */
+export const MANIFEST = '.herdless-report.json';
+
+function isSafeRelative(path: string): boolean {
+  return path !== '' && !path.startsWith('/') && !path.split('/').some((part) => part === '' || part === '.' || part === '..') && !path.includes('\\');
+}
+
+/**
+ * Checks, before anything runs, that the report may be written to `dir`: a new folder, an empty
+ * one, or one holding a previous report.
+ * @throws UsageError `--out DIR: …` when `dir` is a file or a foreign non-empty folder.
+ */
+export function checkReportDir(dir: string): void {
+  const root = resolve(dir);
+  const flag = `--out ${JSON.stringify(dir)}`;
+  if (!existsSync(root)) return;
+  if (!statSync(root).isDirectory()) throw new UsageError(`${flag}: is a file, not a folder`);
+  if (!existsSync(join(root, MANIFEST)) && readdirSync(root).length > 0) {
+    throw new UsageError(`${flag}: the folder has files the lab did not write; choose a new or empty folder`);
+  }
+}
+
+/**
+ * Writes the report into `dir` and returns the absolute path of its `index.html`. Nothing is
+ * written outside `dir`. A second run replaces the first cleanly: the files the previous report
+ * listed in its manifest are removed first (and its emptied sub-folders), so no stale figure stays.
+ * A folder that holds files the lab did not write is refused rather than mixed into.
+ * @throws UsageError `--out DIR: …` when `dir` is a file or a foreign non-empty folder.
+ */
+export function writeReport(dir: string, files: readonly ReportFile[]): string {
+  const root = resolve(dir);
+  for (const f of files) {
+    if (!isSafeRelative(f.path) || f.path === MANIFEST) throw new Error(`report: bad file path ${JSON.stringify(f.path)}`);
+  }
+  checkReportDir(dir);
+  if (existsSync(root)) {
+    const manifest = join(root, MANIFEST);
+    if (existsSync(manifest)) {
+      let previous: unknown;
+      try {
+        previous = JSON.parse(readFileSync(manifest, 'utf8'));
+      } catch {
+        previous = null;
+      }
+      const listed = Array.isArray(previous) ? previous.filter((p): p is string => typeof p === 'string' && isSafeRelative(p)) : [];
+      const folders = new Set<string>();
+      for (const p of listed) {
+        rmSync(join(root, ...p.split('/')), { force: true });
+        for (let d = dirname(p); d !== '.'; d = dirname(d)) folders.add(d);
+      }
+      // Deepest first; only folders the report made and that are now empty.
+      for (const d of [...folders].sort((a, b) => b.length - a.length)) {
+        const abs = join(root, ...d.split('/'));
+        if (existsSync(abs) && readdirSync(abs).length === 0) rmdirSync(abs);
+      }
+      rmSync(manifest, { force: true });
+    }
+  }
+  for (const f of files) {
+    const abs = join(root, ...f.path.split('/'));
+    if (!abs.startsWith(root + sep)) throw new Error(`report: ${f.path} would leave the output folder`);
+    mkdirSync(dirname(abs), { recursive: true });
+    writeFileSync(abs, f.content);
+  }
+  writeFileSync(join(root, MANIFEST), `${JSON.stringify(files.map((f) => f.path), null, 1)}\n`);
+  return join(root, 'index.html');
+}

@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { herdBase, herdPolicies } from '../src/experiments/herd.js';
+import { defaultForm, inputOfField, kindDefaults, strategyFields, validateForm, type FormValues } from '../src/web/form.js';
+
+const edit = (change: Partial<FormValues>, base: FormValues = defaultForm()): FormValues => ({ ...base, ...change });
+const param = (name: string, value: string): Partial<FormValues> => ({ params: { ...defaultForm().params, [name]: value } });
+
+describe('the lab page’s form', () => {
+  it('opens on the CLI’s herd preset: same scenario, same policy, seeds 0–19', () => {
+    const r = validateForm(defaultForm());
+    if (!r.ok) throw new Error(r.error.message);
+    expect(r.run.base).toEqual(herdBase(0));
+    expect(r.run.policies).toEqual(herdPolicies(['exponential']));
+    expect(r.run.seeds).toEqual([...Array(20).keys()]);
+  });
+
+  it.each(['immediate', 'fixed 1s', 'full jitter', 'equal jitter', 'decorrelated'] as const)('%s with the spread preset is the CLI’s --spread 0.9 run', (s) => {
+    const r = validateForm(edit({ ...strategyFields(s), spreadMs: '900' }));
+    if (!r.ok) throw new Error(r.error.message);
+    expect(r.run.base).toEqual(herdBase(900));
+    expect(r.run.policies).toEqual(herdPolicies([s]));
+  });
+
+  it('a custom backoff becomes a policy of the scenario file', () => {
+    const r = validateForm(edit({ strategy: 'custom', kind: 'proportional jitter', params: { ...Object.fromEntries(Object.entries(kindDefaults('proportional jitter')).map(([k, v]) => [k, String(v)])) }, maxAttempts: '5' }));
+    if (!r.ok) throw new Error(r.error.message);
+    expect(r.run.policies).toEqual([
+      { name: 'custom proportional jitter', backoff: { kind: 'proportional jitter', initialBackoffMs: 100, backoffMultiplier: 2, maxBackoffMs: 10_000, jitter: 0.2 }, maxAttempts: 5 },
+    ]);
+    expect(r.scenario).toMatchObject({ clients: 1000, seeds: '0-19', horizonMs: 120_000 });
+  });
+
+  it.each<[string, Partial<FormValues>, string, string]>([
+    ['negative capacity', { capacity: '-1' }, 'capacity', 'server.capacityPerTick must be ≥ 0, got -1'],
+    ['text clients', { clients: 'many' }, 'clients', 'clients must be a number, got "many"'],
+    ['empty clients', { clients: ' ' }, 'clients', 'clients is missing'],
+    ['fractional crash limit', { crashLimit: '1.5' }, 'crashLimit', 'server.crashLimit must be an integer, got 1.5'],
+    ['negative spread', { spreadMs: '-5' }, 'spreadMs', 'arrivals.spreadMs must be ≥ 0, got -5'],
+    ['zero attempts', { maxAttempts: '0' }, 'maxAttempts', 'policies[0].maxAttempts must be ≥ 1, got 0'],
+    ['negative cap', param('maxBackoffMs', '-1'), 'param:maxBackoffMs', 'policies[0].backoff.maxBackoffMs must be ≥ 0, got -1'],
+    ['text multiplier', param('backoffMultiplier', 'x'), 'param:backoffMultiplier', 'policies[0].backoff.backoffMultiplier must be'],
+    ['seeds going down', { seeds: '5-1' }, 'seeds', 'seeds "5-1": the range 5-1 goes down'],
+    ['no seeds', { seeds: '' }, 'seeds', 'seeds "": expected seeds such as 0-19'],
+    ['too much work', { clients: '100000', seeds: '0-19' }, 'seeds', 'clients × seeds must be ≤ 200000 in the page'],
+  ])('%s: the message names the field, beside its input', (_name, change, inputName, message) => {
+    const r = validateForm(edit(change));
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.error.input).toBe(inputName);
+    expect(r.error.message).toContain(message);
+  });
+
+  it.each([
+    ['clients', 'clients'],
+    ['server.capacityPerTick', 'capacity'],
+    ['policies[0].backoff.initialBackoffMs', 'param:initialBackoffMs'],
+    ['policies[0].backoff.kind', 'kind'],
+    ['horizonMs', 'form'],
+  ])('field %s belongs to input %s', (field, name) => {
+    expect(inputOfField(field)).toBe(name);
+  });
+});

@@ -1,0 +1,221 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { MANIFEST, writeReport } from '../src/report/write.js';
+
+const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+
+/** Every file under `dir`, as `/`-separated relative paths, sorted. */
+function tree(dir: string, prefix = ''): string[] {
+  return readdirSync(dir, { withFileTypes: true })
+    .flatMap((e) => (e.isDirectory() ? tree(join(dir, e.name), `${prefix}${e.name}/`) : [`${prefix}${e.name}`]))
+    .sort();
+}
+
+/** The ARIA labels of an SVG's marks, in document order. */
+const labels = (svg: string): string[] => [...svg.matchAll(/aria-label="([^"]*)"/g)].map((m) => m[1]!);
+
+const FILES = [
+  '.herdless-report.json',
+  'data/backoff-waits.csv',
+  'data/backoff-waits.json',
+  'data/budget-arrivals.csv',
+  'data/budget-arrivals.json',
+  'data/budget-tokens.csv',
+  'data/budget-tokens.json',
+  'data/budget.csv',
+  'data/budget.json',
+  'data/herd-arrivals.csv',
+  'data/herd-arrivals.json',
+  'data/herd-spread-arrivals.csv',
+  'data/herd-spread-arrivals.json',
+  'data/herd-spread.csv',
+  'data/herd-spread.json',
+  'data/herd-summary.csv',
+  'data/herd-summary.json',
+  'data/herd.csv',
+  'data/herd.json',
+  'data/layers.csv',
+  'data/layers.json',
+  'figures/backoff-waits.svg',
+  'figures/budget-arrivals.svg',
+  'figures/budget-tokens.svg',
+  'figures/herd-arrivals.svg',
+  'figures/herd-spread-arrivals.svg',
+  'figures/herd-summary.svg',
+  'index.html',
+];
+
+describe('npm run lab writes the report', () => {
+  let cwd: string;
+  let out: string;
+  let first: { status: number | null; stdout: string; stderr: string };
+
+  beforeAll(() => {
+    cwd = mkdtempSync(join(tmpdir(), 'herdless-report-'));
+    out = join(cwd, 'lab-out');
+    const r = spawnSync(process.execPath, [main], { cwd, encoding: 'utf8', timeout: 120_000 });
+    first = { status: r.status, stdout: r.stdout, stderr: r.stderr };
+  }, 120_000);
+
+  it('prints every table unchanged, then the report’s path; writes lab-out/ in the current folder and nothing else', () => {
+    expect(first.stderr).toBe('');
+    expect(first.status).toBe(0);
+    const lines = first.stdout.trimEnd().split('\n');
+    expect(lines[0]).toBe('# herd: 1000 clients, first sends spread over 0 s, seeds 0-19');
+    expect(lines).toContain('full jitter     12.03 (  9.97- 14.10)       6148 (    6046-    6571)     1.1');
+    expect(lines).toContain('# herd: 1000 clients, first sends spread over 0.9 s, seeds 0-19');
+    expect(lines).toContain('fixed 1s        16.89 ( 15.58- 18.98)      11378 (   10514-   12236)    11.7');
+    expect(lines).toContain('4 attempts                                   3.88x (3.87-3.89)     25.0           40.0 s (40-40)      74.3% (74.2-74.3)');
+    expect(lines).toContain('every layer retries          3         9   27');
+    expect(lines.at(-2)).toBe('');
+    expect(lines.at(-1)).toBe(`report: ${join(out, 'index.html')}`);
+    expect(readdirSync(cwd)).toEqual(['lab-out']);
+    expect(tree(out)).toEqual(FILES);
+  });
+
+  it('index.html has the tables, every figure with its explanation, the commands and seeds, and links that resolve', () => {
+    const html = readFileSync(join(out, 'index.html'), 'utf8');
+    expect(html).toContain('decorrelated    12.86 ( 10.41- 15.20)       8151 (    7404-    8500)     2.9');
+    expect(html).toContain('Written by <code>npm run lab</code>');
+    expect(html).toContain('Command: <code>npm run lab -- herd --spread 0.9</code> · seeds 0-19');
+    for (const id of ['herd-arrivals', 'backoff-waits', 'herd-summary', 'herd-spread-arrivals', 'budget-tokens', 'budget-arrivals']) {
+      expect(html).toContain(`<figure id="${id}">`);
+      expect(html).toContain(`<img src="figures/${id}.svg"`);
+    }
+    expect(html).toContain('the last client succeeds at 16.2 s'); // the article: fixed 1 s, spread, seed 0
+    for (const [, href] of html.matchAll(/(?:href|src)="([^"#][^"]*)"/g)) expect(existsSync(join(out, href!)), href).toBe(true);
+  });
+
+  it('figure 1: without jitter every return is one bar of 1000; full jitter from 2 s on stays near the capacity line', () => {
+    const svg = readFileSync(join(out, 'figures/herd-arrivals.svg'), 'utf8');
+    const bars = labels(svg)
+      .map((l) => /^(.+) at ([\d.]+)-([\d.]+) s: (\d+) arrivals$/.exec(l))
+      .filter((m) => m !== null)
+      .map((m) => ({ series: m[1]!, t: Number(m[2]), arrivals: Number(m[4]) }));
+    const wall = bars.filter((b) => b.series === 'exponential');
+    expect(wall.map((b) => b.t)).toEqual([0, 0.2, 0.6, 1.4, 3, 6.2, 12.6, 22.6]);
+    expect(wall.every((b) => b.arrivals === 1000)).toBe(true);
+    const jitter = bars.filter((b) => b.series === 'full jitter');
+    expect(jitter.length).toBeGreaterThan(50);
+    expect(Math.max(...jitter.filter((b) => b.t >= 2).map((b) => b.arrivals))).toBeLessThanOrEqual(100); // ≤ 2 × capacity
+    expect(svg).toContain('capacity: 50 per 100 ms');
+    // The figure's data file holds the same bins; seed 0 of full jitter sends 6055 requests.
+    const rows = JSON.parse(readFileSync(join(out, 'data/herd-arrivals.json'), 'utf8')) as { series: string; arrivals: number }[];
+    expect(rows.filter((r) => r.series === 'full jitter').reduce((n, r) => n + r.arrivals, 0)).toBe(6055);
+    expect(rows.filter((r) => r.series === 'exponential').reduce((n, r) => n + r.arrivals, 0)).toBe(17000);
+  });
+
+  it('figure 2: 40 clients × 10 failure counts per jitter, drawn by the backoff objects, and the dashed no-jitter line', () => {
+    const svg = readFileSync(join(out, 'figures/backoff-waits.svg'), 'utf8');
+    const points = labels(svg).filter((l) => /, client \d+, failure \d+: wait /.test(l));
+    expect(points).toHaveLength(3 * 40 * 10);
+    // PyRandom(0).random() = 0.8444218515250481: full jitter's first wait is uniform(0, 200 ms).
+    expect(points[0]).toBe(`full jitter, client 0, failure 1: wait ${(0.8444218515250481 * 200) / 1000} s`);
+    expect(labels(svg).filter((l) => l === 'the wait without jitter')).toHaveLength(3);
+    const rows = JSON.parse(readFileSync(join(out, 'data/backoff-waits.json'), 'utf8')) as { strategy: string; waitS: number; noJitterS: number; failure: number }[];
+    expect([...new Set(rows.map((r) => r.noJitterS))]).toEqual([0.2, 0.4, 0.8, 1.6, 3.2, 6.4, 10]);
+    for (const r of rows.filter((x) => x.strategy === 'equal jitter')) expect(r.waitS).toBeGreaterThanOrEqual(r.noJitterS / 2);
+    for (const r of rows.filter((x) => x.strategy === 'full jitter')) expect(r.waitS).toBeLessThan(r.noJitterS);
+  });
+
+  it('figure 3: mean and range per strategy from the table', () => {
+    const svg = readFileSync(join(out, 'figures/herd-summary.svg'), 'utf8');
+    expect(labels(svg)).toContain('full jitter: finish s mean 12.030499999999998, min 9.97, max 14.1');
+    expect(labels(svg)).toContain('immediate: requests mean 12000000, min 12000000, max 12000000');
+    expect(svg).toContain('not finished by 120 s');
+  });
+
+  it('figure 4: with the spread, fixed 1 s finishes at 16.2 s and exponential keeps returning as a block', () => {
+    const rows = JSON.parse(readFileSync(join(out, 'data/herd-spread-arrivals.json'), 'utf8')) as { series: string; t2: number; arrivals: number }[];
+    expect(Math.max(...rows.filter((r) => r.series === 'fixed 1s').map((r) => r.t2))).toBe(16.2);
+    const svg = readFileSync(join(out, 'figures/herd-spread-arrivals.svg'), 'utf8');
+    expect(labels(svg)).toContain('fixed 1s at 0-0.1 s: 126 arrivals');
+    expect(labels(svg).filter((l) => l.startsWith('exponential at 22.')).length).toBeGreaterThan(0);
+  });
+
+  it('the data files match the CLI’s JSON and CSV', () => {
+    const json = JSON.parse(readFileSync(join(out, 'data/herd.json'), 'utf8'));
+    const cli = spawnSync(process.execPath, [main, 'herd', '--format', 'json', '--per-seed', '--strategies', 'full jitter', '--seeds', '0-19'], { encoding: 'utf8' });
+    const expected = JSON.parse(cli.stdout);
+    expect(json.rows[3]).toEqual(expected.rows[0]);
+    expect(json.runs.filter((r: { strategy: string }) => r.strategy === 'full jitter')).toEqual(expected.runs);
+    expect(readFileSync(join(out, 'data/herd.csv'), 'utf8').split('\n')[4]).toMatch(/^full jitter,12\.03\d*,9\.97,14\.1,6148\.05,6046,6571,1\.15,/);
+  });
+
+  it('the budget figures: client 0 throttled during the outage; 4 attempts ~3.9× the new requests', () => {
+    const tokens = JSON.parse(readFileSync(join(out, 'data/budget-tokens.json'), 'utf8')) as { t: number; tokens: number }[];
+    expect(tokens).toHaveLength(4000);
+    expect(Math.max(...tokens.filter((p) => p.t >= 6 && p.t < 15).map((p) => p.tokens))).toBeLessThanOrEqual(5);
+    const perSecond = JSON.parse(readFileSync(join(out, 'data/budget-arrivals.json'), 'utf8')) as { policy: string; second: number; arrivals: number; fresh: number }[];
+    const outage = perSecond.filter((p) => p.policy === '4 attempts' && p.second >= 5 && p.second < 15);
+    const load = outage.reduce((a, p) => a + p.arrivals, 0) / outage.reduce((a, p) => a + p.fresh, 0);
+    expect(load).toBeGreaterThan(3.8);
+    expect(load).toBeLessThan(4);
+    const layers = JSON.parse(readFileSync(join(out, 'data/layers.json'), 'utf8'));
+    expect(layers.rows[0].calls).toEqual({ frontend: 3, backend: 9, db: 27 });
+  });
+
+  it('a second run overwrites cleanly', () => {
+    writeFileSync(join(out, 'figures/herd-arrivals.svg'), 'stale');
+    const r = spawnSync(process.execPath, [main, '--out', 'lab-out'], { cwd, encoding: 'utf8', timeout: 120_000 });
+    expect(r.status).toBe(0);
+    expect(tree(out)).toEqual(FILES);
+    expect(readFileSync(join(out, 'figures/herd-arrivals.svg'), 'utf8')).toMatch(/^<svg /);
+    expect(readdirSync(cwd)).toEqual(['lab-out']);
+    expect(readFileSync(join(out, 'index.html'), 'utf8')).toContain('Written by <code>npm run lab -- --out lab-out</code>');
+  }, 120_000);
+});
+
+describe('writeReport', () => {
+  const fresh = () => mkdtempSync(join(tmpdir(), 'herdless-write-'));
+
+  it('removes the files of the previous report, keeps nothing stale, and writes a manifest', () => {
+    const dir = join(fresh(), 'out');
+    writeReport(dir, [
+      { path: 'index.html', content: 'one' },
+      { path: 'figures/old.svg', content: '<svg/>' },
+      { path: 'deep/er/x.csv', content: 'a' },
+    ]);
+    expect(tree(dir)).toEqual([MANIFEST, 'deep/er/x.csv', 'figures/old.svg', 'index.html']);
+    const index = writeReport(dir, [
+      { path: 'index.html', content: 'two' },
+      { path: 'figures/new.svg', content: '<svg/>' },
+    ]);
+    expect(index).toBe(join(dir, 'index.html'));
+    expect(tree(dir)).toEqual([MANIFEST, 'figures/new.svg', 'index.html']);
+    expect(readFileSync(index, 'utf8')).toBe('two');
+    expect(JSON.parse(readFileSync(join(dir, MANIFEST), 'utf8'))).toEqual(['index.html', 'figures/new.svg']);
+  });
+
+  it('keeps files the user added to the report folder', () => {
+    const dir = fresh();
+    writeReport(dir, [{ path: 'index.html', content: 'one' }]);
+    writeFileSync(join(dir, 'notes.txt'), 'mine');
+    writeReport(dir, [{ path: 'index.html', content: 'two' }]);
+    expect(tree(dir)).toEqual([MANIFEST, 'index.html', 'notes.txt']);
+  });
+
+  it.each([
+    ['a folder of other files', (d: string) => (writeFileSync(join(d, 'thesis.tex'), 'x'), d), 'the folder has files the lab did not write'],
+    ['a file', (d: string) => (writeFileSync(join(d, 'f'), 'x'), join(d, 'f')), 'is a file, not a folder'],
+  ])('refuses %s', (_name, make, message) => {
+    const dir = make(fresh());
+    expect(() => writeReport(dir, [{ path: 'index.html', content: 'x' }])).toThrow(`--out ${JSON.stringify(dir)}: ${message}`);
+  });
+
+  it('never follows a manifest or a file path out of the folder', () => {
+    const parent = fresh();
+    const dir = join(parent, 'out');
+    mkdirSync(dir);
+    writeFileSync(join(parent, 'precious.txt'), 'keep');
+    writeFileSync(join(dir, MANIFEST), JSON.stringify(['../precious.txt', '/etc/hostname', 'index.html']));
+    writeReport(dir, [{ path: 'index.html', content: 'x' }]);
+    expect(readFileSync(join(parent, 'precious.txt'), 'utf8')).toBe('keep');
+    expect(() => writeReport(dir, [{ path: '../escape.html', content: 'x' }])).toThrow('bad file path');
+    expect(existsSync(join(parent, 'escape.html'))).toBe(false);
+  });
+});
