@@ -49,6 +49,11 @@ describe('values', () => {
     expect(b.maxDelayMs).toBe(1200);
   });
 
+  it('equal jitter never exceeds v, even where v/2 rounds (subnormal values)', () => {
+    const b = equalJitterBackoff({ initialBackoffMs: 7.4e-323, maxBackoffMs: 7.4e-323 });
+    expect(b.delay(1, 0, fixed(0.999999))).toBeLessThanOrEqual(7.4e-323);
+  });
+
   it('decorrelated: uniform(base, 3 × previous), capped; the state is the caller’s', () => {
     const b = decorrelatedJitterBackoff({ baseMs: 100, maxBackoffMs: 10_000 });
     expect(b.delay(1, 0, fixed(0.5))).toBe(200); // previous starts at base: uniform(100, 300)

@@ -103,8 +103,11 @@ class EqualJitter extends ExponentialFamily {
     return this.maxBackoffMs;
   }
   delay(retry: number, _previousMs: number, rng: Rng): number {
-    const half = capped(this.initialBackoffMs, this.backoffMultiplier, this.maxBackoffMs, retry) / 2;
-    return half + half * rng.random();
+    const v = capped(this.initialBackoffMs, this.backoffMultiplier, this.maxBackoffMs, retry);
+    const half = v / 2;
+    const d = half + half * rng.random();
+    // Never above v: only subnormal values (v/2 rounded up) could get there.
+    return d <= v ? d : v;
   }
 }
 
