@@ -37,11 +37,23 @@ export function numberOption(owner: string, field: string, value: unknown, fallb
   return value;
 }
 
-/** Throws an {@link InvalidOptionError} unless `value` is a plain object (or undefined, giving `{}`). */
-export function objectOption<T extends object>(owner: string, field: string, value: T | undefined): Partial<T> {
+/**
+ * Throws an {@link InvalidOptionError} unless `value` is a plain object (or undefined, giving `{}`).
+ * With `known`, an own key outside that list is an error too (a misspelled option must never fall
+ * back silently to its default); keys whose value is `undefined` are allowed.
+ */
+export function objectOption<T extends object>(owner: string, field: string, value: T | undefined, known?: readonly string[]): Partial<T> {
   if (value === undefined) return {};
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new InvalidOptionError(owner, field, value, 'must be an object');
+  }
+  if (known !== undefined) {
+    for (const key of Object.keys(value)) {
+      const v = (value as Record<string, unknown>)[key];
+      if (v !== undefined && !known.includes(key)) {
+        throw new InvalidOptionError(owner, key, v, `is not an option of ${owner} (check the spelling; options: ${known.join(', ')})`);
+      }
+    }
   }
   return value;
 }

@@ -2,7 +2,7 @@ import { classify } from '../core/classify/classify.js';
 import { CircuitOpenError, isCircuitOpenError } from '../core/breaker/circuit-open-error.js';
 import type { BreakerEvent, BreakerEventOf, BreakerEventType, BreakerState, Unsubscribe } from '../core/breaker/events.js';
 import { CircuitBreakerMachine, type BreakerOutcome, type BreakerPermit, type BreakerSnapshot } from '../core/breaker/machine.js';
-import type { BreakerPolicyOptions } from '../core/breaker/options.js';
+import { BREAKER_POLICY_KEYS, type BreakerPolicyOptions } from '../core/breaker/options.js';
 import { InvalidOptionError } from '../core/errors.js';
 import type { Clock } from '../core/time.js';
 import { objectOption } from '../core/validate.js';
@@ -59,8 +59,9 @@ export class CircuitBreaker {
 
   /** @throws InvalidOptionError naming the field and the value. */
   constructor(options?: CircuitBreakerOptions) {
-    const o = objectOption('circuitBreaker', 'options', options);
-    this.machine = new CircuitBreakerMachine({ ...o, rng: o.rng ?? systemRandom });
+    const o = objectOption('circuitBreaker', 'options', options, [...BREAKER_POLICY_KEYS, 'clock', 'isFailure', 'isResultFailure']);
+    const { clock: _clock, isFailure: _isFailure, isResultFailure: _isResultFailure, ...policy } = o;
+    this.machine = new CircuitBreakerMachine({ ...policy, rng: o.rng ?? systemRandom });
     this.clock = o.clock ?? systemClock;
     if (typeof this.clock !== 'object' || this.clock === null || typeof this.clock.now !== 'function') {
       throw new InvalidOptionError('circuitBreaker', 'clock', this.clock, 'must be an object with a now() method');

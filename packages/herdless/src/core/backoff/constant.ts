@@ -35,6 +35,6 @@ class ConstantBackoff implements Backoff {
  * ```
  */
 export function constantBackoff(options: ConstantBackoffOptions = {}): Backoff {
-  const o = objectOption('constantBackoff', 'options', options);
+  const o = objectOption('constantBackoff', 'options', options, ['delayMs']);
   return new ConstantBackoff(numberOption('constantBackoff', 'delayMs', o.delayMs, 0, { min: 0, max: MAX_DELAY_MS }));
 }

@@ -50,7 +50,7 @@ class DecorrelatedJitter implements Backoff {
  */
 export function decorrelatedJitterBackoff(options: DecorrelatedJitterBackoffOptions = {}): Backoff {
   const owner = 'decorrelatedJitterBackoff';
-  const o = objectOption(owner, 'options', options);
+  const o = objectOption(owner, 'options', options, ['baseMs', 'maxBackoffMs']);
   const base = numberOption(owner, 'baseMs', o.baseMs, 100, { min: 0, minExclusive: true, max: MAX_DELAY_MS });
   const cap = numberOption(owner, 'maxBackoffMs', o.maxBackoffMs, Math.max(10_000, base), { min: 0, allowInfinity: true });
   if (cap < base) throw new InvalidOptionError(owner, 'maxBackoffMs', cap, `must be ≥ baseMs (${base})`);

@@ -33,8 +33,10 @@ interface Normalised {
   cap: number;
 }
 
-function normalise(owner: string, options: ExponentialBackoffOptions | undefined): Normalised {
-  const o = objectOption(owner, 'options', options);
+const EXPONENTIAL_KEYS = ['initialBackoffMs', 'backoffMultiplier', 'maxBackoffMs'] as const;
+
+function normalise(owner: string, options: ExponentialBackoffOptions | undefined, extra: readonly string[] = []): Normalised {
+  const o = objectOption(owner, 'options', options, [...EXPONENTIAL_KEYS, ...extra]);
   const initial = numberOption(owner, 'initialBackoffMs', o.initialBackoffMs, 100, { min: 0, max: MAX_DELAY_MS });
   const multiplier = numberOption(owner, 'backoffMultiplier', o.backoffMultiplier, 2, { min: 0, minExclusive: true });
   const rawCap = numberOption(owner, 'maxBackoffMs', o.maxBackoffMs, Math.max(10_000, initial), { min: 0, allowInfinity: true });
@@ -191,7 +193,7 @@ export function equalJitterBackoff(options?: ExponentialBackoffOptions): Backoff
  * ```
  */
 export function proportionalJitterBackoff(options?: ProportionalJitterBackoffOptions): Backoff {
-  const n = normalise('proportionalJitterBackoff', options);
+  const n = normalise('proportionalJitterBackoff', options, ['jitter']);
   const jitter = numberOption('proportionalJitterBackoff', 'jitter', options?.jitter, 0.2, { min: 0, max: 1 });
   return new ProportionalJitter(n, jitter);
 }

@@ -54,7 +54,8 @@ export function backoffFromSpec(spec: unknown, path = 'backoff'): Backoff {
     }
   }
   try {
-    const options = record as never;
+    const { kind: _kind, ...rest } = record;
+    const options = rest as never;
     switch (k) {
       case 'constant':
         return constantBackoff(options);

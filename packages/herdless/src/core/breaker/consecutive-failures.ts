@@ -45,7 +45,7 @@ class ConsecutiveCounter implements FailureCounter {
  * ```
  */
 export function consecutiveFailures(options?: ConsecutiveFailuresOptions): CountingStrategy {
-  const o = objectOption('consecutiveFailures', 'options', options);
+  const o = objectOption('consecutiveFailures', 'options', options, ['threshold']);
   const threshold = numberOption('consecutiveFailures', 'threshold', o.threshold, 5, { min: 1, integer: true });
   return {
     name: 'consecutive failures',

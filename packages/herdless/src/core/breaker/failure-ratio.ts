@@ -125,7 +125,7 @@ function slot(bucket: number, n: number): number {
  */
 export function failureRatio(options?: FailureRatioOptions): CountingStrategy {
   const owner = 'failureRatio';
-  const o = objectOption(owner, 'options', options);
+  const o = objectOption(owner, 'options', options, ['ratio', 'windowMs', 'minimumCalls', 'buckets']);
   const n: Required<FailureRatioOptions> = {
     ratio: numberOption(owner, 'ratio', o.ratio, 0.5, { min: 0, minExclusive: true, max: 1 }),
     windowMs: numberOption(owner, 'windowMs', o.windowMs, 10_000, { min: 0, minExclusive: true }),

@@ -54,6 +54,9 @@ export interface NormalisedBreakerPolicy {
 
 const OWNER = 'circuitBreaker';
 
+/** The option names of {@link BreakerPolicyOptions}. */
+export const BREAKER_POLICY_KEYS: readonly string[] = ['counting', 'openDurationMs', 'halfOpenMaxCalls', 'successThreshold', 'rng', 'onListenerError'];
+
 function isBackoff(value: unknown): value is Backoff {
   return typeof value === 'object' && value !== null && typeof (value as Backoff).delay === 'function';
 }
@@ -64,7 +67,7 @@ function isBackoff(value: unknown): value is Backoff {
  * @throws InvalidOptionError naming the field and the value.
  */
 export function normaliseBreakerPolicy(options: BreakerPolicyOptions | undefined): NormalisedBreakerPolicy {
-  const o = objectOption(OWNER, 'options', options);
+  const o = objectOption(OWNER, 'options', options, BREAKER_POLICY_KEYS);
 
   const counting = o.counting ?? consecutiveFailures();
   if (typeof counting !== 'object' || counting === null || typeof counting.create !== 'function') {

@@ -92,7 +92,7 @@ class AwsQuota implements AwsRetryQuota {
  */
 export function awsRetryQuota(options?: AwsRetryQuotaOptions): AwsRetryQuota {
   const owner = 'awsRetryQuota';
-  const o = objectOption(owner, 'options', options);
+  const o = objectOption(owner, 'options', options, ['capacity', 'retryCost', 'timeoutCost', 'successIncrement']);
   const rule = { min: 0 };
   return new AwsQuota(
     numberOption(owner, 'capacity', o.capacity, 500, rule),

@@ -84,7 +84,7 @@ class Finagle implements FinagleRetryBudget {
  */
 export function finagleRetryBudget(options?: FinagleRetryBudgetOptions): FinagleRetryBudget {
   const owner = 'finagleRetryBudget';
-  const o = objectOption(owner, 'options', options);
+  const o = objectOption(owner, 'options', options, ['ttlMs', 'minRetriesPerSec', 'percentCanRetry']);
   const ttlMs = numberOption(owner, 'ttlMs', o.ttlMs, 10_000, { min: 1000, max: 60_000 });
   const minRetriesPerSec = numberOption(owner, 'minRetriesPerSec', o.minRetriesPerSec, 10, { min: 0 });
   const percentCanRetry = numberOption(owner, 'percentCanRetry', o.percentCanRetry, 0.2, { min: 0, max: 1000 });

@@ -95,7 +95,7 @@ class Keyed<B extends RetryBudget> implements KeyedBudgets<B> {
 export function keyedBudgets<B extends RetryBudget>(factory: (key: string) => B, options?: KeyedBudgetsOptions): KeyedBudgets<B> {
   const owner = 'keyedBudgets';
   if (typeof factory !== 'function') throw new InvalidOptionError(owner, 'factory', factory, 'must be a function');
-  const o = objectOption(owner, 'options', options);
+  const o = objectOption(owner, 'options', options, ['maxKeys']);
   const maxKeys = numberOption(owner, 'maxKeys', o.maxKeys, 1000, { min: 1, integer: true });
   return new Keyed(factory, maxKeys);
 }

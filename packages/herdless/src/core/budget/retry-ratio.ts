@@ -179,7 +179,7 @@ export const ARTICLE_RETRY_RATIO: Readonly<Required<RetryRatioBudgetOptions>> = 
  */
 export function retryRatioBudget(options?: RetryRatioBudgetOptions): RetryRatioBudget {
   const owner = 'retryRatioBudget';
-  const o = objectOption(owner, 'options', options);
+  const o = objectOption(owner, 'options', options, ['ratio', 'minRetriesPerWindow', 'windowMs', 'buckets', 'countAt']);
   const ratio = numberOption(owner, 'ratio', o.ratio, 0.1, { min: 0, max: 1 });
   const floor = numberOption(owner, 'minRetriesPerWindow', o.minRetriesPerWindow, 1, { min: 0 });
   const windowMs = numberOption(owner, 'windowMs', o.windowMs, 1000, { min: 0, minExclusive: true });

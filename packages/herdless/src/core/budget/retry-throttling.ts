@@ -96,7 +96,7 @@ class RetryThrottling implements RetryThrottlingBudget {
  */
 export function retryThrottlingBudget(options?: RetryThrottlingBudgetOptions): RetryThrottlingBudget {
   const owner = 'retryThrottlingBudget';
-  const o = objectOption(owner, 'options', options);
+  const o = objectOption(owner, 'options', options, ['maxTokens', 'tokenRatio']);
   const maxTokens = numberOption(owner, 'maxTokens', o.maxTokens, 10, { min: 0, minExclusive: true, max: 1000 });
   const tokenRatio = numberOption(owner, 'tokenRatio', o.tokenRatio, 0.1, { min: 0, minExclusive: true });
   const maxMilli = thousandths(maxTokens);

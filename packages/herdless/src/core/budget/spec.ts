@@ -48,7 +48,8 @@ export function budgetFromSpec(spec: unknown, path = 'budget'): RetryBudget {
     }
   }
   try {
-    const options = record as never;
+    const { kind: _kind, ...rest } = record;
+    const options = rest as never;
     switch (k) {
       case 'retry throttling':
         return retryThrottlingBudget(options);

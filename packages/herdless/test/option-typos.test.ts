@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import {
+  awsRetryQuota,
+  circuitBreaker,
+  constantBackoff,
+  consecutiveFailures,
+  decorrelatedJitterBackoff,
+  exponentialBackoff,
+  failureRatio,
+  finagleRetryBudget,
+  fullJitterBackoff,
+  isInvalidOptionError,
+  keyedBudgets,
+  proportionalJitterBackoff,
+  retryRatioBudget,
+  retryThrottlingBudget,
+} from 'herdless';
+
+// A misspelled option must never fall back silently to its default (constantBackoff({ delay: 5 })
+// would otherwise retry at once: the herd).
+describe('misspelled options are errors that name the option', () => {
+  it.each<[string, () => unknown, string]>([
+    ['constantBackoff', () => constantBackoff({ delay: 5 } as never), 'constantBackoff: delay is not an option of constantBackoff (check the spelling; options: delayMs), got 5'],
+    ['exponentialBackoff', () => exponentialBackoff({ maxBackoff: 1000 } as never), 'exponentialBackoff: maxBackoff is not an option'],
+    ['fullJitterBackoff', () => fullJitterBackoff({ initialBackoff: 5 } as never), 'fullJitterBackoff: initialBackoff is not an option'],
+    ['proportionalJitterBackoff', () => proportionalJitterBackoff({ jiter: 0.1 } as never), 'proportionalJitterBackoff: jiter is not an option'],
+    ['decorrelatedJitterBackoff', () => decorrelatedJitterBackoff({ base: 5 } as never), 'decorrelatedJitterBackoff: base is not an option'],
+    ['circuitBreaker', () => circuitBreaker({ openDuration: 5 } as never), 'circuitBreaker: openDuration is not an option'],
+    ['consecutiveFailures', () => consecutiveFailures({ treshold: 5 } as never), 'consecutiveFailures: treshold is not an option'],
+    ['failureRatio', () => failureRatio({ window: 5 } as never), 'failureRatio: window is not an option'],
+    ['retryThrottlingBudget', () => retryThrottlingBudget({ maxToken: 5 } as never), 'retryThrottlingBudget: maxToken is not an option'],
+    ['retryRatioBudget', () => retryRatioBudget({ percent: 5 } as never), 'retryRatioBudget: percent is not an option'],
+    ['finagleRetryBudget', () => finagleRetryBudget({ ttl: 5 } as never), 'finagleRetryBudget: ttl is not an option'],
+    ['awsRetryQuota', () => awsRetryQuota({ cost: 5 } as never), 'awsRetryQuota: cost is not an option'],
+    ['keyedBudgets', () => keyedBudgets(() => retryThrottlingBudget(), { max: 5 } as never), 'keyedBudgets: max is not an option'],
+  ])('%s', (_name, make, message) => {
+    let thrown: unknown;
+    try {
+      make();
+    } catch (e) {
+      thrown = e;
+    }
+    expect(isInvalidOptionError(thrown)).toBe(true);
+    expect((thrown as Error).message).toContain(message);
+  });
+
+  it('an option set to undefined is not a typo', () => {
+    expect(() => constantBackoff({ delayMs: undefined })).not.toThrow();
+    expect(() => circuitBreaker({ clock: undefined, isFailure: undefined })).not.toThrow();
+  });
+});
