@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
 import { parseConfig, type LabConfig } from './config.js';
 import { UsageError } from './usage-error.js';
 
@@ -21,6 +22,8 @@ export function loadConfig(file: string): LabConfig {
   } catch (error) {
     throw new UsageError(`--config ${JSON.stringify(file)}: not valid JSON (${(error as Error).message})`);
   }
-  return parseConfig(json, `--config ${JSON.stringify(file)}`);
+  const config = parseConfig(json, `--config ${JSON.stringify(file)}`);
+  // An unnamed scenario is called after its file.
+  return (json as { name?: unknown }).name === undefined ? { ...config, name: basename(file) } : config;
 }
 

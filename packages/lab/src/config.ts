@@ -92,6 +92,10 @@ export function parseConfig(json: unknown, where = 'config'): LabConfig {
   if (!Number.isInteger(ticks)) {
     throw new ConfigError(where, 'horizonMs', `horizonMs must be a whole number of ticks (tickMs ${server.tickMs}), got ${c.horizonMs}`);
   }
+  // A bound on the work one run may ask for: the 1,000,000-client herd (1.2 × 10^10 client-ticks).
+  if (c.clients * ticks > 1.2e10) {
+    throw new ConfigError(where, 'clients', `clients × horizon ticks is ${c.clients} × ${ticks}; keep it ≤ 1.2e10 (e.g. 1000000 clients for 120 s)`);
+  }
   if (ticks > 10_000_000) throw new ConfigError(where, 'horizonMs', `horizonMs must be at most 10000000 ticks, got ${ticks} ticks`);
   c.server.outages.forEach((o, i) => {
     if (!(o.endMs > o.startMs)) {
@@ -154,7 +158,7 @@ function describeIssue(issue: z.core.$ZodIssue, root: unknown): string {
   switch (issue.code) {
     case 'invalid_type':
       if (value === undefined) return `${path} is missing (expected ${issue.expected})`;
-      return `${path} must be ${issue.expected === 'int' ? 'an integer' : `a ${issue.expected}`}, got ${render(value)}`;
+      return `${path} must be ${issue.expected === 'int' ? 'an integer' : `${/^[aeiou]/.test(issue.expected) ? 'an' : 'a'} ${issue.expected}`}, got ${render(value)}`;
     case 'too_small':
       return `${path} must be ${issue.inclusive ? '≥' : '>'} ${String(issue.minimum)}${issue.origin === 'array' ? ' entries' : issue.origin === 'string' ? ' characters' : ''}, got ${render(value)}`;
     case 'too_big':

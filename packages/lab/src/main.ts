@@ -5,6 +5,15 @@ import { isInvalidOptionError } from 'herdless';
 import { buildProgram } from './cli/program.js';
 import { UsageError } from './usage-error.js';
 
+// A reader that stops early (`… | head`) closes the pipe: that ends the run quietly, not with a stack trace.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0);
+  throw error;
+});
+
+/** Error messages are one line: a JSON parser's message may quote the file's own line breaks. */
+const oneLine = (message: string): string => message.replace(/\s*[\r\n]+\s*/g, ' ');
+
 const io = {
   out: (text: string) => process.stdout.write(`${text}\n`),
   err: (text: string) => process.stderr.write(`${text}\n`),
@@ -24,7 +33,7 @@ try {
     process.exit(2);
   }
   if (error instanceof UsageError || isInvalidOptionError(error)) {
-    io.err(`herdless-lab: ${error.message}`);
+    io.err(`herdless-lab: ${oneLine(error.message)}`);
     process.exit(2);
   }
   throw error;

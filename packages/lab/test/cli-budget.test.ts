@@ -54,6 +54,29 @@ describe('herdless-lab budget', () => {
     expect(ours.retryShare).toEqual(article.retryShare);
   });
 
+  it('a service config whose codes leave out UNAVAILABLE retries nothing here, and says so', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'herdless-'));
+    const file = join(dir, 'internal.json');
+    writeFileSync(file, JSON.stringify({ retryPolicy: { maxAttempts: 9, initialBackoff: '0.1s', maxBackoff: '1s', backoffMultiplier: 2, retryableStatusCodes: ['INTERNAL'] } }));
+    const r = lab('budget', '--grpc-service-config', file, '--format', 'json', '--seeds', '0-1');
+    expect(r.status).toBe(0);
+    const rows = JSON.parse(r.stdout).rows;
+    // The default rows stay; the config's row is added.
+    expect(rows.map((row: { policy: string }) => row.policy)).toHaveLength(8);
+    expect(rows[7].retryShare).toEqual({ mean: 0, min: 0, max: 0 });
+    expect(r.stderr).toContain('warning: --grpc-service-config');
+    expect(r.stderr).toContain('maxAttempts: 9 is treated as 5');
+    expect(r.stderr).toContain('leave out UNAVAILABLE');
+  });
+
+  it('--trace --format json prints the same data as JSON', () => {
+    const json = JSON.parse(lab('budget', '--trace', '0', '--format', 'json').stdout);
+    expect(json.experiment).toBe('budget-trace');
+    expect(json.tokens).toHaveLength(4000);
+    expect(json.tokens[0]).toEqual({ tick: 0, timeS: 0, tokens: 10 });
+    expect(json.perSecond[0].policy).toBe('no retry');
+  });
+
   it('--trace prints the tokens and per-second series', () => {
     const r = lab('budget', '--trace', '0');
     expect(r.status).toBe(0);

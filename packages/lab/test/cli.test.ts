@@ -105,6 +105,25 @@ describe('herdless-lab herd', () => {
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 
+  it('a file that is not JSON gives one line; a closed pipe ends quietly; a bad --out fails before any run', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'herdless-'));
+    const file = join(dir, 'broken.json');
+    writeFileSync(file, 'not json {\n  "a": 1\n');
+    const r = lab('herd', '--config', file);
+    expect(r.status).toBe(2);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toContain('not valid JSON');
+    const piped = spawnSync('bash', ['-c', `"${process.execPath}" "${main}" herd --strategies "full jitter" --per-seed --workers 0 | head -1`], { encoding: 'utf8' });
+    expect(piped.stdout.trim()).toMatch(/^full jitter seed 0: finish/);
+    expect(piped.stderr).toBe('');
+    const asFile = join(dir, 'plain-file');
+    writeFileSync(asFile, 'x');
+    const out = lab('--out', join(asFile, 'sub'));
+    expect(out.status).toBe(2);
+    expect(out.stdout).toBe('');
+    expect(out.stderr.trim()).toBe(`herdless-lab: --out ${JSON.stringify(join(asFile, 'sub'))}: ${asFile} is a file, not a folder`);
+  });
+
   it('a config file with a negative capacity exits 2 naming the field', () => {
     const dir = mkdtempSync(join(tmpdir(), 'herdless-'));
     const file = join(dir, 'bad.json');

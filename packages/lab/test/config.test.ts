@@ -50,7 +50,8 @@ describe('scenario files', () => {
     ['unknown budget', edit((c) => (c.policies = [{ name: 'x', backoff: { kind: 'constant' }, maxAttempts: 3, budget: { kind: 'bucket' } }])), 'policies[0].budget.kind must be one of'],
     ['backoff kind typo', edit((c) => (c.policies = [{ name: 'x', backoff: { kind: 'full jiter' }, maxAttempts: 3 }])), 'policies[0].backoff.kind must be one of'],
     ['policy missing maxAttempts', edit((c) => (c.policies = [{ name: 'x', backoff: { kind: 'constant' } }])), 'policies[0].maxAttempts is missing'],
-    ['not an object', [] as unknown as Json, '(top level) must be a object'],
+    ['too much work', edit((c) => ((c.clients = 10_000_000), (c.horizonMs = 86_400_000))), 'clients × horizon ticks is 10000000 × 8640000; keep it ≤ 1.2e10'],
+    ['not an object', [] as unknown as Json, '(top level) must be an object'],
   ])('%s', (_name, json, message) => {
     expect(() => parseConfig(json, 'cfg')).toThrow(`cfg: ${message}`);
   });

@@ -8,7 +8,7 @@ import { buildReport } from '../report/build.js';
 import { FIGURES, LAB_EXPERIMENTS } from '../report/catalog.js';
 import { checkReportDir, writeReport } from '../report/write.js';
 import { parseSeeds } from './seeds.js';
-import { BUDGET_POLICIES, budgetCsv, budgetJson, budgetPolicies, budgetTable, budgetTrace, budgetTraceCsv, configPolicies, grpcPolicy, runBudgetExperiment } from '../experiments/budget.js';
+import { BUDGET_POLICIES, budgetCsv, budgetJson, budgetPolicies, budgetTable, budgetTrace, budgetTraceCsv, budgetTraceJson, configPolicies, grpcPolicy, runBudgetExperiment } from '../experiments/budget.js';
 import { runLayers, type BudgetPolicyName } from 'herdless/sim';
 import { layersCsv, layersJson, layersTable, layersTitle } from '../experiments/layers.js';
 
@@ -146,11 +146,16 @@ async function budgetCommand(flags: BudgetFlags, io: Io): Promise<void> {
   if (flags.trace !== undefined) {
     const seed = parseSeeds(flags.trace, '--trace');
     if (seed.length !== 1) throw new UsageError(`--trace ${JSON.stringify(flags.trace)}: give one seed`);
-    io.out(budgetTraceCsv(budgetTrace(seed[0]!)));
+    const trace = budgetTrace(seed[0]!);
+    io.out(flags.format === 'json' ? JSON.stringify(budgetTraceJson(trace)) : budgetTraceCsv(trace));
     return;
   }
-  const policies = budgetPolicies(flags.policies === undefined ? (flags.grpcServiceConfig ? [] : BUDGET_POLICIES) : parsePolicies(flags.policies));
-  if (flags.grpcServiceConfig !== undefined) policies.push(grpcPolicy(flags.grpcServiceConfig));
+  const policies = budgetPolicies(flags.policies === undefined ? BUDGET_POLICIES : parsePolicies(flags.policies));
+  if (flags.grpcServiceConfig !== undefined) {
+    const { policy, warnings } = grpcPolicy(flags.grpcServiceConfig);
+    for (const w of warnings) io.err(`herdless-lab: warning: ${w}`);
+    policies.push(policy);
+  }
   const result = runBudgetExperiment({ policies, seeds });
   printBudget(result, flags.format, `# budget: 10 clients, about 300 new requests/s in all, the downstream down from 5 s to 15 s, seeds ${seedText(seeds)}`, io);
 }
@@ -218,7 +223,7 @@ export function buildProgram(io: Io): Command {
     .option('--per-seed', 'also print every run')
     .option('--config <file>', 'a scenario file (JSON): clients, arrivals, server, horizon, policies, seeds — see docs/lab.md')
     .addOption(format)
-    .option('--workers <n>', 'worker threads (0 = run in this thread)')
+    .option('--workers <n>', 'worker threads (0 = run in this thread; default: one per core, at most 8)')
     .action(async (flags: HerdFlags, command: Command) => {
       // --seeds has a default; a config file's seeds win unless the flag was given.
       if (command.getOptionValueSource('seeds') === 'default') delete flags.seeds;
@@ -232,7 +237,7 @@ export function buildProgram(io: Io): Command {
     .option('--config <file>', 'a scenario file with an outage (JSON, see docs/lab.md): its policies, with budgets, in the budget table')
     .option('--policies <names>', `comma-separated: ${BUDGET_POLICIES.join(', ')}`)
     .option('--grpc-service-config <file>', 'add a row for the retryPolicy and retryThrottling of a gRPC service config (gRFC A6 JSON)')
-    .option('--trace <seed>', "print one seed's figures as CSV: client 0's tokens per tick (gRPC throttling), per-second new/arrivals/successes per policy")
+    .option('--trace <seed>', "print one seed's figure data (CSV, or JSON with --format json): client 0's tokens per tick under gRPC throttling, per-second new/arrivals/successes/retries per policy")
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
     .action(async (flags: BudgetFlags) => budgetCommand(flags, io));
 

@@ -39,10 +39,14 @@ export function budgetPolicies(names: readonly BudgetPolicyName[] = BUDGET_POLIC
 
 /**
  * A policy from a gRPC service config file (gRFC A6 JSON): its retryPolicy (maxAttempts capped at 5,
- * backoffs, ±20% jitter) and, if present, its retryThrottling as one token bucket per client.
+ * backoffs, ±20% jitter) and, if present, its retryThrottling as one token bucket per client. Every
+ * failure in the lab's model is the server being down or over capacity — gRPC's UNAVAILABLE — so a
+ * policy whose retryableStatusCodes leave UNAVAILABLE out retries nothing here; so does a config in
+ * which no retryPolicy applies. Both are reported as warnings, with the parser's own (the maxAttempts
+ * cap, clamped backoffs, …).
  * @throws UsageError naming the file and the JSON path of the problem.
  */
-export function grpcPolicy(file: string): ClientPolicy {
+export function grpcPolicy(file: string): { policy: ClientPolicy; warnings: string[] } {
   const where = `--grpc-service-config ${JSON.stringify(file)}`;
   let text: string;
   try {
@@ -53,14 +57,20 @@ export function grpcPolicy(file: string): ClientPolicy {
   }
   try {
     const config = parseGrpcServiceConfig(text);
-    const { maxAttempts, backoff } = config.retryOptions;
+    const warnings = config.warnings.map((w) => `${where}: ${w}`);
+    const { backoff } = config.retryOptions;
+    let maxAttempts = config.retryOptions.maxAttempts;
+    if (config.retryPolicy === undefined) {
+      warnings.push(`${where}: no retryPolicy applies, so gRPC would not retry (maxAttempts 1)`);
+    } else if (!config.retryPolicy.retryableStatusCodes.includes('UNAVAILABLE')) {
+      warnings.push(
+        `${where}: retryableStatusCodes (${config.retryPolicy.retryableStatusCodes.join(', ')}) leave out UNAVAILABLE, the only failure of the lab's server, so nothing is retried`,
+      );
+      maxAttempts = 1;
+    }
     const createBudget = config.createBudget;
-    return {
-      name: 'gRPC service config',
-      backoff,
-      maxAttempts,
-      ...(createBudget ? { budget: () => createBudget() } : {}),
-    };
+    const policy: ClientPolicy = { name: 'gRPC service config', backoff, maxAttempts, ...(createBudget ? { budget: () => createBudget() } : {}) };
+    return { policy, warnings };
   } catch (error) {
     if (isInvalidOptionError(error)) throw new UsageError(`${where}: ${error.field} ${error.requirement}, got ${JSON.stringify(error.value) ?? String(error.value)}`);
     throw error;
@@ -126,6 +136,15 @@ export function budgetCsv(result: BudgetResult): string {
  * The article's two figures as data, for one seed: client 0's tokens per tick under gRPC
  * throttling, and per-second new requests, arrivals and successes per policy (CSV blocks).
  */
+export function budgetTraceJson(trace: BudgetTrace, tickMs = 10): object {
+  return {
+    experiment: 'budget-trace',
+    tokens: Array.from(trace.tokens, (tokens, tick) => ({ tick, timeS: (tick * tickMs) / 1000, tokens })),
+    perSecond: trace.perSecond,
+  };
+}
+
+/** The same as CSV: two blocks separated by a blank line. */
 export function budgetTraceCsv(trace: BudgetTrace, tickMs = 10): string {
   const tokens = ['tick,time_s,tokens', ...Array.from(trace.tokens, (v, t) => `${t},${formatFixed((t * tickMs) / 1000, 2)},${v}`)];
   const perSecond = ['policy,second,new,arrivals,successes,retries'];

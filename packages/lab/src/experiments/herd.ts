@@ -115,5 +115,5 @@ export function describeRun(run: HerdRun): string {
   const a = run.base.arrivals;
   const arrivals = a.kind === 'together' ? `first sends spread over ${a.spreadMs / 1000} s` : `Poisson arrivals, ${a.ratePerSecond}/s per client`;
   const title = run.experiment === 'herd' ? 'herd' : `scenario "${run.name}"`;
-  return `# ${title}: ${run.base.clients} clients, ${arrivals}, seeds ${seedText(run.seeds)}`;
+  return `# ${title}: ${run.base.clients} ${run.base.clients === 1 ? 'client' : 'clients'}, ${arrivals}, seeds ${seedText(run.seeds)}`;
 }

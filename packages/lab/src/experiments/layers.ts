@@ -24,5 +24,5 @@ export function layersJson(rows: readonly LayersRow[]): object {
 
 /** The header line of the table. */
 export function layersTitle(depth: number, attempts: number): string {
-  return `# layers: ${depth} services in a chain, the last always failing; every caller makes up to ${attempts} attempts`;
+  return `# layers: ${depth === 1 ? '1 service' : `${depth} services in a chain`}, the last always failing; every caller makes up to ${attempts === 1 ? '1 attempt' : `${attempts} attempts`}`;
 }

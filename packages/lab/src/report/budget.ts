@@ -35,10 +35,10 @@ const tokensFigure = defineFigure<TokenPoint>({
     const back = points.find((p) => p.t >= OUTAGE.endS && p.tokens > 5);
     return (
       `Client 0 starts with 10 tokens; each failure takes 1, each success gives back 0.1, and no retry is sent while the tokens are ` +
-      `at or below 5 (the dashed line). Before the outage, bursts above capacity cost a few tokens (${formatFixed(at(4.99), 1)} at 5 s). ` +
+      `at or below 5 (the dashed line). Before the outage, bursts above capacity cost a few tokens (${formatFixed(at(4.99), 1)} just before 5 s). ` +
       `During the outage the bucket drains to ${formatFixed(Math.min(...points.filter((p) => p.t >= 5 && p.t < 15).map((p) => p.tokens)), 1)} ` +
       `and no retry leaves the client. After it, successes refill only 0.1 at a time, so retries come back ` +
-      `${back ? `at ${formatFixed(back.t, 1)} s` : 'only later'}.`
+      `${back ? `at ${formatFixed(back.t, 2)} s` : 'only later'}.`
     );
   },
   command: 'npm run lab -- budget --trace 0 (first CSV block)',

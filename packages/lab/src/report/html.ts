@@ -31,7 +31,7 @@ export function escapeHtml(text: string): string {
 
 const STYLE = `
   body { font: 15px/1.5 system-ui, sans-serif; color: #222; margin: 0; background: #fafafa; }
-  main { max-width: 980px; margin: 0 auto; padding: 24px 32px 48px; background: white; }
+  main { max-width: 1120px; margin: 0 auto; padding: 24px 32px 48px; background: white; }
   h1 { font-size: 26px; margin: 0 0 4px; }
   h2 { font-size: 20px; margin: 40px 0 8px; border-top: 1px solid #ddd; padding-top: 24px; }
   h3 { font-size: 16px; margin: 28px 0 8px; }

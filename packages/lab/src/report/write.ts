@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 import { UsageError } from '../usage-error.js';
 import type { ReportFile } from './build.js';
@@ -16,12 +16,41 @@ function isSafeRelative(path: string): boolean {
  * @throws UsageError `--out DIR: …` when `dir` is a file or a foreign non-empty folder.
  */
 export function checkReportDir(dir: string): void {
-  const root = resolve(dir);
   const flag = `--out ${JSON.stringify(dir)}`;
-  if (!existsSync(root)) return;
+  if (dir.trim() === '') throw new UsageError(`${flag}: give a folder name`);
+  const root = resolve(dir);
+  if (!existsSync(root)) {
+    makeFolder(root, flag);
+    return;
+  }
   if (!statSync(root).isDirectory()) throw new UsageError(`${flag}: is a file, not a folder`);
   if (!existsSync(join(root, MANIFEST)) && readdirSync(root).length > 0) {
     throw new UsageError(`${flag}: the folder has files the lab did not write; choose a new or empty folder`);
+  }
+}
+
+/**
+ * Creates `root` one level at a time (never `mkdirSync(…, { recursive: true })`, which can spin on
+ * pseudo file systems such as /proc), after checking that its nearest existing ancestor is a
+ * writable folder, so that a bad `--out` fails before any experiment runs.
+ * @throws UsageError naming the flag and the reason.
+ */
+function makeFolder(root: string, flag: string): void {
+  const missing: string[] = [];
+  let at = root;
+  while (!existsSync(at)) {
+    missing.unshift(at);
+    const up = dirname(at);
+    if (up === at) break;
+    at = up;
+  }
+  if (!statSync(at).isDirectory()) throw new UsageError(`${flag}: ${at} is a file, not a folder`);
+  try {
+    accessSync(at, constants.W_OK);
+    for (const folder of missing) mkdirSync(folder);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? String(error);
+    throw new UsageError(`${flag}: cannot create the folder (${code})`);
   }
 }
 

@@ -173,7 +173,7 @@ export function fullJitterBackoff(options?: ExponentialBackoffOptions): Backoff 
  * @throws InvalidOptionError as {@link exponentialBackoff}.
  * @example
  * ```ts
- * equalJitterBackoff({ initialBackoffMs: 200 }).delay(1, 0, systemRandom); // in [100, 200)
+ * equalJitterBackoff({ initialBackoffMs: 200 }).delay(1, 0, systemRandom); // in [100, 200] (200 only by rounding)
  * ```
  */
 export function equalJitterBackoff(options?: ExponentialBackoffOptions): Backoff {
