@@ -192,6 +192,91 @@ function checkSignal(owner: string, signal: unknown): AbortSignal | undefined {
 let defaultRunner: Runner | undefined;
 
 /**
+ * What `retry(op, options)` remembers of an options object it has validated: every option's value
+ * as read then, and the runner built from them.
+ */
+interface CachedRunner {
+  readonly runner: Runner;
+  readonly maxAttempts: unknown;
+  readonly backoff: unknown;
+  readonly retryable: unknown;
+  readonly maxRetryAfterMs: unknown;
+  readonly deadlineMs: unknown;
+  readonly attemptTimeoutMs: unknown;
+  readonly budget: unknown;
+  readonly random: unknown;
+  readonly clock: unknown;
+  readonly unref: unknown;
+  readonly onRetry: unknown;
+  readonly onGiveUp: unknown;
+  readonly onHookError: unknown;
+}
+
+/**
+ * Runners of the options objects `retry()` has seen. A caller on a hot path passes the same object
+ * every time; re-validating it on each call cost more than the rest of a successful call. The last
+ * object seen is checked first (a pointer comparison), then the WeakMap (which lets go of objects
+ * the caller drops).
+ */
+const runnerCache = new WeakMap<object, CachedRunner>();
+let lastOptions: object | undefined;
+let lastCached: CachedRunner | undefined;
+
+/**
+ * The runner for `options`, validated on first sight. The object may be mutated between calls, so
+ * each call compares every option's current value with the one validated (a dozen property reads):
+ * any change is validated afresh, before the call, exactly as a new object would be.
+ */
+function runnerFor(options: RetryOptions): Runner {
+  let cached = options === lastOptions ? lastCached : runnerCache.get(options);
+  if (cached === undefined || !unchanged(cached, options)) {
+    cached = remember(options);
+    runnerCache.set(options, cached);
+  }
+  lastOptions = options;
+  lastCached = cached;
+  return cached.runner;
+}
+
+function unchanged(c: CachedRunner, o: RetryOptions): boolean {
+  return (
+    c.maxAttempts === o.maxAttempts &&
+    c.backoff === o.backoff &&
+    c.retryable === o.retryable &&
+    c.maxRetryAfterMs === o.maxRetryAfterMs &&
+    c.deadlineMs === o.deadlineMs &&
+    c.attemptTimeoutMs === o.attemptTimeoutMs &&
+    c.budget === o.budget &&
+    c.random === o.random &&
+    c.clock === o.clock &&
+    c.unref === o.unref &&
+    c.onRetry === o.onRetry &&
+    c.onGiveUp === o.onGiveUp &&
+    c.onHookError === o.onHookError
+  );
+}
+
+function remember(o: RetryOptions): CachedRunner {
+  return {
+    // Validates (and throws) first: nothing invalid is ever cached.
+    runner: parseRunner(o, 'retry', true),
+    maxAttempts: o.maxAttempts,
+    backoff: o.backoff,
+    retryable: o.retryable,
+    maxRetryAfterMs: o.maxRetryAfterMs,
+    deadlineMs: o.deadlineMs,
+    attemptTimeoutMs: o.attemptTimeoutMs,
+    budget: o.budget,
+    random: o.random,
+    clock: o.clock,
+    unref: o.unref,
+    onRetry: o.onRetry,
+    onGiveUp: o.onGiveUp,
+    onHookError: o.onHookError,
+  };
+}
+
+/**
  * Runs `operation` until it succeeds, retrying transient failures with capped exponential backoff
  * and full jitter — and stopping at `maxAttempts`, the deadline, a fatal error, a server's "do not
  * retry", a too-long `Retry-After`, a refusing retry budget, or the caller's abort. Nothing can
@@ -214,7 +299,10 @@ let defaultRunner: Runner | undefined;
  * from them never changes the outcome and never becomes an unhandled rejection — it goes to
  * `onHookError`, or else to a process warning.
  *
- * Options are validated on every call (cheaply); to validate once, use {@link createRetry}.
+ * An options object is validated the first time `retry()` sees it. Passed again (the same object,
+ * as a hot path does), it costs a dozen field comparisons: a field changed since is noticed and
+ * validated before the call; only a misspelt key *added* to an object already used goes unreported.
+ * The call's `signal` is read afresh on every call. {@link createRetry} validates once, up front.
  *
  * @param operation called once per attempt with `{ attempt, signal }`.
  * @param options see {@link RetryOptions}; each field documents its unit (ms) and default.
@@ -234,7 +322,8 @@ export function retry<T>(operation: RetryOperation<T>, options?: RetryOptions): 
   if (options === undefined) {
     return startPlain(operation, (defaultRunner ??= parseRunner({}, 'retry', false)));
   }
-  const runner = parseRunner(options, 'retry', true);
+  // Anything but a plain object is left to parseRunner to reject (never cached).
+  const runner = typeof options === 'object' && options !== null ? runnerFor(options) : parseRunner(options, 'retry', true);
   const signal = checkSignal('retry', options.signal);
   return signal === undefined && runner.plain ? startPlain(operation, runner) : runGuarded(operation, runner, signal);
 }
