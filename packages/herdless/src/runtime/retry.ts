@@ -214,13 +214,21 @@ interface CachedRunner {
 
 /**
  * Runners of the options objects `retry()` has seen. A caller on a hot path passes the same object
- * every time; re-validating it on each call cost more than the rest of a successful call. The last
- * object seen is checked first (a pointer comparison), then the WeakMap (which lets go of objects
- * the caller drops).
+ * (or a few) every time; re-validating it on each call cost more than the rest of a successful call.
+ *
+ * Two tiers, because most objects are *not* reused: `retry(op, { maxAttempts: 4 })` makes a fresh
+ * literal per call, and putting each one in a WeakMap would cost several times the validation
+ * itself (a WeakMap insert of a new object runs to hundreds of ns, with its GC work). So the last
+ * few objects sit in a small ring (pointer comparisons); an object found there again has proved
+ * it is reused, and is moved to the WeakMap when the ring lets it go. The ring holds those few
+ * objects strongly until newer ones push them out.
  */
-const runnerCache = new WeakMap<object, CachedRunner>();
-let lastOptions: object | undefined;
-let lastCached: CachedRunner | undefined;
+const RING_SIZE = 4;
+const ringOptions: (object | undefined)[] = [undefined, undefined, undefined, undefined];
+const ringCached: (CachedRunner | undefined)[] = [undefined, undefined, undefined, undefined];
+const ringReused: boolean[] = [false, false, false, false];
+let ringNext = 0;
+const reusedRunners = new WeakMap<object, CachedRunner>();
 
 /**
  * The runner for `options`, validated on first sight. The object may be mutated between calls, so
@@ -228,13 +236,24 @@ let lastCached: CachedRunner | undefined;
  * any change is validated afresh, before the call, exactly as a new object would be.
  */
 function runnerFor(options: RetryOptions): Runner {
-  let cached = options === lastOptions ? lastCached : runnerCache.get(options);
-  if (cached === undefined || !unchanged(cached, options)) {
-    cached = remember(options);
-    runnerCache.set(options, cached);
+  for (let i = 0; i < RING_SIZE; i++) {
+    if (ringOptions[i] === options) {
+      let cached = ringCached[i]!;
+      if (!unchanged(cached, options)) ringCached[i] = cached = remember(options);
+      ringReused[i] = true;
+      return cached.runner;
+    }
   }
-  lastOptions = options;
-  lastCached = cached;
+  let cached = reusedRunners.get(options);
+  if (cached === undefined || !unchanged(cached, options)) cached = remember(options);
+  // Into the ring; the object it pushes out goes to the WeakMap if it was found there again.
+  const slot = ringNext;
+  ringNext = slot === RING_SIZE - 1 ? 0 : slot + 1;
+  const evicted = ringOptions[slot];
+  if (evicted !== undefined && ringReused[slot]) reusedRunners.set(evicted, ringCached[slot]!);
+  ringOptions[slot] = options;
+  ringCached[slot] = cached;
+  ringReused[slot] = false;
   return cached.runner;
 }
 
