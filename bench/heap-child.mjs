@@ -1,5 +1,7 @@
 // One heap measurement in a fresh process (run by heap.mjs with --expose-gc): `calls` sequential
 // successful calls through one subject; prints the heap before and after (each after full GCs).
+import { performance } from 'node:perf_hooks';
+import { setImmediate } from 'node:timers';
 import { heapSubjects, op } from './lib/subjects.mjs';
 
 const [key, callsArg] = process.argv.slice(2);

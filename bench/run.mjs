@@ -8,6 +8,7 @@
 // Needs `node --expose-gc` (the npm script passes it): mitata collects garbage between cases.
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
+import { performance } from 'node:perf_hooks';
 import { benchDecisions } from './decisions.mjs';
 import { benchHeap } from './heap.mjs';
 import { benchHerdScale } from './herd-scale.mjs';
