@@ -52,12 +52,18 @@ export function failsOnce() {
 
 const zero = { maxAttempts: 3, backoff: constantBackoff({ delayMs: 0 }) };
 
+function onRejected(error) {
+  throw error;
+}
+
 /** The success-path subjects: name → (operation) => Promise. */
 export function successSubjects() {
   const retrier = createRetry(fullOptions);
   const cockatiel = cockatielRetry(handleAll, { maxAttempts: 2, backoff: new ConstantBackoff(0) });
   return {
     'bare await op()': (f) => f(),
+    // The least any promise-returning wrapper can do: one derived promise, no state, no checks.
+    'floor: op().then(undefined, shared fn)': (f) => f().then(undefined, onRejected),
     'herdless retry(op)': (f) => retry(f),
     'herdless retry(op, options)': (f) => retry(f, fullOptions),
     'herdless createRetry(options)(op)': (f) => retrier(f),

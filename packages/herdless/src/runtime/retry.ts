@@ -238,12 +238,25 @@ const reusedRunners = new WeakMap<object, CachedRunner>();
 function runnerFor(options: RetryOptions): Runner {
   for (let i = 0; i < RING_SIZE; i++) {
     if (ringOptions[i] === options) {
-      let cached = ringCached[i]!;
-      if (!unchanged(cached, options)) ringCached[i] = cached = remember(options);
+      const cached = ringCached[i]!;
+      if (!unchanged(cached, options)) return revalidate(i, options);
       ringReused[i] = true;
       return cached.runner;
     }
   }
+  return admit(options);
+}
+
+/** A ring entry whose object changed since it was validated: validate it again. */
+function revalidate(slot: number, options: RetryOptions): Runner {
+  const cached = remember(options);
+  ringCached[slot] = cached;
+  ringReused[slot] = true;
+  return cached.runner;
+}
+
+/** An object not in the ring (kept apart from runnerFor so that its hit path stays small). */
+function admit(options: RetryOptions): Runner {
   let cached = reusedRunners.get(options);
   if (cached === undefined || !unchanged(cached, options)) cached = remember(options);
   // Into the ring; the object it pushes out goes to the WeakMap if it was found there again.
