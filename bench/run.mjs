@@ -6,23 +6,36 @@
 //   BENCH_ONLY=success,zero npm run bench   some sections: success, zero, heap, decisions, herd, scale
 //
 // Needs `node --expose-gc` (the npm script passes it): mitata collects garbage between cases.
+import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { benchDecisions } from './decisions.mjs';
 import { benchHeap } from './heap.mjs';
 import { benchHerdScale } from './herd-scale.mjs';
 import { benchHerdTable } from './herd-table.mjs';
-import { mmm, ns, times } from './lib/harness.mjs';
+import { mmm, pool, times } from './lib/harness.mjs';
 import { heapLabels } from './lib/subjects.mjs';
-import { benchSuccessPath } from './success-path.mjs';
-import { benchZeroRetry } from './zero-retry.mjs';
 
 const quick = process.env.BENCH_QUICK === '1' || process.argv.includes('--quick');
 const only = new Set((process.env.BENCH_ONLY ?? 'success,zero,heap,decisions,herd,scale').split(','));
+// In-process sections run in `processes` fresh processes of `rounds` rounds each, pooled.
 const settings = quick
-  ? { rounds: 3, minCpuMs: 40, heapRounds: 1, heapCalls: 200_000, herdRounds: 2, scaleRounds: 1 }
-  : { rounds: 7, minCpuMs: 80, heapRounds: 2, heapCalls: 1_000_000, herdRounds: 4, scaleRounds: 2 };
+  ? { processes: 1, rounds: 3, minCpuMs: 40, heapRounds: 1, heapCalls: 200_000, herdRounds: 2, scaleRounds: 1 }
+  : { processes: 3, rounds: 4, minCpuMs: 50, heapRounds: 2, heapCalls: 1_000_000, herdRounds: 5, scaleRounds: 3 };
+const BARE = 'bare await op()';
+
+/** Runs an in-process section in `settings.processes` fresh processes, one after another. */
+async function inProcesses(section) {
+  const child = new URL('./section-child.mjs', import.meta.url).pathname;
+  const options = JSON.stringify({ rounds: settings.rounds, minCpuMs: settings.minCpuMs });
+  const results = [];
+  for (let p = 0; p < settings.processes; p++) {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', child, section, options], { maxBuffer: 16 << 20 });
+    results.push(JSON.parse(stdout.trim().split('\n').pop()));
+  }
+  return results;
+}
 
 /** CPython's run of the same herd model, full table (the article's lab), in seconds. */
 const CPYTHON_HERD_TABLE_S = 37;
@@ -49,12 +62,16 @@ print(
     `(availableParallelism ${os.availableParallelism()}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB; ` +
     `load average at start ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`,
 );
-print(`rounds ${settings.rounds} × ${settings.minCpuMs} ms per case per round (rotated order); figures are median (min–max) over rounds`);
+print(
+  `in-process comparisons: ${settings.processes} fresh process${settings.processes > 1 ? 'es' : ''} × ${settings.rounds} rounds × ${settings.minCpuMs} ms ` +
+    `per case per round (order rotated each round, after one uncounted warm-up round), ${defaultClockLabel()} clock; ` +
+    `figures are the median (min–max) over all ${settings.processes * settings.rounds} rounds, ratios taken within each round`,
+);
 print();
 const t0 = performance.now();
 
 if (only.has('success')) {
-  const r = (results.success = await benchSuccessPath(settings));
+  const r = (results.success = pool(await inProcesses('success'), BARE));
   const cockatiel = r['cockatiel 3 retry().execute(op)'].rounds;
   print('## 1. Success path: one successful call');
   print();
@@ -77,7 +94,13 @@ if (only.has('success')) {
 }
 
 if (only.has('zero')) {
-  const r = (results.zero = await benchZeroRetry(settings));
+  const runs = await inProcesses('zero');
+  const r = (results.zero = {
+    timers: runs[0].timers,
+    concurrency: runs[0].concurrency,
+    sequential: pool(runs.map((x) => x.sequential)),
+    concurrent: pool(runs.map((x) => x.concurrent)),
+  });
   print('## 2. One 0 ms retry (first attempt fails, second succeeds)');
   print();
   table(
@@ -97,7 +120,8 @@ if (only.has('heap')) {
 }
 
 if (only.has('decisions')) {
-  const r = (results.decisions = await benchDecisions(settings));
+  const runs = await inProcesses('decisions');
+  const r = (results.decisions = { decisions: pool(runs.map((x) => x.decisions)), shells: pool(runs.map((x) => x.shells), BARE) });
   print('## 4. Budget and breaker decisions (synchronous, per operation)');
   print();
   table(
@@ -156,4 +180,6 @@ function median(xs) {
   const m = s.length >> 1;
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
-void ns;
+function defaultClockLabel() {
+  return process.env.BENCH_CLOCK === 'cpu' ? 'process CPU-time' : 'wall';
+}

@@ -4,6 +4,18 @@
 // median; ratios are taken within each round (same conditions), then their median over rounds.
 import { measure } from 'mitata';
 
+/**
+ * The clock samples are timed with: 'cpu' (this process's CPU time, user + system, in ns — time
+ * the process spends descheduled by other work on a shared machine is not counted; the GC's helper
+ * threads are) or 'wall' (mitata's monotonic clock). BENCH_CLOCK=wall|cpu; default wall.
+ */
+export const defaultClock = process.env.BENCH_CLOCK === 'cpu' ? 'cpu' : 'wall';
+
+function cpuNow() {
+  const u = process.cpuUsage();
+  return (u.user + u.system) * 1e3;
+}
+
 /** Median of a list of numbers. */
 export function median(xs) {
   const s = [...xs].sort((a, b) => a - b);
@@ -24,27 +36,48 @@ export function spread(xs) {
  *   name ratios are taken against.
  * @returns { [name]: { ns: spread, ratio?: spread, rounds: number[] } }
  */
-export async function compare(cases, { rounds = 5, minCpuMs = 100, perCall = 1, baseline, batchSamples, onRound } = {}) {
+export async function compare(cases, { rounds = 5, minCpuMs = 100, perCall = 1, baseline, batchSamples, onRound, clock = defaultClock } = {}) {
   const names = Object.keys(cases);
   const samples = Object.fromEntries(names.map((n) => [n, []]));
+  // A warm-up round, not counted: the JIT settles every case (and every shared function in the
+  // mix) before the first counted figure.
+  for (const name of names) await measure(cases[name], { min_cpu_time: minCpuMs * 1e6 });
   for (let r = 0; r < rounds; r++) {
     for (let i = 0; i < names.length; i++) {
       const name = names[(i + r) % names.length];
       const stats = await measure(cases[name], {
         min_cpu_time: minCpuMs * 1e6,
+        ...(clock === 'cpu' ? { now: cpuNow } : {}),
         ...(batchSamples === undefined ? {} : { batch_samples: batchSamples }),
       });
       samples[name].push(stats.p50 / perCall);
     }
     onRound?.(r);
   }
+  return summarize(samples, baseline);
+}
+
+/**
+ * Per case: `ns` (median, min, max over rounds), `ratio` to the baseline (taken round by round),
+ * and the raw `rounds`.
+ */
+export function summarize(samples, baseline) {
   const out = {};
-  for (const name of names) {
-    const entry = { ns: spread(samples[name]), rounds: samples[name] };
-    if (baseline !== undefined) entry.ratio = spread(samples[name].map((x, r) => x / samples[baseline][r]));
+  for (const [name, rounds] of Object.entries(samples)) {
+    const entry = { ns: spread(rounds), rounds };
+    if (baseline !== undefined) entry.ratio = spread(rounds.map((x, r) => x / samples[baseline][r]));
     out[name] = entry;
   }
   return out;
+}
+
+/** Pools the rounds of several `compare` results (from several processes) into one. */
+export function pool(results, baseline) {
+  const samples = {};
+  for (const result of results) {
+    for (const [name, entry] of Object.entries(result)) (samples[name] ??= []).push(...entry.rounds);
+  }
+  return summarize(samples, baseline);
 }
 
 /** Formats nanoseconds: 38.2 ns, 5.81 µs, 1.23 ms. */

@@ -228,6 +228,8 @@ const ringOptions: (object | undefined)[] = [undefined, undefined, undefined, un
 const ringCached: (CachedRunner | undefined)[] = [undefined, undefined, undefined, undefined];
 const ringReused: boolean[] = [false, false, false, false];
 let ringNext = 0;
+/** The slot of the last ring hit. */
+let lastHitSlot = 0;
 const reusedRunners = new WeakMap<object, CachedRunner>();
 
 /**
@@ -236,11 +238,17 @@ const reusedRunners = new WeakMap<object, CachedRunner>();
  * any change is validated afresh, before the call, exactly as a new object would be.
  */
 function runnerFor(options: RetryOptions): Runner {
+  // The slot of the last hit first: the same object as last time is the commonest case.
+  if (ringOptions[lastHitSlot] === options) {
+    const cached = ringCached[lastHitSlot]!;
+    if (unchanged(cached, options)) return cached.runner;
+  }
   for (let i = 0; i < RING_SIZE; i++) {
     if (ringOptions[i] === options) {
       const cached = ringCached[i]!;
       if (!unchanged(cached, options)) return revalidate(i, options);
       ringReused[i] = true;
+      lastHitSlot = i;
       return cached.runner;
     }
   }
