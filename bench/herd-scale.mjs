@@ -12,7 +12,7 @@ export async function benchHerdScale({ rounds, sizes = [1_000, 10_000, 100_000, 
   for (let r = 0; r < rounds; r++) {
     for (let i = 0; i < sizes.length; i++) {
       const clients = sizes[(i + r) % sizes.length];
-      const { stdout } = await run(process.execPath, [child, String(clients), '0', String(repeats(clients))], { maxBuffer: 1 << 20 });
+      const { stdout } = await run(process.execPath, ['--expose-gc', child, String(clients), '0', String(repeats(clients))], { maxBuffer: 1 << 20 });
       results.get(clients).push(JSON.parse(stdout.trim().split('\n').pop()));
     }
   }

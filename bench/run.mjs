@@ -14,7 +14,7 @@ import { performance } from 'node:perf_hooks';
 import { benchHeap } from './heap.mjs';
 import { benchHerdScale } from './herd-scale.mjs';
 import { benchHerdTable } from './herd-table.mjs';
-import { mmm, pool, times } from './lib/harness.mjs';
+import { mmm, pool, spread, times } from './lib/harness.mjs';
 import { heapLabels } from './lib/subjects.mjs';
 
 const quick = process.env.BENCH_QUICK === '1' || process.argv.includes('--quick');
@@ -22,7 +22,7 @@ const only = new Set((process.env.BENCH_ONLY ?? 'success,zero,heap,decisions,her
 // In-process sections run in `processes` fresh processes of `rounds` rounds each, pooled.
 const settings = quick
   ? { processes: 1, rounds: 3, minCpuMs: 40, heapRounds: 1, heapCalls: 200_000, herdRounds: 2, scaleRounds: 1 }
-  : { processes: 3, rounds: 4, minCpuMs: 50, heapRounds: 2, heapCalls: 1_000_000, herdRounds: 5, scaleRounds: 3 };
+  : { processes: 3, rounds: 10, minCpuMs: 20, heapRounds: 2, heapCalls: 1_000_000, herdRounds: 5, scaleRounds: 3 };
 const BARE = 'bare await op()';
 
 /** Runs an in-process section in `settings.processes` fresh processes, one after another. */
@@ -72,25 +72,25 @@ const t0 = performance.now();
 
 if (only.has('success')) {
   const r = (results.success = pool(await inProcesses('success'), BARE));
-  const cockatiel = r['cockatiel 3 retry().execute(op)'].rounds;
+  const cockatiel = r['cockatiel 3 retry().execute(op)'];
   print('## 1. Success path: one successful call');
   print();
   table(
-    ['subject', 'ns per call', '× bare', '× cockatiel'],
+    ['subject', 'ns per call', '× bare', '× cockatiel', '× bare, fastest rounds', '× cockatiel, fastest rounds'],
     Object.entries(r).map(([name, x]) => [
       name,
       mmm(x.ns),
       mmm(x.ratio, times),
-      mmm(
-        {
-          median: median(x.rounds.map((v, i) => v / cockatiel[i])),
-          min: Math.min(...x.rounds.map((v, i) => v / cockatiel[i])),
-          max: Math.max(...x.rounds.map((v, i) => v / cockatiel[i])),
-        },
-        times,
-      ),
+      mmm(spread(x.rounds.map((v, i) => v / cockatiel.rounds[i])), times),
+      times(x.ns.min / r[BARE].ns.min),
+      times(x.ns.min / cockatiel.ns.min),
     ]),
   );
+  print(
+    '× columns: the ratio within each round (median, min–max over rounds); "fastest rounds": the ratio of the two ' +
+      'subjects’ fastest rounds, i.e. of their least disturbed measurements.',
+  );
+  print();
 }
 
 if (only.has('zero')) {
@@ -131,8 +131,8 @@ if (only.has('decisions')) {
   print('Breakers, async shell, one successful call:');
   print();
   table(
-    ['subject', 'ns per call', '× bare'],
-    Object.entries(r.shells).map(([name, x]) => [name, mmm(x.ns), mmm(x.ratio, times)]),
+    ['subject', 'ns per call', '× bare', '× bare, fastest rounds'],
+    Object.entries(r.shells).map(([name, x]) => [name, mmm(x.ns), mmm(x.ratio, times), times(x.ns.min / r.shells[BARE].ns.min)]),
   );
 }
 
@@ -158,7 +158,7 @@ if (only.has('scale')) {
   print('Herd with full jitter, seed 0, 120 s horizon, one process per run:');
   print();
   table(
-    ['clients', 'request events', 'finished', 'time', 'M events/s', 'ns per event', 'peak RSS (process baseline)'],
+    ['clients', 'request events', 'finished', 'time', 'M events/s', 'ns per event', 'peak RSS', 'RSS before the run'],
     r.map((x) => [
       x.clients.toLocaleString('en'),
       x.requests.toLocaleString('en'),
@@ -166,7 +166,8 @@ if (only.has('scale')) {
       mmm(x.ms, (v) => (v < 1000 ? `${v.toFixed(0)} ms` : `${(v / 1000).toFixed(2)} s`)),
       (x.eventsPerS.median / 1e6).toFixed(1),
       x.nsPerEvent.median.toFixed(1),
-      `${x.maxRssMiB.median.toFixed(0)} MiB (${x.baseRssMiB.median.toFixed(0)} MiB)`,
+      `${x.maxRssMiB.median.toFixed(0)} MiB`,
+      `${x.baseRssMiB.median.toFixed(0)} MiB`,
     ]),
   );
 }
@@ -175,11 +176,6 @@ print(`total ${((performance.now() - t0) / 1000).toFixed(0)} s; load average at 
 writeFileSync(new URL('./last-run.json', import.meta.url), JSON.stringify(results, null, 2));
 writeFileSync(new URL('./last-run.md', import.meta.url), out.join('\n') + '\n');
 
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
 function defaultClockLabel() {
   return process.env.BENCH_CLOCK === 'cpu' ? 'process CPU-time' : 'wall';
 }
