@@ -21,14 +21,14 @@ const quick = process.env.BENCH_QUICK === '1' || process.argv.includes('--quick'
 const only = new Set((process.env.BENCH_ONLY ?? 'success,zero,heap,decisions,herd,scale').split(','));
 // In-process sections run in `processes` fresh processes of `rounds` rounds each, pooled.
 const settings = quick
-  ? { processes: 1, rounds: 3, minCpuMs: 40, heapRounds: 1, heapCalls: 200_000, herdRounds: 2, scaleRounds: 1 }
-  : { processes: 3, rounds: 10, minCpuMs: 20, heapRounds: 2, heapCalls: 1_000_000, herdRounds: 5, scaleRounds: 3 };
+  ? { processes: 1, rounds: 3, decisionRounds: 2, minCpuMs: 40, heapRounds: 1, heapCalls: 200_000, herdRounds: 2, scaleRounds: 1 }
+  : { processes: 3, rounds: 6, decisionRounds: 3, minCpuMs: 25, heapRounds: 2, heapCalls: 1_000_000, herdRounds: 5, scaleRounds: 3 };
 const BARE = 'bare await op()';
 
 /** Runs an in-process section in `settings.processes` fresh processes, one after another. */
-async function inProcesses(section) {
+async function inProcesses(section, rounds = settings.rounds) {
   const child = new URL('./section-child.mjs', import.meta.url).pathname;
-  const options = JSON.stringify({ rounds: settings.rounds, minCpuMs: settings.minCpuMs });
+  const options = JSON.stringify({ rounds, minCpuMs: settings.minCpuMs });
   const results = [];
   for (let p = 0; p < settings.processes; p++) {
     const { stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', child, section, options], { maxBuffer: 16 << 20 });
@@ -53,6 +53,7 @@ const table = (head, rows) => {
 };
 const mib = (bytes) => `${(bytes / 2 ** 20).toFixed(2)} MiB`;
 const results = { quick, settings, started: new Date().toISOString() };
+const timings = {};
 
 const cpus = os.cpus();
 print(`# herdless benchmarks${quick ? ' (quick mode)' : ''}`);
@@ -71,6 +72,7 @@ print();
 const t0 = performance.now();
 
 if (only.has('success')) {
+  const started = performance.now();
   const r = (results.success = pool(await inProcesses('success'), BARE));
   const cockatiel = r['cockatiel 3 retry().execute(op)'];
   print('## 1. Success path: one successful call');
@@ -91,9 +93,11 @@ if (only.has('success')) {
       'subjects’ fastest rounds, i.e. of their least disturbed measurements.',
   );
   print();
+  timings.success = performance.now() - started;
 }
 
 if (only.has('zero')) {
+  const started = performance.now();
   const runs = await inProcesses('zero');
   const r = (results.zero = {
     timers: runs[0].timers,
@@ -107,9 +111,11 @@ if (only.has('zero')) {
     ['subject', 'timers per call', 'sequential, per call', `${r.concurrency} concurrent, per call`],
     Object.keys(r.timers).map((name) => [name, String(r.timers[name]), mmm(r.sequential[name].ns), mmm(r.concurrent[name].ns)]),
   );
+  timings.zero = performance.now() - started;
 }
 
 if (only.has('heap')) {
+  const started = performance.now();
   const r = (results.heap = await benchHeap({ rounds: settings.heapRounds, calls: settings.heapCalls }));
   print(`## 3. Heap growth after ${settings.heapCalls.toLocaleString('en')} sequential successful calls (fresh process each, --expose-gc)`);
   print();
@@ -117,10 +123,12 @@ if (only.has('heap')) {
     ['subject', 'heap growth', 'each round', 'ns per call (this loop)'],
     Object.entries(r).map(([key, x]) => [heapLabels[key], mib(x.growth.median), x.rounds.map(mib).join(', '), mmm(x.nsPerCall)]),
   );
+  timings.heap = performance.now() - started;
 }
 
 if (only.has('decisions')) {
-  const runs = await inProcesses('decisions');
+  const started = performance.now();
+  const runs = await inProcesses('decisions', settings.decisionRounds);
   const r = (results.decisions = { decisions: pool(runs.map((x) => x.decisions)), shells: pool(runs.map((x) => x.shells), BARE) });
   print('## 4. Budget and breaker decisions (synchronous, per operation)');
   print();
@@ -134,9 +142,11 @@ if (only.has('decisions')) {
     ['subject', 'ns per call', '× bare', '× bare, fastest rounds'],
     Object.entries(r.shells).map(([name, x]) => [name, mmm(x.ns), mmm(x.ratio, times), times(x.ns.min / r.shells[BARE].ns.min)]),
   );
+  timings.decisions = performance.now() - started;
 }
 
 if (only.has('herd')) {
+  const started = performance.now();
   const r = (results.herd = await benchHerdTable({ rounds: settings.herdRounds }));
   print('## 5. Simulator');
   print();
@@ -151,9 +161,11 @@ if (only.has('herd')) {
       mmm({ median: (CPYTHON_HERD_TABLE_S * 1000) / x.ms.median, min: (CPYTHON_HERD_TABLE_S * 1000) / x.ms.max, max: (CPYTHON_HERD_TABLE_S * 1000) / x.ms.min }, (v) => `${v.toFixed(1)}×`),
     ]),
   );
+  timings.herd = performance.now() - started;
 }
 
 if (only.has('scale')) {
+  const started = performance.now();
   const r = (results.scale = await benchHerdScale({ rounds: settings.scaleRounds }));
   print('Herd with full jitter, seed 0, 120 s horizon, one process per run:');
   print();
@@ -170,9 +182,13 @@ if (only.has('scale')) {
       `${x.baseRssMiB.median.toFixed(0)} MiB`,
     ]),
   );
+  timings.scale = performance.now() - started;
 }
 
-print(`total ${((performance.now() - t0) / 1000).toFixed(0)} s; load average at end ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+print(
+  `sections: ${Object.entries(timings).map(([k, ms]) => `${k} ${(ms / 1000).toFixed(0)} s`).join(', ')}; ` +
+  `total ${((performance.now() - t0) / 1000).toFixed(0)} s; load average at end ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+results.timings = timings;
 writeFileSync(new URL('./last-run.json', import.meta.url), JSON.stringify(results, null, 2));
 writeFileSync(new URL('./last-run.md', import.meta.url), out.join('\n') + '\n');
 

@@ -10,5 +10,5 @@ export async function benchSuccessPath({ rounds, minCpuMs }) {
     const value = await run();
     if (value !== 1) throw new Error(`${name} resolved with ${String(value)}`);
   }
-  return compare(cases, { rounds, minCpuMs, baseline: 'bare await op()', batchSamples: 1024 });
+  return compare(cases, { rounds, minCpuMs, baseline: 'bare await op()', batchSamples: 256 });
 }

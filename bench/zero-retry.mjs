@@ -35,13 +35,13 @@ export async function benchZeroRetry({ rounds, minCpuMs }) {
   for (const [name, call] of Object.entries(subjects)) timers[name] = await timersPerCall(call, 50);
   const sequential = await compare(
     Object.fromEntries(Object.entries(subjects).map(([name, call]) => [name, () => call(failsOnce())])),
-    { rounds, minCpuMs },
+    { rounds, minCpuMs, batchSamples: 32, minSamples: 4 },
   );
   const concurrent = await compare(
     Object.fromEntries(
       Object.entries(subjects).map(([name, call]) => [name, () => Promise.all(Array.from({ length: CONCURRENT }, () => call(failsOnce())))]),
     ),
-    { rounds, minCpuMs, perCall: CONCURRENT },
+    { rounds, minCpuMs, perCall: CONCURRENT, minSamples: 4 },
   );
   return { timers, sequential, concurrent, concurrency: CONCURRENT };
 }

@@ -33,10 +33,11 @@ export function spread(xs) {
  * @param cases { name: () => unknown | Promise<unknown> } — one call of the thing measured
  * @param opts.rounds rounds; opts.minCpuMs the time mitata spends on one case in one round;
  *   opts.perCall divides each sample (a case doing N calls reports per call); opts.baseline the
- *   name ratios are taken against.
+ *   name ratios are taken against; opts.batchSamples, opts.minSamples mitata's batch size (calls
+ *   per sample when a call is fast) and least number of samples — smaller for slow subjects.
  * @returns { [name]: { ns: spread, ratio?: spread, rounds: number[] } }
  */
-export async function compare(cases, { rounds = 5, minCpuMs = 100, perCall = 1, baseline, batchSamples, onRound, clock = defaultClock } = {}) {
+export async function compare(cases, { rounds = 5, minCpuMs = 100, perCall = 1, baseline, batchSamples, minSamples, onRound, clock = defaultClock } = {}) {
   const names = Object.keys(cases);
   const samples = Object.fromEntries(names.map((n) => [n, []]));
   // A warm-up round, not counted: the JIT settles every case (and every shared function in the
@@ -49,6 +50,7 @@ export async function compare(cases, { rounds = 5, minCpuMs = 100, perCall = 1, 
         min_cpu_time: minCpuMs * 1e6,
         ...(clock === 'cpu' ? { now: cpuNow } : {}),
         ...(batchSamples === undefined ? {} : { batch_samples: batchSamples }),
+        ...(minSamples === undefined ? {} : { min_samples: minSamples }),
       });
       samples[name].push(stats.p50 / perCall);
     }
