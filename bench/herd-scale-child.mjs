@@ -59,5 +59,5 @@ for (let i = 0; i < repeat; i++) {
 const ms = times.sort((a, b) => a - b)[times.length >> 1];
 sample();
 process.stdout.write(
-  JSON.stringify({ clients, seed, ms, requests: r.requests, ticks: r.ticks, finished: r.finished, succeeded: r.succeeded, outstanding: r.outstanding, baseMiB, peakMiB: peakMiB() }) + '\n',
+  JSON.stringify({ clients, seed, ms, requests: r.requests, ticks: r.ticks, finished: r.finished, crashes: r.crashes, succeeded: r.succeeded, outstanding: r.outstanding, baseMiB, peakMiB: peakMiB() }) + '\n',
 );

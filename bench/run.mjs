@@ -170,10 +170,11 @@ if (only.has('scale')) {
   print('Herd with full jitter, seed 0, 120 s horizon, one process per run:');
   print();
   table(
-    ['clients', 'request events', 'finished', 'time', 'M events/s', 'ns per event', 'peak RSS', 'RSS before the run'],
+    ['clients', 'request events', 'server crashes', 'finished', 'time', 'M events/s', 'ns per event', 'peak RSS', 'RSS before the run'],
     r.map((x) => [
       x.clients.toLocaleString('en'),
       x.requests.toLocaleString('en'),
+      String(x.crashes),
       x.finished ? 'yes' : `no (${x.outstanding.toLocaleString('en')} outstanding)`,
       mmm(x.ms, (v) => (v < 1000 ? `${v.toFixed(0)} ms` : `${(v / 1000).toFixed(2)} s`)),
       (x.eventsPerS.median / 1e6).toFixed(1),
