@@ -99,6 +99,38 @@ describe('retry(op, options) with the same options object, call after call', () 
     await expect(retry(() => 'again', options)).resolves.toBe('again');
   });
 
+  // Every option, made invalid after the object's first use: the next call must notice (so every
+  // field is compared), throw naming it, and cache nothing.
+  const invalid: [keyof RetryOptions, unknown][] = [
+    ['maxAttempts', 0],
+    ['backoff', 'none'],
+    ['retryable', 5],
+    ['maxRetryAfterMs', -1],
+    ['deadlineMs', 0],
+    ['attemptTimeoutMs', -5],
+    ['budget', {}],
+    ['random', {}],
+    ['clock', {}],
+    ['unref', 'yes'],
+    ['onRetry', 5],
+    ['onGiveUp', 5],
+    ['onHookError', 5],
+  ];
+  it.each(invalid)('%s changed to an invalid value after first use: the next call throws naming it', async (field, value) => {
+    const options: RetryOptions = { maxAttempts: 2, backoff: constantBackoff() };
+    await retry(() => 1, options);
+    await retry(() => 1, options);
+    (options as Record<string, unknown>)[field] = value;
+    let thrown: unknown;
+    try {
+      void retry(() => 1, options);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(isInvalidOptionError(thrown)).toBe(true);
+    expect((thrown as Error).message).toMatch(new RegExp(`^retry: ${field} `));
+  });
+
   it('two objects used in turn each keep their own policy', async () => {
     const two: RetryOptions = { maxAttempts: 2, backoff: constantBackoff() };
     const three: RetryOptions = { maxAttempts: 3, backoff: constantBackoff() };

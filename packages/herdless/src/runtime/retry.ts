@@ -193,24 +193,10 @@ let defaultRunner: Runner | undefined;
 
 /**
  * What `retry(op, options)` remembers of an options object it has validated: every option's value
- * as read then, and the runner built from them.
+ * as read then (one field per option of {@link RetrierOptions}, so a new option fails to compile
+ * here until `remember` records it — and `unchanged` must compare it too), and the runner.
  */
-interface CachedRunner {
-  readonly runner: Runner;
-  readonly maxAttempts: unknown;
-  readonly backoff: unknown;
-  readonly retryable: unknown;
-  readonly maxRetryAfterMs: unknown;
-  readonly deadlineMs: unknown;
-  readonly attemptTimeoutMs: unknown;
-  readonly budget: unknown;
-  readonly random: unknown;
-  readonly clock: unknown;
-  readonly unref: unknown;
-  readonly onRetry: unknown;
-  readonly onGiveUp: unknown;
-  readonly onHookError: unknown;
-}
+type CachedRunner = { readonly [K in keyof RetrierOptions]-?: unknown } & { readonly runner: Runner };
 
 /**
  * Runners of the options objects `retry()` has seen. A caller on a hot path passes the same object
