@@ -1,10 +1,198 @@
-// `npm run bench`: every benchmark of the project, in one process. Never part of `npm test`.
+// `npm run bench`: every benchmark of the project, printed as Markdown (BENCHMARKS.md is pasted
+// from this output). Never part of `npm test`.
+//
+//   npm run bench                     the full run (about 2–3 minutes on 2 cores)
+//   BENCH_QUICK=1 npm run bench       a quick pass for development (fewer rounds, fewer calls)
+//   BENCH_ONLY=success,zero npm run bench   some sections: success, zero, heap, decisions, herd, scale
+//
+// Needs `node --expose-gc` (the npm script passes it): mitata collects garbage between cases.
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { promisify } from 'node:util';
+import os from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { benchHeap } from './heap.mjs';
+import { benchHerdScale } from './herd-scale.mjs';
 import { benchHerdTable } from './herd-table.mjs';
+import { mmm, pool, spread, times } from './lib/harness.mjs';
+import { heapLabels } from './lib/subjects.mjs';
 
-for (const r of await benchHerdTable()) {
-  console.log(
-    `herd full table (120 runs), ${r.workers === 0 ? 'one thread' : `${r.workers} workers`}: median ${(r.median / 1000).toFixed(2)} s ` +
-      `(min ${(r.min / 1000).toFixed(2)}-max ${(r.max / 1000).toFixed(2)}); ${((r.events / r.median) * 1000 / 1e6).toFixed(0)} M request events/s; ` +
-      `${(37_000 / r.median).toFixed(1)}× faster than the 37 s CPython model`,
+const quick = process.env.BENCH_QUICK === '1' || process.argv.includes('--quick');
+const only = new Set((process.env.BENCH_ONLY ?? 'success,zero,heap,decisions,herd,scale').split(','));
+// In-process sections run in `processes` fresh processes of `rounds` rounds each, pooled.
+const settings = quick
+  ? { processes: 1, rounds: 3, decisionRounds: 2, minCpuMs: 40, heapRounds: 1, heapCalls: 200_000, herdRounds: 2, scaleRounds: 1 }
+  : { processes: 3, rounds: 6, decisionRounds: 3, minCpuMs: 25, heapRounds: 2, heapCalls: 1_000_000, herdRounds: 5, scaleRounds: 3 };
+const BARE = 'bare await op()';
+
+/** Runs an in-process section in `settings.processes` fresh processes, one after another. */
+async function inProcesses(section, rounds = settings.rounds) {
+  const child = new URL('./section-child.mjs', import.meta.url).pathname;
+  const options = JSON.stringify({ rounds, minCpuMs: settings.minCpuMs });
+  const results = [];
+  for (let p = 0; p < settings.processes; p++) {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', child, section, options], { maxBuffer: 16 << 20 });
+    results.push(JSON.parse(stdout.trim().split('\n').pop()));
+  }
+  return results;
+}
+
+/** CPython's run of the same herd model, full table (the article's lab), in seconds. */
+const CPYTHON_HERD_TABLE_S = 37;
+
+const out = [];
+const print = (line = '') => {
+  out.push(line);
+  console.log(line);
+};
+const table = (head, rows) => {
+  print(`| ${head.join(' | ')} |`);
+  print(`|${head.map((_, i) => (i === 0 ? ' --- ' : ' ---: ')).join('|')}|`);
+  for (const row of rows) print(`| ${row.join(' | ')} |`);
+  print();
+};
+const mib = (bytes) => `${(bytes / 2 ** 20).toFixed(2)} MiB`;
+const results = { quick, settings, started: new Date().toISOString() };
+const timings = {};
+
+const cpus = os.cpus();
+print(`# herdless benchmarks${quick ? ' (quick mode)' : ''}`);
+print();
+print(
+  `node ${process.version}, ${os.platform()} ${os.arch()}, ${cpus[0]?.model ?? 'unknown CPU'}, ${cpus.length} cores ` +
+    `(availableParallelism ${os.availableParallelism()}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB; ` +
+    `load average at start ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`,
+);
+print(
+  `in-process comparisons: ${settings.processes} fresh process${settings.processes > 1 ? 'es' : ''} × ${settings.rounds} rounds × ${settings.minCpuMs} ms ` +
+    `per case per round (order rotated each round, after one uncounted warm-up round), ${defaultClockLabel()} clock; ` +
+    `figures are the median (min–max) over all ${settings.processes * settings.rounds} rounds, ratios taken within each round`,
+);
+print();
+const t0 = performance.now();
+
+if (only.has('success')) {
+  const started = performance.now();
+  const r = (results.success = pool(await inProcesses('success'), BARE));
+  const cockatiel = r['cockatiel 3 retry().execute(op)'];
+  print('## 1. Success path: one successful call');
+  print();
+  table(
+    ['subject', 'ns per call', '× bare', '× cockatiel', '× bare, fastest rounds', '× cockatiel, fastest rounds'],
+    Object.entries(r).map(([name, x]) => [
+      name,
+      mmm(x.ns),
+      mmm(x.ratio, times),
+      mmm(spread(x.rounds.map((v, i) => v / cockatiel.rounds[i])), times),
+      times(x.ns.min / r[BARE].ns.min),
+      times(x.ns.min / cockatiel.ns.min),
+    ]),
   );
+  print(
+    '× columns: the ratio within each round (median, min–max over rounds); "fastest rounds": the ratio of the two ' +
+      'subjects’ fastest rounds, i.e. of their least disturbed measurements.',
+  );
+  print();
+  timings.success = performance.now() - started;
+}
+
+if (only.has('zero')) {
+  const started = performance.now();
+  const runs = await inProcesses('zero');
+  const r = (results.zero = {
+    timers: runs[0].timers,
+    concurrency: runs[0].concurrency,
+    sequential: pool(runs.map((x) => x.sequential)),
+    concurrent: pool(runs.map((x) => x.concurrent)),
+  });
+  print('## 2. One 0 ms retry (first attempt fails, second succeeds)');
+  print();
+  table(
+    ['subject', 'timers per call', 'sequential, per call', `${r.concurrency} concurrent, per call`],
+    Object.keys(r.timers).map((name) => [name, String(r.timers[name]), mmm(r.sequential[name].ns), mmm(r.concurrent[name].ns)]),
+  );
+  timings.zero = performance.now() - started;
+}
+
+if (only.has('heap')) {
+  const started = performance.now();
+  const r = (results.heap = await benchHeap({ rounds: settings.heapRounds, calls: settings.heapCalls }));
+  print(`## 3. Heap growth after ${settings.heapCalls.toLocaleString('en')} sequential successful calls (fresh process each, --expose-gc)`);
+  print();
+  table(
+    ['subject', 'heap growth', 'each round', 'ns per call (this loop)'],
+    Object.entries(r).map(([key, x]) => [heapLabels[key], mib(x.growth.median), x.rounds.map(mib).join(', '), mmm(x.nsPerCall)]),
+  );
+  timings.heap = performance.now() - started;
+}
+
+if (only.has('decisions')) {
+  const started = performance.now();
+  const runs = await inProcesses('decisions', settings.decisionRounds);
+  const r = (results.decisions = { decisions: pool(runs.map((x) => x.decisions)), shells: pool(runs.map((x) => x.shells), BARE) });
+  print('## 4. Budget and breaker decisions (synchronous, per operation)');
+  print();
+  table(
+    ['operation', 'ns per op'],
+    Object.entries(r.decisions).map(([name, x]) => [name, mmm(x.ns)]),
+  );
+  print('Breakers, async shell, one successful call:');
+  print();
+  table(
+    ['subject', 'ns per call', '× bare', '× bare, fastest rounds'],
+    Object.entries(r.shells).map(([name, x]) => [name, mmm(x.ns), mmm(x.ratio, times), times(x.ns.min / r.shells[BARE].ns.min)]),
+  );
+  timings.decisions = performance.now() - started;
+}
+
+if (only.has('herd')) {
+  const started = performance.now();
+  const r = (results.herd = await benchHerdTable({ rounds: settings.herdRounds }));
+  print('## 5. Simulator');
+  print();
+  print(`Full herd table (6 strategies × 20 seeds = 120 runs, ${(r[0].events / 1e6).toFixed(1)} M request events), as \`herdless-lab herd\` runs it:`);
+  print();
+  table(
+    ['mode', 'wall time', 'M request events/s', `× faster than CPython (${CPYTHON_HERD_TABLE_S} s)`],
+    r.map((x) => [
+      x.workers === 0 ? 'one thread' : `${x.workers} worker threads`,
+      mmm(x.ms, (v) => `${(v / 1000).toFixed(2)} s`),
+      `${((x.events / x.ms.median) * 1e3 / 1e6).toFixed(0)}`,
+      mmm({ median: (CPYTHON_HERD_TABLE_S * 1000) / x.ms.median, min: (CPYTHON_HERD_TABLE_S * 1000) / x.ms.max, max: (CPYTHON_HERD_TABLE_S * 1000) / x.ms.min }, (v) => `${v.toFixed(1)}×`),
+    ]),
+  );
+  timings.herd = performance.now() - started;
+}
+
+if (only.has('scale')) {
+  const started = performance.now();
+  const r = (results.scale = await benchHerdScale({ rounds: settings.scaleRounds }));
+  print('Herd with full jitter, seed 0, 120 s horizon, one process per run:');
+  print();
+  table(
+    ['clients', 'request events', 'server crashes', 'finished', 'time', 'M events/s', 'ns per event', 'peak RSS', 'RSS before the run'],
+    r.map((x) => [
+      x.clients.toLocaleString('en'),
+      x.requests.toLocaleString('en'),
+      String(x.crashes),
+      x.finished ? 'yes' : `no (${x.outstanding.toLocaleString('en')} outstanding)`,
+      mmm(x.ms, (v) => (v < 1000 ? `${v.toFixed(0)} ms` : `${(v / 1000).toFixed(2)} s`)),
+      (x.eventsPerS.median / 1e6).toFixed(1),
+      x.nsPerEvent.median.toFixed(1),
+      `${x.maxRssMiB.median.toFixed(0)} MiB`,
+      `${x.baseRssMiB.median.toFixed(0)} MiB`,
+    ]),
+  );
+  timings.scale = performance.now() - started;
+}
+
+print(
+  `sections: ${Object.entries(timings).map(([k, ms]) => `${k} ${(ms / 1000).toFixed(0)} s`).join(', ')}; ` +
+  `total ${((performance.now() - t0) / 1000).toFixed(0)} s; load average at end ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+results.timings = timings;
+writeFileSync(new URL('./last-run.json', import.meta.url), JSON.stringify(results, null, 2));
+writeFileSync(new URL('./last-run.md', import.meta.url), out.join('\n') + '\n');
+
+function defaultClockLabel() {
+  return process.env.BENCH_CLOCK === 'cpu' ? 'process CPU-time' : 'wall';
 }

@@ -192,6 +192,117 @@ function checkSignal(owner: string, signal: unknown): AbortSignal | undefined {
 let defaultRunner: Runner | undefined;
 
 /**
+ * What `retry(op, options)` remembers of an options object it has validated: every option's value
+ * as read then (one field per option of {@link RetrierOptions}, so a new option fails to compile
+ * here until `remember` records it — and `unchanged` must compare it too), and the runner.
+ */
+type CachedRunner = { readonly [K in keyof RetrierOptions]-?: unknown } & { readonly runner: Runner };
+
+/**
+ * Runners of the options objects `retry()` has seen. A caller on a hot path passes the same object
+ * (or a few) every time; re-validating it on each call cost more than the rest of a successful call.
+ *
+ * Two tiers, because most objects are *not* reused: `retry(op, { maxAttempts: 4 })` makes a fresh
+ * literal per call, and putting each one in a WeakMap would cost several times the validation
+ * itself (a WeakMap insert of a new object runs to hundreds of ns, with its GC work). So the last
+ * few objects sit in a small ring (pointer comparisons); an object found there again has proved
+ * it is reused, and is moved to the WeakMap when the ring lets it go. The ring holds those few
+ * objects strongly until newer ones push them out.
+ */
+const RING_SIZE = 4;
+const ringOptions: (object | undefined)[] = [undefined, undefined, undefined, undefined];
+const ringCached: (CachedRunner | undefined)[] = [undefined, undefined, undefined, undefined];
+const ringReused: boolean[] = [false, false, false, false];
+let ringNext = 0;
+/** The slot of the last ring hit. */
+let lastHitSlot = 0;
+const reusedRunners = new WeakMap<object, CachedRunner>();
+
+/**
+ * The runner for `options`, validated on first sight. The object may be mutated between calls, so
+ * each call compares every option's current value with the one validated (a dozen property reads):
+ * any change is validated afresh, before the call, exactly as a new object would be.
+ */
+function runnerFor(options: RetryOptions): Runner {
+  // The slot of the last hit first: the same object as last time is the commonest case.
+  if (ringOptions[lastHitSlot] === options) {
+    const cached = ringCached[lastHitSlot]!;
+    if (unchanged(cached, options)) return cached.runner;
+  }
+  for (let i = 0; i < RING_SIZE; i++) {
+    if (ringOptions[i] === options) {
+      const cached = ringCached[i]!;
+      if (!unchanged(cached, options)) return revalidate(i, options);
+      ringReused[i] = true;
+      lastHitSlot = i;
+      return cached.runner;
+    }
+  }
+  return admit(options);
+}
+
+/** A ring entry whose object changed since it was validated: validate it again. */
+function revalidate(slot: number, options: RetryOptions): Runner {
+  const cached = remember(options);
+  ringCached[slot] = cached;
+  ringReused[slot] = true;
+  return cached.runner;
+}
+
+/** An object not in the ring (kept apart from runnerFor so that its hit path stays small). */
+function admit(options: RetryOptions): Runner {
+  let cached = reusedRunners.get(options);
+  if (cached === undefined || !unchanged(cached, options)) cached = remember(options);
+  // Into the ring; the object it pushes out goes to the WeakMap if it was found there again.
+  const slot = ringNext;
+  ringNext = slot === RING_SIZE - 1 ? 0 : slot + 1;
+  const evicted = ringOptions[slot];
+  if (evicted !== undefined && ringReused[slot]) reusedRunners.set(evicted, ringCached[slot]!);
+  ringOptions[slot] = options;
+  ringCached[slot] = cached;
+  ringReused[slot] = false;
+  return cached.runner;
+}
+
+function unchanged(c: CachedRunner, o: RetryOptions): boolean {
+  return (
+    c.maxAttempts === o.maxAttempts &&
+    c.backoff === o.backoff &&
+    c.retryable === o.retryable &&
+    c.maxRetryAfterMs === o.maxRetryAfterMs &&
+    c.deadlineMs === o.deadlineMs &&
+    c.attemptTimeoutMs === o.attemptTimeoutMs &&
+    c.budget === o.budget &&
+    c.random === o.random &&
+    c.clock === o.clock &&
+    c.unref === o.unref &&
+    c.onRetry === o.onRetry &&
+    c.onGiveUp === o.onGiveUp &&
+    c.onHookError === o.onHookError
+  );
+}
+
+function remember(o: RetryOptions): CachedRunner {
+  return {
+    // Validates (and throws) first: nothing invalid is ever cached.
+    runner: parseRunner(o, 'retry', true),
+    maxAttempts: o.maxAttempts,
+    backoff: o.backoff,
+    retryable: o.retryable,
+    maxRetryAfterMs: o.maxRetryAfterMs,
+    deadlineMs: o.deadlineMs,
+    attemptTimeoutMs: o.attemptTimeoutMs,
+    budget: o.budget,
+    random: o.random,
+    clock: o.clock,
+    unref: o.unref,
+    onRetry: o.onRetry,
+    onGiveUp: o.onGiveUp,
+    onHookError: o.onHookError,
+  };
+}
+
+/**
  * Runs `operation` until it succeeds, retrying transient failures with capped exponential backoff
  * and full jitter — and stopping at `maxAttempts`, the deadline, a fatal error, a server's "do not
  * retry", a too-long `Retry-After`, a refusing retry budget, or the caller's abort. Nothing can
@@ -214,7 +325,10 @@ let defaultRunner: Runner | undefined;
  * from them never changes the outcome and never becomes an unhandled rejection — it goes to
  * `onHookError`, or else to a process warning.
  *
- * Options are validated on every call (cheaply); to validate once, use {@link createRetry}.
+ * An options object is validated the first time `retry()` sees it. Passed again (the same object,
+ * as a hot path does), it costs a dozen field comparisons: a field changed since is noticed and
+ * validated before the call; only a misspelt key *added* to an object already used goes unreported.
+ * The call's `signal` is read afresh on every call. {@link createRetry} validates once, up front.
  *
  * @param operation called once per attempt with `{ attempt, signal }`.
  * @param options see {@link RetryOptions}; each field documents its unit (ms) and default.
@@ -234,7 +348,8 @@ export function retry<T>(operation: RetryOperation<T>, options?: RetryOptions): 
   if (options === undefined) {
     return startPlain(operation, (defaultRunner ??= parseRunner({}, 'retry', false)));
   }
-  const runner = parseRunner(options, 'retry', true);
+  // Anything but a plain object is left to parseRunner to reject (never cached).
+  const runner = typeof options === 'object' && options !== null ? runnerFor(options) : parseRunner(options, 'retry', true);
   const signal = checkSignal('retry', options.signal);
   return signal === undefined && runner.plain ? startPlain(operation, runner) : runGuarded(operation, runner, signal);
 }

@@ -23,6 +23,15 @@ class ConstantBackoff implements Backoff {
 }
 
 /**
+ * @internal The fixed wait of a backoff made by {@link constantBackoff}, or `undefined` for any
+ * other backoff. The simulator uses it to skip the per-request `delay()` call: such a backoff draws
+ * nothing and ignores its arguments, so skipping the call changes no number.
+ */
+export function constantDelayOf(backoff: Backoff): number | undefined {
+  return backoff instanceof ConstantBackoff ? backoff.delayMs : undefined;
+}
+
+/**
  * The same wait before every retry; `delayMs: 0` retries at once. No jitter, so clients that fail
  * together retry together: the thundering herd the article measures (the lab's `immediate` and
  * `fixed 1s` rows). Useful in tests and behind a retry budget, rarely on its own.

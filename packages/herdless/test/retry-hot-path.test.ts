@@ -1,0 +1,172 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ManualClock, constantBackoff, createRetry, isInvalidOptionError, isRetryError, retry, type RetryOptions } from 'herdless';
+
+const transient = (): Error => Object.assign(new Error('blip'), { code: 'ECONNRESET' });
+
+/** An operation that fails once, then returns `value`; `calls` counts its attempts. */
+function failsOnce<T>(value: T) {
+  const op = Object.assign(
+    () => {
+      op.calls++;
+      return op.calls === 1 ? Promise.reject(transient()) : Promise.resolve(value);
+    },
+    { calls: 0 },
+  );
+  return op;
+}
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('a 0 ms retry schedules no timer (the system scheduler, setTimeout spied on)', () => {
+  const zero = { maxAttempts: 3, backoff: constantBackoff({ delayMs: 0 }) };
+
+  it('retry(op, options), one call: 2 attempts, 0 setTimeout calls', async () => {
+    const spy = vi.spyOn(globalThis, 'setTimeout');
+    const op = failsOnce('ok');
+    await expect(retry(op, zero)).resolves.toBe('ok');
+    expect(op.calls).toBe(2);
+    expect(spy).toHaveBeenCalledTimes(0);
+  });
+
+  it('1,000 concurrent calls, retry() and a createRetry() retrier: 4,000 attempts, 0 setTimeout calls', async () => {
+    const spy = vi.spyOn(globalThis, 'setTimeout');
+    const withRetry = createRetry(zero);
+    const ops = Array.from({ length: 1000 }, (_, i) => [failsOnce(i), failsOnce(-i)] as const);
+    const values = await Promise.all(ops.flatMap(([a, b]) => [retry(a, zero), withRetry(b)]));
+    expect(values).toHaveLength(2000);
+    expect(values[2 * 999]).toBe(999);
+    expect(ops.reduce((sum, [a, b]) => sum + a.calls + b.calls, 0)).toBe(4000);
+    expect(spy).toHaveBeenCalledTimes(0);
+  });
+
+  it('with a signal (the guarded path): 0 setTimeout calls', async () => {
+    const spy = vi.spyOn(globalThis, 'setTimeout');
+    const op = failsOnce('ok');
+    await expect(retry(op, { ...zero, signal: new AbortController().signal })).resolves.toBe('ok');
+    expect(op.calls).toBe(2);
+    expect(spy).toHaveBeenCalledTimes(0);
+  });
+
+  it('a 1 ms retry does schedule one (the spy sees timers)', async () => {
+    const spy = vi.spyOn(globalThis, 'setTimeout');
+    await expect(retry(failsOnce('ok'), { ...zero, backoff: constantBackoff({ delayMs: 1 }) })).resolves.toBe('ok');
+    expect(spy).toHaveBeenCalledTimes(1);
+    expect(spy.mock.calls[0]![1]).toBe(1);
+  });
+});
+
+describe('retry(op, options) with the same options object, call after call', () => {
+  const alwaysFails = () => {
+    const op = Object.assign(
+      () => {
+        op.calls++;
+        return Promise.reject(transient());
+      },
+      { calls: 0 },
+    );
+    return op;
+  };
+
+  it('a field changed between calls applies to the next call', async () => {
+    const options: RetryOptions = { maxAttempts: 4, backoff: constantBackoff() };
+    const first = alwaysFails();
+    await retry(first, options).catch(() => undefined);
+    options.maxAttempts = 2;
+    const second = alwaysFails();
+    const error = await retry(second, options).catch((e: unknown) => e);
+    options.maxAttempts = 5;
+    const third = alwaysFails();
+    await retry(third, options).catch(() => undefined);
+    expect([first.calls, second.calls, third.calls]).toEqual([4, 2, 5]);
+    expect(isRetryError(error, 'exhausted')).toBe(true);
+  });
+
+  it('a field made invalid throws at the next call, naming it; fixed, the object works again', async () => {
+    const options: RetryOptions = { maxAttempts: 2, backoff: constantBackoff() };
+    await retry(() => 1, options);
+    options.maxAttempts = 0;
+    let thrown: unknown;
+    try {
+      void retry(() => 1, options);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(isInvalidOptionError(thrown)).toBe(true);
+    expect((thrown as Error).message).toBe('retry: maxAttempts must be ≥ 1, got 0');
+    options.maxAttempts = 3;
+    await expect(retry(() => 'again', options)).resolves.toBe('again');
+  });
+
+  // Every option, made invalid after the object's first use: the next call must notice (so every
+  // field is compared), throw naming it, and cache nothing.
+  const invalid: [keyof RetryOptions, unknown][] = [
+    ['maxAttempts', 0],
+    ['backoff', 'none'],
+    ['retryable', 5],
+    ['maxRetryAfterMs', -1],
+    ['deadlineMs', 0],
+    ['attemptTimeoutMs', -5],
+    ['budget', {}],
+    ['random', {}],
+    ['clock', {}],
+    ['unref', 'yes'],
+    ['onRetry', 5],
+    ['onGiveUp', 5],
+    ['onHookError', 5],
+  ];
+  it.each(invalid)('%s changed to an invalid value after first use: the next call throws naming it', async (field, value) => {
+    const options: RetryOptions = { maxAttempts: 2, backoff: constantBackoff() };
+    await retry(() => 1, options);
+    await retry(() => 1, options);
+    (options as Record<string, unknown>)[field] = value;
+    let thrown: unknown;
+    try {
+      void retry(() => 1, options);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(isInvalidOptionError(thrown)).toBe(true);
+    expect((thrown as Error).message).toMatch(new RegExp(`^retry: ${field} `));
+  });
+
+  it('two objects used in turn each keep their own policy', async () => {
+    const two: RetryOptions = { maxAttempts: 2, backoff: constantBackoff() };
+    const three: RetryOptions = { maxAttempts: 3, backoff: constantBackoff() };
+    const counts: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      for (const options of [two, three]) {
+        const op = alwaysFails();
+        await retry(op, options).catch(() => undefined);
+        counts.push(op.calls);
+      }
+    }
+    expect(counts).toEqual([2, 3, 2, 3, 2, 3]);
+  });
+
+  it('a signal set on the object for each call is the one honoured', async () => {
+    const clock = new ManualClock();
+    const options: RetryOptions = { maxAttempts: 3, backoff: constantBackoff({ delayMs: 1000 }), clock };
+    const first = new AbortController();
+    options.signal = first.signal;
+    const p1 = retry(() => Promise.reject(transient()), options).catch((e: unknown) => e);
+    const second = new AbortController();
+    options.signal = second.signal;
+    const p2 = retry(() => Promise.reject(transient()), options).catch((e: unknown) => e);
+    await Promise.resolve();
+    second.abort('second');
+    expect(await p2).toBe('second');
+    first.abort('first');
+    expect(await p1).toBe('first');
+  });
+
+  it('a new clock or hook on the object is used from the next call', async () => {
+    const options: RetryOptions = { maxAttempts: 2, backoff: constantBackoff() };
+    await retry(failsOnce(1), options);
+    const seen: number[] = [];
+    options.onRetry = (event) => void seen.push(event.attempt);
+    await retry(failsOnce(2), options);
+    expect(seen).toEqual([1]);
+  });
+});

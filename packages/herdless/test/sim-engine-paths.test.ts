@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { constantBackoff, decorrelatedJitterBackoff } from 'herdless';
+import { budgetScenario, herdScenario, runScenario, type Scenario } from 'herdless/sim';
+
+// The engine has two batch paths — request by request (any backoff, budgets) and, for a constant
+// backoff without a budget, compaction in place with the chunks handed to the retry tick whole —
+// and a chunked queue store that grows while a step reads. These figures were produced by the
+// earlier engine (one linked list of request nodes), so each path must agree with it to the
+// request. Weighted sums (Σ (tick + 1) × count) pin the per-tick series in one number.
+const cases: Record<string, () => Scenario> = {
+  'immediate, spread 3 s, 6 attempts': () =>
+    herdScenario({ name: 'c', backoff: constantBackoff({ delayMs: 0 }), maxAttempts: 6 }, { clients: 2000, spreadMs: 3000 }),
+  'immediate, 5 attempts, 200/tick, no crash': () =>
+    herdScenario(
+      { name: 'c', backoff: constantBackoff({ delayMs: 0 }), maxAttempts: 5 },
+      { clients: 5000, spreadMs: 200, server: { capacityPerTick: 200, crashLimit: 1e9, startupMs: 0 } },
+    ),
+  'fixed 1 s, 5 attempts': () => herdScenario({ name: 'c', backoff: constantBackoff({ delayMs: 1000 }), maxAttempts: 5 }, { clients: 1000 }),
+  'constant 15 ms (rounds to 2 ticks), spread 900 ms': () =>
+    herdScenario({ name: 'c', backoff: constantBackoff({ delayMs: 15 }), maxAttempts: Infinity }, { clients: 1000, spreadMs: 900, horizonMs: 20_000 }),
+  'immediate, Poisson arrivals, 3 attempts': () => ({
+    ...budgetScenario('4 attempts'),
+    policy: { name: 'c', backoff: constantBackoff({ delayMs: 0 }), maxAttempts: 3 },
+  }),
+  'full jitter, 50 000 clients, 20 s': () => herdScenario('full jitter', { clients: 50_000, horizonMs: 20_000 }),
+  'decorrelated, spread 5 s, 5 attempts': () =>
+    herdScenario(
+      { name: 'd', backoff: decorrelatedJitterBackoff({ baseMs: 100, maxBackoffMs: 10_000 }), maxAttempts: 5 },
+      { clients: 3000, spreadMs: 5000 },
+    ),
+};
+
+const expected: Record<string, unknown> = {
+  'immediate, spread 3 s, 6 attempts': {requests: 12000, succeeded: 0, gaveUp: 2000, outstanding: 0, crashes: 3, finishMs: 3050, arrivalsWeighted: 1829070, retriesWeighted: 1529225},
+  'immediate, 5 attempts, 200/tick, no crash': {requests: 12260, succeeded: 4413, gaveUp: 587, outstanding: 0, crashes: 0, finishMs: 230, arrivalsWeighted: 151427, retriesWeighted: 99154},
+  'fixed 1 s, 5 attempts': {requests: 5000, succeeded: 0, gaveUp: 1000, outstanding: 0, crashes: 4, finishMs: 4050, arrivalsWeighted: 1015000, retriesWeighted: 1014000},
+  'constant 15 ms (rounds to 2 ticks), spread 900 ms': {requests: 652278, succeeded: 0, gaveUp: 0, outstanding: 1000, crashes: 19, finishMs: 20000, arrivalsWeighted: 666590723, retriesWeighted: 666545524},
+  'immediate, Poisson arrivals, 3 attempts': {requests: 18487, succeeded: 8902, gaveUp: 3027, outstanding: 1, crashes: 0, finishMs: 40000, arrivalsWeighted: 30985153, retriesWeighted: 7168539},
+  'full jitter, 50 000 clients, 20 s': {requests: 469397, succeeded: 0, gaveUp: 0, outstanding: 50000, crashes: 19, finishMs: 20000, arrivalsWeighted: 225384589, retriesWeighted: 225334589},
+  'decorrelated, spread 5 s, 5 attempts': {requests: 14842, succeeded: 621, gaveUp: 2379, outstanding: 0, crashes: 5, finishMs: 12130, arrivalsWeighted: 4844425, retriesWeighted: 4091492},
+};
+
+const weighted = (a: Int32Array): number => a.reduce((sum, x, i) => sum + x * (i + 1), 0);
+
+describe('engine paths agree with the reference engine (seed 3)', () => {
+  it.each(Object.keys(cases))('%s', (name) => {
+    const scenario = cases[name]!();
+    const r = runScenario(scenario, 3, { perTick: true });
+    expect({
+      requests: r.requests,
+      succeeded: r.succeeded,
+      gaveUp: r.gaveUp,
+      outstanding: r.outstanding,
+      crashes: r.crashes,
+      finishMs: r.finishMs,
+      arrivalsWeighted: weighted(r.perTick!.arrivals),
+      retriesWeighted: weighted(r.perTick!.retries),
+    }).toEqual(expected[name]);
+    // Every client's request ends exactly once (or is still outstanding).
+    if (scenario.arrivals.kind === 'together') expect(r.succeeded + r.gaveUp + r.outstanding).toBe(scenario.clients);
+  });
+});
+
