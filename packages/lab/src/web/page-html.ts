@@ -34,6 +34,7 @@ export function pageHtml(): string {
   .status { display: flex; gap: 10px; align-items: center; color: #555; }
   progress { width: 220px; }
   .links a { margin-right: 12px; }
+  #chart-arrivals, #chart-seeds { overflow-x: auto; max-width: 100%; }
   button { font: inherit; padding: 4px 14px; }
 </style>
 </head>
