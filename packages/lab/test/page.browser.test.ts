@@ -132,6 +132,22 @@ describe.skipIf(!haveChromium && !process.env.CI)('the lab page in chromium', ()
     expect(await page.inputValue('select[name=strategy]')).toBe('custom');
   }, 30_000);
 
+  it('a custom backoff runs too: table, charts, command and scenario file all follow it', async () => {
+    await page.fill('input[name="param:maxBackoffMs"]', '10000');
+    await page.fill('input[name="param:initialBackoffMs"]', '50');
+    await page.waitForFunction(() => document.body.dataset.state === 'done', undefined, { timeout: 30_000 });
+    const custom = await read(page);
+    expect(custom.cli).toBe('npm run lab -- herd --config scenario.json --seeds 0-1');
+    const scenario = JSON.parse(custom.scenario);
+    expect(scenario.policies[0].backoff.initialBackoffMs).toBe(50);
+    const file = join(mkdtempSync(join(tmpdir(), 'herdless-page-')), 'scenario.json');
+    writeFileSync(file, custom.scenario);
+    const viaCli = JSON.parse(cli('herd', '--config', file, '--format', 'json', '--per-seed'));
+    expect(custom.json.rows).toEqual(viaCli.rows);
+    // The charts were redrawn for the custom policy: seed 0's arrivals add up to its requests.
+    expect(bars(custom.arrivals).reduce((n, b) => n + b.arrivals, 0)).toBe(viaCli.runs[0].requests);
+  }, 60_000);
+
   it('logged no errors (a CSP violation or a failed load would show here)', () => {
     expect(problems).toEqual([]);
   });

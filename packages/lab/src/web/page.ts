@@ -87,6 +87,9 @@ function showError(error: FormError | null): void {
 
 /** The CLI command that prints the same table. */
 function cliCommand(values: FormValues, run: HerdRun): string {
+  const viaConfig = `npm run lab -- herd --config scenario.json --seeds ${seedText(run.seeds)}`;
+  // A custom backoff is no herd preset: only the scenario file reproduces it.
+  if (!(HERD_STRATEGIES as readonly string[]).includes(values.strategy)) return viaConfig;
   const preset = defaultForm(values.strategy as HerdStrategy);
   const strategy = strategyFields(values.strategy as HerdStrategy);
   const standard =
@@ -98,7 +101,7 @@ function cliCommand(values: FormValues, run: HerdRun): string {
     Number(values.capacity) === Number(preset.capacity) &&
     Number(values.crashLimit) === Number(preset.crashLimit) &&
     (Number(values.spreadMs) === 0 || Number(values.spreadMs) === 900);
-  if (!standard) return `npm run lab -- herd --config scenario.json --seeds ${seedText(run.seeds)}`;
+  if (!standard) return viaConfig;
   const spread = Number(values.spreadMs) === 900 ? ' --spread 0.9' : '';
   return `npm run lab -- herd${spread} --strategies "${values.strategy}" --seeds ${seedText(run.seeds)}`;
 }
