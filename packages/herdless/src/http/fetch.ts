@@ -11,6 +11,7 @@ import {
   parseCallOptions,
   parseHttpOptions,
   type FetchFunction,
+  type FetchInput,
   type FetchWithRetryOptions,
   type HttpCallOptions,
   type HttpConfig,
@@ -28,7 +29,7 @@ import { HttpStatusError, isHttpStatusError } from './status-error.js';
  * const res = await fetch2('https://api.example.com/orders', { method: 'POST', body }, { idempotencyKey: true });
  * ```
  */
-export type RetryingFetch = (input: RequestInfo | URL, init?: RequestInit, options?: HttpCallOptions) => Promise<Response>;
+export type RetryingFetch = (input: FetchInput, init?: RequestInit, options?: HttpCallOptions) => Promise<Response>;
 
 /** Where each attempt's body comes from. */
 type BodySource = 'none' | 'init' | 'request' | 'factory';
@@ -37,7 +38,7 @@ type BodySource = 'none' | 'init' | 'request' | 'factory';
 interface Plan {
   readonly method: string;
   readonly url: string;
-  readonly input: RequestInfo | URL;
+  readonly input: FetchInput;
   readonly request: Request | undefined;
   readonly init: RequestInit | undefined;
   /** Headers replacing the given ones (to add the idempotency key), or `undefined` to send them as given. */
@@ -61,7 +62,7 @@ function isRequest(input: unknown): input is Request {
   );
 }
 
-function plan(config: HttpConfig, input: RequestInfo | URL, init: RequestInit | undefined, call: HttpCallOptions, owner: string): Plan {
+function plan(config: HttpConfig, input: FetchInput, init: RequestInit | undefined, call: HttpCallOptions, owner: string): Plan {
   if (init !== undefined && (typeof init !== 'object' || init === null)) throw new InvalidOptionError(owner, 'init', init, 'must be an object');
   const request = isRequest(input) ? input : undefined;
   const method = (init?.method ?? request?.method ?? 'GET').toUpperCase();
@@ -311,7 +312,7 @@ export function withRetry(fetchFn: FetchFunction, options?: HttpRetryOptions): R
  * const res = await fetchWithRetry('https://api.example.com/items/42', { method: 'PUT', body }, { maxAttempts: 4 });
  * ```
  */
-export async function fetchWithRetry(input: RequestInfo | URL, init?: RequestInit, options?: FetchWithRetryOptions): Promise<Response> {
+export async function fetchWithRetry(input: FetchInput, init?: RequestInit, options?: FetchWithRetryOptions): Promise<Response> {
   const config = parseHttpOptions(options, 'fetchWithRetry', true);
   const call = parseCallOptions(options, 'fetchWithRetry', false);
   return run((i, n) => globalThis.fetch(i, n), config, plan(config, input, init, call, 'fetchWithRetry'));

@@ -13,6 +13,8 @@ export { HttpStatusError, isHttpStatusError } from './status-error.js';
 export { retryInfo, type HttpRetryInfo } from './retry-info.js';
 export {
   type FetchFunction,
+  type FetchInput,
+  type FetchBody,
   type HttpRetryEvent,
   type HttpGiveUpEvent,
   type IdempotencyKeyOption,

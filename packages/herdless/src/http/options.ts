@@ -13,7 +13,16 @@ import { newIdempotencyKey } from './idempotency-key.js';
  * const myFetch: FetchFunction = (input, init) => fetch(input, { ...init, credentials: 'include' });
  * ```
  */
-export type FetchFunction = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
+export type FetchFunction = (input: FetchInput, init?: RequestInit) => Promise<Response>;
+
+/**
+ * What `fetch` takes as its first argument: a URL string, a `URL` or a `Request` (the DOM's
+ * `RequestInfo | URL`, spelled out so that Node-only projects without the DOM lib type-check too).
+ */
+export type FetchInput = string | URL | Request;
+
+/** A request body, as `RequestInit['body']` allows (the DOM's `BodyInit`, spelled out for the same reason). */
+export type FetchBody = NonNullable<RequestInit['body']>;
 
 /**
  * What `onRetry` is told before each wait: the attempt that failed, how, and the wait chosen.
@@ -100,7 +109,7 @@ export interface HttpCallOptions {
    * that sends it and cannot be sent again. It may return a promise. When it returns a stream and
    * `init` has no `duplex`, `duplex: 'half'` is set (fetch requires it for streaming uploads).
    */
-  bodyFactory?: (attempt: number) => BodyInit | null | PromiseLike<BodyInit | null>;
+  bodyFactory?: (attempt: number) => FetchBody | null | PromiseLike<FetchBody | null>;
 }
 
 /**
