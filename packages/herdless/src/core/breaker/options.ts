@@ -25,7 +25,8 @@ export interface BreakerPolicyOptions {
   halfOpenMaxCalls?: number;
   /**
    * Successful trial calls needed, in one half-open period, to close the breaker; the first failed
-   * trial reopens it. Default `halfOpenMaxCalls` (so with 3 concurrent trials, all 3 must succeed).
+   * trial reopens it. Default `halfOpenMaxCalls`. A finished trial frees its slot for the next caller, so the successes may
+   * come from more calls than `halfOpenMaxCalls`; the breaker can close while a trial is still running.
    * An integer ≥ 1; it may exceed `halfOpenMaxCalls` (trials then run in turns).
    */
   successThreshold?: number;
