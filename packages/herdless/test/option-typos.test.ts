@@ -49,3 +49,24 @@ describe('misspelled options are errors that name the option', () => {
     expect(() => circuitBreaker({ clock: undefined, isFailure: undefined })).not.toThrow();
   });
 });
+
+describe('per-call and frozen options', () => {
+  it('createRetry accepts signal: undefined, and rejects policy options per call', async () => {
+    const { createRetry } = await import('herdless');
+    expect(() => createRetry({ signal: undefined } as never)).not.toThrow();
+    const r = createRetry({ maxAttempts: 2 });
+    expect(() => r(() => 1, { maxAttempts: 9 } as never)).toThrow('createRetry: maxAttempts is a createRetry() option, fixed when the retrier is made: not a per-call option, got 9');
+    expect(() => r(() => 1, { sginal: 1 } as never)).toThrow('createRetry: sginal is not a per-call option (only signal is), got 1');
+    await expect(r(() => 'ok', {})).resolves.toBe('ok');
+  });
+
+  it('backoff objects are frozen: a later edit cannot turn them into immediate retries', () => {
+    const b = constantBackoff({ delayMs: 500 });
+    expect(Object.isFrozen(b)).toBe(true);
+    expect(() => {
+      (b as { delayMs: number }).delayMs = Number.NaN;
+    }).toThrow(TypeError);
+    expect(Object.isFrozen(fullJitterBackoff())).toBe(true);
+    expect(Object.isFrozen(decorrelatedJitterBackoff())).toBe(true);
+  });
+});

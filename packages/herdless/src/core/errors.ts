@@ -66,7 +66,7 @@ export function isInvalidOptionError(error: unknown): error is InvalidOptionErro
 export function describe(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 60 ? `${value.slice(0, 57)}...` : value);
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
-  if (value === undefined || value === null) return String(value);
+  if (value === undefined || value === null || typeof value === 'symbol') return String(value);
   if (typeof value === 'function') return 'a function';
   if (Array.isArray(value)) return `an array of length ${value.length}`;
   return `an object (${Object.prototype.toString.call(value).slice(8, -1)})`;

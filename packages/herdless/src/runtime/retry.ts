@@ -154,7 +154,7 @@ function parseRunner(options: RetryOptions, owner: string, allowSignal: boolean)
   // createRetry() hands its policy out (frozen); retry()'s lives for one call.
   const policy = allowSignal ? readRetryPolicy(options, owner) : parseRetryPolicy(options, owner);
   for (const key in options) {
-    if (!KNOWN_OPTIONS.has(key) || (key === 'signal' && !allowSignal)) {
+    if (!KNOWN_OPTIONS.has(key) || (key === 'signal' && !allowSignal && (options as { signal?: unknown }).signal !== undefined)) {
       const why = key === 'signal' ? 'is a per-call option: pass it with each call' : 'is not a retry option (check the spelling)';
       throw new InvalidOptionError(owner, key, (options as Record<string, unknown>)[key], why);
     }
@@ -370,10 +370,24 @@ export function createRetry(options: RetrierOptions = {}): Retrier {
   const runner = parseRunner(options, 'createRetry', false);
   const retrier = <T>(operation: RetryOperation<T>, callOptions?: RetryCallOptions): Promise<T> => {
     if (typeof operation !== 'function') throw new InvalidOptionError('createRetry', 'operation', operation, 'must be a function');
-    const signal = callOptions === undefined ? undefined : checkSignal('createRetry', callOptions.signal);
+    const signal = callOptions === undefined ? undefined : checkCallOptions(callOptions);
     return signal === undefined && runner.plain ? startPlain(operation, runner) : runGuarded(operation, runner, signal);
   };
   return Object.defineProperty(retrier, 'policy', { value: runner.policy, enumerable: true }) as Retrier;
+}
+
+/**
+ * The per-call options of a {@link Retrier}: only `signal`. Anything else is an error (a policy option
+ * such as `maxAttempts` belongs to `createRetry()`, and passing it per call would be silently ignored).
+ */
+function checkCallOptions(callOptions: RetryCallOptions): AbortSignal | undefined {
+  for (const key in callOptions) {
+    if (key !== 'signal' && (callOptions as Record<string, unknown>)[key] !== undefined) {
+      const why = KNOWN_OPTIONS.has(key) ? 'is a createRetry() option, fixed when the retrier is made: not a per-call option' : 'is not a per-call option (only signal is)';
+      throw new InvalidOptionError('createRetry', key, (callOptions as Record<string, unknown>)[key], why);
+    }
+  }
+  return checkSignal('createRetry', callOptions.signal);
 }
 
 // ─── the shell ──────────────────────────────────────────────────────────────────────────────────

@@ -45,5 +45,5 @@ export function constantDelayOf(backoff: Backoff): number | undefined {
  */
 export function constantBackoff(options: ConstantBackoffOptions = {}): Backoff {
   const o = objectOption('constantBackoff', 'options', options, ['delayMs']);
-  return new ConstantBackoff(numberOption('constantBackoff', 'delayMs', o.delayMs, 0, { min: 0, max: MAX_DELAY_MS }));
+  return Object.freeze(new ConstantBackoff(numberOption('constantBackoff', 'delayMs', o.delayMs, 0, { min: 0, max: MAX_DELAY_MS })));
 }

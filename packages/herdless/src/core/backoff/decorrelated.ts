@@ -54,5 +54,5 @@ export function decorrelatedJitterBackoff(options: DecorrelatedJitterBackoffOpti
   const base = numberOption(owner, 'baseMs', o.baseMs, 100, { min: 0, minExclusive: true, max: MAX_DELAY_MS });
   const cap = numberOption(owner, 'maxBackoffMs', o.maxBackoffMs, Math.max(10_000, base), { min: 0, allowInfinity: true });
   if (cap < base) throw new InvalidOptionError(owner, 'maxBackoffMs', cap, `must be ≥ baseMs (${base})`);
-  return new DecorrelatedJitter(base, Math.min(cap, MAX_DELAY_MS));
+  return Object.freeze(new DecorrelatedJitter(base, Math.min(cap, MAX_DELAY_MS)));
 }

@@ -161,7 +161,7 @@ class ProportionalJitter extends ExponentialFamily {
  * ```
  */
 export function exponentialBackoff(options?: ExponentialBackoffOptions): Backoff {
-  return new Exponential(normalise('exponentialBackoff', options));
+  return Object.freeze(new Exponential(normalise('exponentialBackoff', options)));
 }
 
 /**
@@ -177,7 +177,7 @@ export function exponentialBackoff(options?: ExponentialBackoffOptions): Backoff
  * ```
  */
 export function fullJitterBackoff(options?: ExponentialBackoffOptions): Backoff {
-  return new FullJitter(normalise('fullJitterBackoff', options));
+  return Object.freeze(new FullJitter(normalise('fullJitterBackoff', options)));
 }
 
 /**
@@ -191,7 +191,7 @@ export function fullJitterBackoff(options?: ExponentialBackoffOptions): Backoff 
  * ```
  */
 export function equalJitterBackoff(options?: ExponentialBackoffOptions): Backoff {
-  return new EqualJitter(normalise('equalJitterBackoff', options));
+  return Object.freeze(new EqualJitter(normalise('equalJitterBackoff', options)));
 }
 
 /**
@@ -209,5 +209,5 @@ export function equalJitterBackoff(options?: ExponentialBackoffOptions): Backoff
 export function proportionalJitterBackoff(options?: ProportionalJitterBackoffOptions): Backoff {
   const n = normalise('proportionalJitterBackoff', options, ['jitter']);
   const jitter = numberOption('proportionalJitterBackoff', 'jitter', options?.jitter, 0.2, { min: 0, max: 1 });
-  return new ProportionalJitter(n, jitter);
+  return Object.freeze(new ProportionalJitter(n, jitter));
 }
