@@ -38,15 +38,26 @@ function parseNumberFlag(flag: string, text: string, min: number, max: number, i
   return value;
 }
 
-function parseStrategies(text: string): HerdStrategy[] {
+/** A comma-separated list of names from `allowed`, each at most once. @throws UsageError naming the flag. */
+function parseNames<N extends string>(flag: string, noun: string, text: string, allowed: readonly N[]): N[] {
   const names = text.split(',').map((s) => s.trim());
   for (const name of names) {
-    if (!(HERD_STRATEGIES as readonly string[]).includes(name)) {
-      throw new UsageError(`--strategies ${JSON.stringify(text)}: unknown strategy ${JSON.stringify(name)} (choose from ${HERD_STRATEGIES.join(', ')})`);
+    if (!(allowed as readonly string[]).includes(name)) {
+      throw new UsageError(`${flag} ${JSON.stringify(text)}: unknown ${noun} ${JSON.stringify(name)} (choose from ${allowed.join(', ')})`);
     }
   }
-  if (new Set(names).size !== names.length) throw new UsageError(`--strategies ${JSON.stringify(text)}: a strategy is listed twice`);
-  return names as HerdStrategy[];
+  if (new Set(names).size !== names.length) throw new UsageError(`${flag} ${JSON.stringify(text)}: a ${noun} is listed twice`);
+  return names as N[];
+}
+
+const parseStrategies = (text: string): HerdStrategy[] => parseNames('--strategies', 'strategy', text, HERD_STRATEGIES);
+const parsePolicies = (text: string): BudgetPolicyName[] => parseNames('--policies', 'policy', text, BUDGET_POLICIES);
+
+/** The seeds of a run from a scenario file: `--seeds` if given, else the file's, else 0–19. */
+function configSeeds(flag: string | undefined, config: { seeds?: string | number[] }, file: string): number[] {
+  if (flag !== undefined) return parseSeeds(flag);
+  if (typeof config.seeds === 'string') return parseSeeds(config.seeds, `--config ${JSON.stringify(file)}: seeds`);
+  return config.seeds ?? parseSeeds('0-19');
 }
 
 /** Quotes a word for a POSIX shell when it needs it. */
@@ -71,12 +82,7 @@ export function herdRunFromFlags(flags: HerdFlags): HerdRun {
       }
       policies = policies.filter((p) => wanted.includes(p.name));
     }
-    const seeds =
-      flags.seeds !== undefined
-        ? parseSeeds(flags.seeds)
-        : typeof config.seeds === 'string'
-          ? parseSeeds(config.seeds, `--config ${JSON.stringify(flags.config)}: seeds`)
-          : (config.seeds ?? parseSeeds('0-19'));
+    const seeds = configSeeds(flags.seeds, config, flags.config);
     return { experiment: 'scenario', name: config.name, base: config.base, policies, seeds, ...common };
   }
   const spreadS = flags.spread === undefined ? 0 : parseNumberFlag('--spread', flags.spread, 0, 120);
@@ -112,17 +118,6 @@ interface BudgetFlags {
   format: Format;
 }
 
-function parsePolicies(text: string): BudgetPolicyName[] {
-  const names = text.split(',').map((s) => s.trim());
-  for (const name of names) {
-    if (!(BUDGET_POLICIES as readonly string[]).includes(name)) {
-      throw new UsageError(`--policies ${JSON.stringify(text)}: unknown policy ${JSON.stringify(name)} (choose from ${BUDGET_POLICIES.join(', ')})`);
-    }
-  }
-  if (new Set(names).size !== names.length) throw new UsageError(`--policies ${JSON.stringify(text)}: a policy is listed twice`);
-  return names as BudgetPolicyName[];
-}
-
 async function budgetCommand(flags: BudgetFlags, io: Io): Promise<void> {
   if (flags.config !== undefined) {
     if (flags.policies !== undefined || flags.trace !== undefined || flags.grpcServiceConfig !== undefined) {
@@ -132,12 +127,7 @@ async function budgetCommand(flags: BudgetFlags, io: Io): Promise<void> {
     if (config.base.server.outages.length === 0) {
       throw new UsageError(`--config ${JSON.stringify(flags.config)}: server.outages is empty; the budget table measures an outage`);
     }
-    const seeds =
-      flags.seeds !== undefined
-        ? parseSeeds(flags.seeds)
-        : typeof config.seeds === 'string'
-          ? parseSeeds(config.seeds, `--config ${JSON.stringify(flags.config)}: seeds`)
-          : (config.seeds ?? parseSeeds('0-19'));
+    const seeds = configSeeds(flags.seeds, config, flags.config);
     const result = runBudgetExperiment({ policies: configPolicies(config.base, config.policies), seeds, base: config.base, name: config.name });
     printBudget(result, flags.format, `# budget, scenario "${config.name}": seeds ${seedText(seeds)}`, io);
     return;

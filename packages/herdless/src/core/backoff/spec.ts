@@ -1,4 +1,4 @@
-import { InvalidOptionError } from '../errors.js';
+import { fromSpec } from '../spec.js';
 import type { Backoff, BackoffSpec } from './backoff.js';
 import { constantBackoff } from './constant.js';
 import { decorrelatedJitterBackoff } from './decorrelated.js';
@@ -38,25 +38,8 @@ const FIELDS: Record<(typeof BACKOFF_KINDS)[number], readonly string[]> = {
  * ```
  */
 export function backoffFromSpec(spec: unknown, path = 'backoff'): Backoff {
-  const owner = 'backoffFromSpec';
-  if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) {
-    throw new InvalidOptionError(owner, path, spec, 'must be an object with a "kind"');
-  }
-  const record = spec as Record<string, unknown>;
-  const kind = record.kind;
-  if (typeof kind !== 'string' || !(BACKOFF_KINDS as readonly string[]).includes(kind)) {
-    throw new InvalidOptionError(owner, `${path}.kind`, kind, `must be one of ${BACKOFF_KINDS.map((k) => `"${k}"`).join(', ')}`);
-  }
-  const k = kind as (typeof BACKOFF_KINDS)[number];
-  for (const key of Object.keys(record)) {
-    if (key !== 'kind' && !FIELDS[k].includes(key)) {
-      throw new InvalidOptionError(owner, `${path}.${key}`, record[key], `is not an option of "${k}" (allowed: ${FIELDS[k].join(', ')})`);
-    }
-  }
-  try {
-    const { kind: _kind, ...rest } = record;
-    const options = rest as never;
-    switch (k) {
+  return fromSpec('backoffFromSpec', spec, path, FIELDS, (kind, options) => {
+    switch (kind) {
       case 'constant':
         return constantBackoff(options);
       case 'exponential':
@@ -70,13 +53,7 @@ export function backoffFromSpec(spec: unknown, path = 'backoff'): Backoff {
       case 'decorrelated jitter':
         return decorrelatedJitterBackoff(options);
     }
-  } catch (error) {
-    // Re-issue with the spec's path, so a config file's error names the field where it stands.
-    if (error instanceof InvalidOptionError) {
-      throw new InvalidOptionError(owner, `${path}.${error.field}`, error.value, error.requirement);
-    }
-    throw error;
-  }
+  });
 }
 
 export type { BackoffSpec };

@@ -1,4 +1,4 @@
-import { InvalidOptionError } from '../errors.js';
+import { fromSpec } from '../spec.js';
 import { awsRetryQuota } from './aws-retry-quota.js';
 import type { RetryBudget } from './budget.js';
 import { finagleRetryBudget } from './finagle.js';
@@ -32,25 +32,8 @@ const FIELDS: Record<(typeof BUDGET_KINDS)[number], readonly string[]> = {
  * ```
  */
 export function budgetFromSpec(spec: unknown, path = 'budget'): RetryBudget {
-  const owner = 'budgetFromSpec';
-  if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) {
-    throw new InvalidOptionError(owner, path, spec, 'must be an object with a "kind"');
-  }
-  const record = spec as Record<string, unknown>;
-  const kind = record.kind;
-  if (typeof kind !== 'string' || !(BUDGET_KINDS as readonly string[]).includes(kind)) {
-    throw new InvalidOptionError(owner, `${path}.kind`, kind, `must be one of ${BUDGET_KINDS.map((k) => `"${k}"`).join(', ')}`);
-  }
-  const k = kind as (typeof BUDGET_KINDS)[number];
-  for (const key of Object.keys(record)) {
-    if (key !== 'kind' && !FIELDS[k].includes(key)) {
-      throw new InvalidOptionError(owner, `${path}.${key}`, record[key], `is not an option of "${k}" (allowed: ${FIELDS[k].join(', ')})`);
-    }
-  }
-  try {
-    const { kind: _kind, ...rest } = record;
-    const options = rest as never;
-    switch (k) {
+  return fromSpec('budgetFromSpec', spec, path, FIELDS, (kind, options) => {
+    switch (kind) {
       case 'retry throttling':
         return retryThrottlingBudget(options);
       case 'retry ratio':
@@ -60,11 +43,5 @@ export function budgetFromSpec(spec: unknown, path = 'budget'): RetryBudget {
       case 'aws retry quota':
         return awsRetryQuota(options);
     }
-  } catch (error) {
-    // Re-issue with the spec's path, so a config file's error names the field where it stands.
-    if (error instanceof InvalidOptionError) {
-      throw new InvalidOptionError(owner, `${path}.${error.field}`, error.value, error.requirement);
-    }
-    throw error;
-  }
+  });
 }

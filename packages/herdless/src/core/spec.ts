@@ -1,0 +1,38 @@
+import { InvalidOptionError } from './errors.js';
+
+/**
+ * Builds an object from a `{ kind, ...options }` spec (a lab config file, the lab page, JSON
+ * settings): checks that the spec is an object, that `kind` is one of `fields`' keys and that every
+ * other key is an option of that kind, then calls `build(kind, options)`. An option error thrown by
+ * the factory is re-issued with the spec's `path`, so it names the field where it stands in the file.
+ *
+ * @throws InvalidOptionError naming `path`'s field and the value.
+ */
+export function fromSpec<K extends string, R>(
+  owner: string,
+  spec: unknown,
+  path: string,
+  fields: Readonly<Record<K, readonly string[]>>,
+  build: (kind: K, options: never) => R,
+): R {
+  if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) {
+    throw new InvalidOptionError(owner, path, spec, 'must be an object with a "kind"');
+  }
+  const { kind, ...options } = spec as Record<string, unknown>;
+  const kinds = Object.keys(fields) as K[];
+  if (typeof kind !== 'string' || !(kinds as string[]).includes(kind)) {
+    throw new InvalidOptionError(owner, `${path}.kind`, kind, `must be one of ${kinds.map((k) => `"${k}"`).join(', ')}`);
+  }
+  const allowed = fields[kind as K];
+  for (const key of Object.keys(options)) {
+    if (!allowed.includes(key)) {
+      throw new InvalidOptionError(owner, `${path}.${key}`, options[key], `is not an option of "${kind}" (allowed: ${allowed.join(', ')})`);
+    }
+  }
+  try {
+    return build(kind as K, options as never);
+  } catch (error) {
+    if (error instanceof InvalidOptionError) throw new InvalidOptionError(owner, `${path}.${error.field}`, error.value, error.requirement);
+    throw error;
+  }
+}
