@@ -2,7 +2,7 @@ import type { RetryableOverride } from '../core/classify/classify.js';
 import { InvalidOptionError, isInvalidOptionError } from '../core/errors.js';
 import type { GiveUpReason } from '../core/retry/errors.js';
 import type { HookName } from '../runtime/hooks.js';
-import { createRetry, type RetrierOptions } from '../runtime/retry.js';
+import { createRetry, RETRY_POLICY_KEYS, type RetrierOptions } from '../runtime/retry.js';
 import { DEFAULT_RETRY_STATUSES, RETRYABLE_HTTP_METHODS } from './data.js';
 import { newIdempotencyKey } from './idempotency-key.js';
 
@@ -164,19 +164,7 @@ export interface HttpConfig {
   readonly onHookError: ((error: unknown, hook: HookName) => void) | undefined;
 }
 
-const RETRY_KEYS: readonly string[] = [
-  'maxAttempts',
-  'backoff',
-  'retryable',
-  'maxRetryAfterMs',
-  'deadlineMs',
-  'attemptTimeoutMs',
-  'budget',
-  'random',
-  'clock',
-  'unref',
-  'onHookError',
-];
+const RETRY_KEYS = RETRY_POLICY_KEYS;
 const HTTP_KEYS: readonly string[] = ['retryMethods', 'retryStatuses', 'idempotencyKey', 'now', 'onRetry', 'onGiveUp'];
 const CALL_KEYS: readonly string[] = ['idempotencyKey', 'bodyFactory'];
 

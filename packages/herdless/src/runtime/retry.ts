@@ -122,7 +122,12 @@ interface Runner {
   readonly plain: boolean;
 }
 
-const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
+/**
+ * The option names of `retry()` that shape the policy (everything but the hooks `onRetry`/`onGiveUp`
+ * and the per-call `signal`). The HTTP adapter passes exactly these through.
+ * @internal
+ */
+export const RETRY_POLICY_KEYS: readonly string[] = [
   'maxAttempts',
   'backoff',
   'retryable',
@@ -133,11 +138,10 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
   'random',
   'clock',
   'unref',
-  'onRetry',
-  'onGiveUp',
   'onHookError',
-  'signal',
-]);
+];
+
+const KNOWN_OPTIONS: ReadonlySet<string> = new Set([...RETRY_POLICY_KEYS, 'onRetry', 'onGiveUp', 'signal']);
 
 function functionOption<F>(owner: string, field: string, value: F | undefined): F | undefined {
   if (value !== undefined && typeof value !== 'function') throw new InvalidOptionError(owner, field, value, 'must be a function');
