@@ -14,5 +14,6 @@ export default defineConfig({
     include: ['packages/*/test/**/*.test.ts'],
     testTimeout: 60_000,
     globalSetup: ['packages/lab/test/global-setup.ts'],
+    setupFiles: ['vitest.setup.ts'],
   },
 });
