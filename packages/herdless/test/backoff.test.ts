@@ -9,11 +9,11 @@ import {
   equalJitterBackoff,
   exponentialBackoff,
   fullJitterBackoff,
-  isInvalidOptionError,
   proportionalJitterBackoff,
   type Backoff,
   type Rng,
 } from 'herdless';
+import { invalidOption } from './support/invalid-option.js';
 
 const fixed = (x: number): Rng => ({ random: () => x });
 
@@ -144,13 +144,6 @@ describe('validation names the field and the value', () => {
     ['spec not object', () => backoffFromSpec(3), 'backoff must be an object with a "kind", got 3'],
   ];
   it.each(cases)('%s', (_name, make, message) => {
-    let thrown: unknown;
-    try {
-      make();
-    } catch (e) {
-      thrown = e;
-    }
-    expect(isInvalidOptionError(thrown)).toBe(true);
-    expect((thrown as Error).message).toContain(message);
+    expect(invalidOption(() => make()).message).toContain(message);
   });
 });

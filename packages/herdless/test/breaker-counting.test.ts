@@ -5,10 +5,10 @@ import {
   consecutiveFailures,
   failureRatio,
   fullJitterBackoff,
-  isInvalidOptionError,
   type BreakerPermit,
   type CircuitBreakerMachine,
 } from 'herdless';
+import { invalidOption } from './support/invalid-option.js';
 
 function run(m: CircuitBreakerMachine, failed: boolean, now: number): boolean {
   const p = m.acquire(now) as BreakerPermit;
@@ -156,13 +156,6 @@ describe('validation names the field and the value', () => {
     ['isResultFailure', () => circuitBreaker({ isResultFailure: 'x' as never }), 'circuitBreaker: isResultFailure must be a function, got "x"'],
   ];
   it.each(cases)('%s', (_name, make, message) => {
-    let thrown: unknown;
-    try {
-      make();
-    } catch (e) {
-      thrown = e;
-    }
-    expect(isInvalidOptionError(thrown)).toBe(true);
-    expect((thrown as Error).message).toContain(message);
+    expect(invalidOption(() => make()).message).toContain(message);
   });
 });

@@ -4,24 +4,14 @@ import {
   awsRetryQuota,
   budgetFromSpec,
   finagleRetryBudget,
-  isInvalidOptionError,
   keyedBudgets,
   retryRatioBudget,
   retryThrottlingBudget,
   type BudgetSpec,
   type RetryBudget,
 } from 'herdless';
+import { invalidOption } from './support/invalid-option.js';
 
-/** Runs `fn` and returns the InvalidOptionError's field and message (fails the test otherwise). */
-function rejection(fn: () => unknown): { field: string; message: string } {
-  try {
-    fn();
-  } catch (error) {
-    if (isInvalidOptionError(error)) return { field: (error as unknown as { field: string }).field, message: error.message };
-    throw error;
-  }
-  throw new Error('expected an InvalidOptionError');
-}
 
 describe('retryThrottlingBudget (gRFC A6)', () => {
   it('starts full; a failure takes 1, a success adds tokenRatio; retries while tokens > maxTokens / 2', () => {
@@ -93,7 +83,7 @@ describe('retryThrottlingBudget (gRFC A6)', () => {
     { input: { tokenRatio: Infinity }, field: 'tokenRatio', says: 'must be finite' },
     { input: 'fast', field: 'options', says: 'must be an object' },
   ])('rejects $input', ({ input, field, says }) => {
-    const r = rejection(() => retryThrottlingBudget(input as never));
+    const r = invalidOption(() => retryThrottlingBudget(input as never));
     expect(r.field).toBe(field);
     expect(r.message).toContain(says);
     expect(r.message).toMatch(/^retryThrottlingBudget: /);
@@ -154,7 +144,7 @@ describe('finagleRetryBudget', () => {
       { input: { percentCanRetry: 1000.1 }, field: 'percentCanRetry' },
       { input: { percentCanRetry: -0.1 }, field: 'percentCanRetry' },
     ];
-    for (const { input, field } of table) expect(rejection(() => finagleRetryBudget(input)).field).toBe(field);
+    for (const { input, field } of table) expect(invalidOption(() => finagleRetryBudget(input)).field).toBe(field);
   });
 });
 
@@ -197,8 +187,8 @@ describe('awsRetryQuota', () => {
     q.onFailure(0, false);
     q.allowRetry(0);
     expect(q.available).toBe(15);
-    expect(rejection(() => awsRetryQuota({ retryCost: -5 })).field).toBe('retryCost');
-    expect(rejection(() => awsRetryQuota({ capacity: Infinity })).field).toBe('capacity');
+    expect(invalidOption(() => awsRetryQuota({ retryCost: -5 })).field).toBe('retryCost');
+    expect(invalidOption(() => awsRetryQuota({ capacity: Infinity })).field).toBe('capacity');
   });
 });
 
@@ -245,9 +235,9 @@ describe('keyedBudgets', () => {
   });
 
   it('rejects a missing factory and a bad maxKeys', () => {
-    expect(rejection(() => keyedBudgets(undefined as never)).field).toBe('factory');
-    expect(rejection(() => keyedBudgets(() => retryRatioBudget(), { maxKeys: 0 })).field).toBe('maxKeys');
-    expect(rejection(() => keyedBudgets(() => retryRatioBudget(), { maxKeys: 2.5 })).field).toBe('maxKeys');
+    expect(invalidOption(() => keyedBudgets(undefined as never)).field).toBe('factory');
+    expect(invalidOption(() => keyedBudgets(() => retryRatioBudget(), { maxKeys: 0 })).field).toBe('maxKeys');
+    expect(invalidOption(() => keyedBudgets(() => retryRatioBudget(), { maxKeys: 2.5 })).field).toBe('maxKeys');
   });
 });
 
@@ -275,7 +265,7 @@ describe('budgetFromSpec', () => {
     { input: { kind: 'retry throttling', maxTokens: 2000 }, field: 'policy.budget.maxTokens' },
     { input: { kind: 'retry ratio', countAt: 'later' }, field: 'policy.budget.countAt' },
   ])('rejects $input naming $field', ({ input, field }) => {
-    expect(rejection(() => budgetFromSpec(input, 'policy.budget')).field).toBe(field);
+    expect(invalidOption(() => budgetFromSpec(input, 'policy.budget')).field).toBe(field);
   });
 });
 

@@ -4,10 +4,10 @@ import {
   grpcDurationMs,
   grpcStatusName,
   grpcStatusOf,
-  isInvalidOptionError,
   parseGrpcServiceConfig,
   type Rng,
 } from 'herdless';
+import { invalidOption } from './support/invalid-option.js';
 
 const fixed = (x: number): Rng => ({ random: () => x });
 
@@ -24,15 +24,6 @@ const A6_CONFIG = {
   retryThrottling: { maxTokens: 10, tokenRatio: 0.1 },
 };
 
-function rejection(fn: () => unknown): { field: string; message: string } {
-  try {
-    fn();
-  } catch (error) {
-    if (isInvalidOptionError(error)) return { field: (error as unknown as { field: string }).field, message: error.message };
-    throw error;
-  }
-  throw new Error('expected an InvalidOptionError');
-}
 
 describe('status codes', () => {
   it('maps names (any case) and numbers 0–16 to canonical names', () => {
@@ -67,7 +58,7 @@ describe('durations', () => {
     expect(grpcDurationMs(text)).toBe(ms);
   });
   it.each(['1', '1.s', '.5s', '-1s', '1e3s', '0.1234567891s', ' 1s', '1 s', '1S', 1])('rejects %j', (bad) => {
-    expect(rejection(() => grpcDurationMs(bad, 'x.initialBackoff')).field).toBe('x.initialBackoff');
+    expect(invalidOption(() => grpcDurationMs(bad, 'x.initialBackoff')).field).toBe('x.initialBackoff');
   });
 });
 
@@ -222,14 +213,14 @@ describe('parseGrpcServiceConfig', () => {
     { name: 'broken JSON', input: '{"methodConfig": [', field: 'serviceConfig', says: 'must be valid JSON' },
     { name: 'an array', input: [], field: 'serviceConfig', says: 'must be an object' },
   ])('rejects $name, naming $field', ({ input, field, says }) => {
-    const r = rejection(() => parseGrpcServiceConfig(input));
+    const r = invalidOption(() => parseGrpcServiceConfig(input));
     expect(r.field).toBe(field);
     expect(r.message).toContain(says);
     expect(r.message.startsWith(`parseGrpcServiceConfig: ${field} `)).toBe(true);
   });
 
   it('rejects bad options', () => {
-    expect(rejection(() => parseGrpcServiceConfig(A6_CONFIG, { jitter: 'equal' as never })).field).toBe('options.jitter');
-    expect(rejection(() => parseGrpcServiceConfig(A6_CONFIG, { method: 'Get' })).field).toBe('options.method');
+    expect(invalidOption(() => parseGrpcServiceConfig(A6_CONFIG, { jitter: 'equal' as never })).field).toBe('options.jitter');
+    expect(invalidOption(() => parseGrpcServiceConfig(A6_CONFIG, { method: 'Get' })).field).toBe('options.method');
   });
 });

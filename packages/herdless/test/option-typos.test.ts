@@ -9,12 +9,12 @@ import {
   failureRatio,
   finagleRetryBudget,
   fullJitterBackoff,
-  isInvalidOptionError,
   keyedBudgets,
   proportionalJitterBackoff,
   retryRatioBudget,
   retryThrottlingBudget,
 } from 'herdless';
+import { invalidOption } from './support/invalid-option.js';
 
 // A misspelled option must never fall back silently to its default (constantBackoff({ delay: 5 })
 // would otherwise retry at once: the herd).
@@ -34,14 +34,7 @@ describe('misspelled options are errors that name the option', () => {
     ['awsRetryQuota', () => awsRetryQuota({ cost: 5 } as never), 'awsRetryQuota: cost is not an option'],
     ['keyedBudgets', () => keyedBudgets(() => retryThrottlingBudget(), { max: 5 } as never), 'keyedBudgets: max is not an option'],
   ])('%s', (_name, make, message) => {
-    let thrown: unknown;
-    try {
-      make();
-    } catch (e) {
-      thrown = e;
-    }
-    expect(isInvalidOptionError(thrown)).toBe(true);
-    expect((thrown as Error).message).toContain(message);
+    expect(invalidOption(() => make()).message).toContain(message);
   });
 
   it('an option set to undefined is not a typo', () => {
