@@ -8,8 +8,8 @@ import { buildReport } from '../report/build.js';
 import { FIGURES, LAB_EXPERIMENTS } from '../report/catalog.js';
 import { checkReportDir, writeReport } from '../report/write.js';
 import { parseSeeds } from './seeds.js';
-import { BUDGET_POLICIES, budgetCsv, budgetJson, budgetPolicies, budgetTable, budgetTrace, budgetTraceCsv, budgetTraceJson, configPolicies, grpcPolicy, runBudgetExperiment } from '../experiments/budget.js';
-import { runLayers, type BudgetPolicyName } from 'herdless/sim';
+import { budgetCsv, budgetJson, budgetPolicies, budgetTable, budgetTitle, budgetTraceCsv, budgetTraceJson, configPolicies, grpcPolicy, runBudgetExperiment } from '../experiments/budget.js';
+import { BUDGET_POLICIES, budgetTrace, runLayers, type BudgetPolicyName } from 'herdless/sim';
 import { layersCsv, layersJson, layersTable, layersTitle } from '../experiments/layers.js';
 
 type Format = 'table' | 'json' | 'csv';
@@ -147,7 +147,7 @@ async function budgetCommand(flags: BudgetFlags, io: Io): Promise<void> {
     policies.push(policy);
   }
   const result = runBudgetExperiment({ policies, seeds });
-  printBudget(result, flags.format, `# budget: 10 clients, about 300 new requests/s in all, the downstream down from 5 s to 15 s, seeds ${seedText(seeds)}`, io);
+  printBudget(result, flags.format, budgetTitle(seedText(seeds)), io);
 }
 
 function printBudget(result: ReturnType<typeof runBudgetExperiment>, format: Format, title: string, io: Io): void {

@@ -4,7 +4,6 @@ import {
   BUDGET_POLICIES,
   budgetRow,
   budgetScenario,
-  budgetTrace,
   formatFixed,
   type BudgetPolicyName,
   type BudgetRow,
@@ -154,4 +153,7 @@ export function budgetTraceCsv(trace: BudgetTrace, tickMs = 10): string {
   return `${tokens.join('\n')}\n\n${perSecond.join('\n')}`;
 }
 
-export { BUDGET_POLICIES, budgetTrace };
+/** The header line of the article's budget table for these seeds. */
+export function budgetTitle(seedList: string): string {
+  return `# budget: 10 clients, about 300 new requests/s in all, the downstream down from 5 s to 15 s, seeds ${seedList}`;
+}

@@ -1,6 +1,6 @@
 import { BUDGET_POLICIES, budgetTrace, formatFixed } from 'herdless/sim';
 import { perSecondSpec, tokensSpec, type PerSecondPoint, type TokenPoint } from '../charts/specs.js';
-import { budgetCsv, budgetJson, budgetPolicies, budgetTable, runBudgetExperiment, type BudgetResult } from '../experiments/budget.js';
+import { budgetCsv, budgetJson, budgetPolicies, budgetTable, budgetTitle, runBudgetExperiment, type BudgetResult } from '../experiments/budget.js';
 import { defineExperiment, defineFigure } from './registry.js';
 
 const SEEDS = Array.from({ length: 20 }, (_, i) => i);
@@ -21,7 +21,7 @@ export const budgetExperiment = defineExperiment<BudgetResult>({
   seeds: '0-19',
   run: () => Promise.resolve(runBudgetExperiment({ policies: budgetPolicies(), seeds: SEEDS })),
   table: (result) =>
-    `# budget: 10 clients, about 300 new requests/s in all, the downstream down from 5 s to 15 s, seeds 0-19\n${budgetTable(result)}`,
+    `${budgetTitle('0-19')}\n${budgetTable(result)}`,
   json: budgetJson,
   csv: budgetCsv,
 });
