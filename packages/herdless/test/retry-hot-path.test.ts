@@ -157,3 +157,49 @@ describe('retry(op, options) with the same options object, call after call', () 
     expect(seen).toEqual([1]);
   });
 });
+
+describe('what an operation may return on the plain path', () => {
+  const zero = { maxAttempts: 3, backoff: constantBackoff({ delayMs: 0 }) };
+
+  it('a thenable that is not a promise: its rejection is retried, its value returned', async () => {
+    let calls = 0;
+    const op = (): PromiseLike<string> => {
+      calls++;
+      const outcome = calls === 1 ? Promise.reject(transient()) : Promise.resolve('thenable');
+      return { then: (onFulfilled, onRejected) => outcome.then(onFulfilled, onRejected) };
+    };
+    const pending = retry(op, zero);
+    expect(pending).toBeInstanceOf(Promise);
+    await expect(pending).resolves.toBe('thenable');
+    expect(calls).toBe(2);
+  });
+
+  it('a Promise subclass: chained as a promise, its rejection retried, its value returned', async () => {
+    class TaggedPromise<T> extends Promise<T> {}
+    const op = Object.assign(
+      () => {
+        op.calls++;
+        return op.calls === 1 ? TaggedPromise.reject(transient()) : TaggedPromise.resolve('subclass');
+      },
+      { calls: 0 },
+    );
+    const pending = retry(op, zero);
+    expect(pending).toBeInstanceOf(Promise);
+    await expect(pending).resolves.toBe('subclass');
+    expect(op.calls).toBe(2);
+  });
+
+  it('a plain value, and a synchronous throw (retried like a rejection)', async () => {
+    await expect(retry(() => 7)).resolves.toBe(7);
+    const op = Object.assign(
+      () => {
+        op.calls++;
+        if (op.calls === 1) throw transient();
+        return 'second';
+      },
+      { calls: 0 },
+    );
+    await expect(retry(op, zero)).resolves.toBe('second');
+    expect(op.calls).toBe(2);
+  });
+});
