@@ -3,7 +3,7 @@
 //
 //   npm run bench                     the full run (about 2–3 minutes on 2 cores)
 //   BENCH_QUICK=1 npm run bench       a quick pass for development (fewer rounds, fewer calls)
-//   BENCH_ONLY=success,zero npm run bench   some sections: success, zero, heap, decisions, herd, scale
+//   BENCH_ONLY=success,zero npm run bench   some sections: success, instructions, zero, heap, decisions, herd, scale
 //
 // Needs `node --expose-gc` (the npm script passes it): mitata collects garbage between cases.
 import { execFile } from 'node:child_process';
@@ -14,15 +14,16 @@ import { performance } from 'node:perf_hooks';
 import { benchHeap } from './heap.mjs';
 import { benchHerdScale } from './herd-scale.mjs';
 import { benchHerdTable } from './herd-table.mjs';
+import { SEMI_SPACE_MIB, benchInstructions } from './instructions.mjs';
 import { mmm, pool, spread, times } from './lib/harness.mjs';
 import { heapLabels } from './lib/subjects.mjs';
 
 const quick = process.env.BENCH_QUICK === '1' || process.argv.includes('--quick');
-const only = new Set((process.env.BENCH_ONLY ?? 'success,zero,heap,decisions,herd,scale').split(','));
+const only = new Set((process.env.BENCH_ONLY ?? 'success,instructions,zero,heap,decisions,herd,scale').split(','));
 // In-process sections run in `processes` fresh processes of `rounds` rounds each, pooled.
 const settings = quick
-  ? { processes: 1, rounds: 3, decisionRounds: 2, minCpuMs: 40, heapRounds: 1, heapCalls: 200_000, herdRounds: 2, scaleRounds: 1 }
-  : { processes: 3, rounds: 6, decisionRounds: 3, minCpuMs: 25, heapRounds: 2, heapCalls: 1_000_000, herdRounds: 5, scaleRounds: 3 };
+  ? { processes: 1, rounds: 3, decisionRounds: 2, minCpuMs: 40, heapRounds: 1, heapCalls: 200_000, herdRounds: 2, scaleRounds: 1, instructionRepeats: 1, instructionCalls: [20_000, 60_000] }
+  : { processes: 3, rounds: 6, decisionRounds: 3, minCpuMs: 25, heapRounds: 2, heapCalls: 1_000_000, herdRounds: 5, scaleRounds: 3, instructionRepeats: 3, instructionCalls: [50_000, 150_000] };
 const BARE = 'bare await op()';
 
 /** Runs an in-process section in `settings.processes` fresh processes, one after another. */
@@ -94,6 +95,38 @@ if (only.has('success')) {
   );
   print();
   timings.success = performance.now() - started;
+}
+
+if (only.has('instructions')) {
+  const started = performance.now();
+  const r = (results.instructions = await benchInstructions({ repeats: settings.instructionRepeats, calls: settings.instructionCalls }));
+  print('## 1b. Success path in machine instructions and bytes allocated (valgrind: figures noise cannot move)');
+  print();
+  if (r.skipped !== undefined) {
+    print(`Skipped: ${r.skipped}.`);
+  } else {
+    const bare = r.perCall[BARE].median;
+    const cockatiel = r.perCall['cockatiel 3 retry().execute(op)'].median;
+    table(
+      ['subject', 'instructions per call', 'each run', '× bare', '× cockatiel', 'bytes allocated per call'],
+      Object.entries(r.perCall).map(([name, x]) => [
+        name,
+        x.median.toFixed(0),
+        x.runs.map((v) => v.toFixed(0)).join(', '),
+        times(x.median / bare),
+        times(x.median / cockatiel),
+        x.bytes.toFixed(0),
+      ]),
+    );
+    print(
+      `${r.valgrind} (cachegrind, no cache simulation), \`node --predictable\` with ${SEMI_SPACE_MIB} MiB semi-spaces (no helper threads, fixed seeds, and no GC during the run: the count is the calls' own work, the GC's share follows from the bytes allocated); per call = (instructions with ` +
+        `${settings.instructionCalls[1].toLocaleString('en')} calls − with ${settings.instructionCalls[0].toLocaleString('en')}) ÷ the difference, ` +
+        `after 20,000 warm-up calls; median of ${settings.instructionRepeats} run${settings.instructionRepeats > 1 ? 's' : ''}. ` +
+        'Instructions are not time (a cache miss costs more than an add), but they are what a change to the code changes.',
+    );
+  }
+  print();
+  timings.instructions = performance.now() - started;
 }
 
 if (only.has('zero')) {

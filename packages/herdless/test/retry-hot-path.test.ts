@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ManualClock, constantBackoff, createRetry, isRetryError, retry, type RetryOptions } from 'herdless';
+import { InvalidOptionError, ManualClock, constantBackoff, createRetry, isRetryError, retry, type RetryBudget, type RetryOptions } from 'herdless';
+import { RETRY_POLICY_KEYS } from '../src/runtime/retry.js';
 import { invalidOption } from './support/invalid-option.js';
 
 const transient = (): Error => Object.assign(new Error('blip'), { code: 'ECONNRESET' });
@@ -93,16 +94,21 @@ describe('retry(op, options) with the same options object, call after call', () 
     await expect(retry(() => 'again', options)).resolves.toBe('again');
   });
 
-  // Every option, made invalid after the object's first use: the next call must notice (so every
-  // field is compared), throw naming it, and cache nothing.
-  const invalid: [keyof RetryOptions, unknown][] = [
+  // Every option, made invalid once the object is in use (seen twice: the inline path). The options
+  // that decide how a call starts are compared on every call: the next call throws, synchronously.
+  // The others are compared when an attempt fails: a call that succeeds does not need them; a call
+  // whose attempt fails rejects with the error, naming the field, before any retry. Nothing invalid
+  // is cached: fixed, the object works again.
+  const startOptions: [keyof RetryOptions, unknown][] = [
+    ['deadlineMs', 0],
+    ['attemptTimeoutMs', -5],
+    ['budget', {}],
+  ];
+  const failureOptions: [keyof RetryOptions, unknown][] = [
     ['maxAttempts', 0],
     ['backoff', 'none'],
     ['retryable', 5],
     ['maxRetryAfterMs', -1],
-    ['deadlineMs', 0],
-    ['attemptTimeoutMs', -5],
-    ['budget', {}],
     ['random', {}],
     ['clock', {}],
     ['unref', 'yes'],
@@ -110,12 +116,76 @@ describe('retry(op, options) with the same options object, call after call', () 
     ['onGiveUp', 5],
     ['onHookError', 5],
   ];
-  it.each(invalid)('%s changed to an invalid value after first use: the next call throws naming it', async (field, value) => {
+  it('covers every option', () => {
+    const named = [...startOptions, ...failureOptions].map(([field]) => field).sort();
+    expect(named).toEqual([...RETRY_POLICY_KEYS, 'onRetry', 'onGiveUp'].sort());
+  });
+
+  it.each(startOptions)('%s made invalid once the object is in use: the next call throws naming it', async (field, value) => {
+    const options: RetryOptions = { maxAttempts: 2, backoff: constantBackoff() };
+    await retry(() => 1, options);
+    await retry(() => 1, options);
+    const valid = (options as Record<string, unknown>)[field];
+    (options as Record<string, unknown>)[field] = value;
+    expect(invalidOption(() => retry(() => 1, options)).message).toMatch(new RegExp(`^retry: ${field} `));
+    (options as Record<string, unknown>)[field] = valid;
+    await expect(retry(() => 'again', options)).resolves.toBe('again');
+  });
+
+  it.each(failureOptions)('%s made invalid once the object is in use: a failed attempt rejects naming it, before any retry', async (field, value) => {
     const options: RetryOptions = { maxAttempts: 2, backoff: constantBackoff() };
     await retry(() => 1, options);
     await retry(() => 1, options);
     (options as Record<string, unknown>)[field] = value;
-    expect(invalidOption(() => retry(() => 1, options)).message).toMatch(new RegExp(`^retry: ${field} `));
+    // A call that succeeds reads none of them.
+    await expect(retry(() => 'fine', options)).resolves.toBe('fine');
+    const op = alwaysFails();
+    const error = await retry(op, options).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidOptionError);
+    expect((error as Error).message).toMatch(new RegExp(`^retry: ${field} `));
+    expect(op.calls).toBe(1);
+    // A synchronous throw of the first attempt takes the same way.
+    const throws = () => {
+      throw transient();
+    };
+    await expect(retry(throws, options)).rejects.toBeInstanceOf(InvalidOptionError);
+    // Fixed: the object works again, and retries.
+    delete (options as Record<string, unknown>)[field];
+    options.maxAttempts = 2;
+    options.backoff = constantBackoff();
+    const again = alwaysFails();
+    expect(isRetryError(await retry(again, options).catch((e: unknown) => e), 'exhausted')).toBe(true);
+    expect(again.calls).toBe(2);
+  });
+
+  it('a start option changed while a call runs: that call keeps its start, the next call takes the change', async () => {
+    const attempts: boolean[] = [];
+    const counting: RetryBudget = {
+      name: 'counting',
+      onAttempt: (_now, isRetry) => attempts.push(isRetry),
+      onSuccess: () => undefined,
+      onFailure: () => undefined,
+      allowRetry: () => true,
+    };
+    const options: RetryOptions = { maxAttempts: 3, backoff: constantBackoff() };
+    await retry(() => 1, options);
+    await retry(() => 1, options);
+    let calls = 0;
+    const value = await retry(() => {
+      calls++;
+      if (calls === 1) {
+        options.budget = counting;
+        options.maxAttempts = 2;
+        return Promise.reject(transient());
+      }
+      return 'kept';
+    }, options);
+    // The running call began without a budget: it reports nothing to it, but it does take the new maxAttempts.
+    expect([value, calls, attempts]).toEqual(['kept', 2, []]);
+    const next = alwaysFails();
+    await retry(next, options).catch(() => undefined);
+    expect(next.calls).toBe(2);
+    expect(attempts).toEqual([false, true]);
   });
 
   it('two objects used in turn each keep their own policy', async () => {

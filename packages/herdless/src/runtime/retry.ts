@@ -23,7 +23,8 @@ export interface RetryContext {
    * Aborts when the caller's `signal` aborts (reason: the caller's reason) or when this attempt
    * runs out of time (`attemptTimeoutMs` or the call's deadline; reason: an `AttemptTimeoutError`).
    * Pass it on to `fetch()` and the like. It is created on first read, so an operation that never
-   * reads it costs nothing.
+   * reads it costs nothing. On a call that nothing can abort (no `signal`, `deadlineMs` or
+   * `attemptTimeoutMs`) it is a signal that never aborts — on the first attempt, a new one at each read.
    */
   readonly signal: AbortSignal;
 }
@@ -120,7 +121,20 @@ interface Runner {
   readonly onHookError: ((error: unknown, hook: HookName) => void) | undefined;
   /** No deadline and no attempt timeout: without a signal, the call needs no guard at all. */
   readonly plain: boolean;
+  /** `plain` and no budget: a call without a signal touches nothing of the runner until an attempt fails. */
+  readonly lean: boolean;
+  /**
+   * The plain path's handler of a failed first attempt, made once per runner: each call binds it to
+   * its operation (`this`), one small allocation where a closure over (operation, runner) is two.
+   */
+  readonly afterFirst: (this: RetryOperation<unknown>, error: unknown) => Promise<unknown>;
 }
+
+/**
+ * The runner a failed first attempt carries on with. A runner of `retry(op, options)` re-reads its
+ * options object here (see {@link reread}); the others are final.
+ */
+type Recheck = () => Runner;
 
 /**
  * The option names of `retry()` that shape the policy (everything but the hooks `onRetry`/`onGiveUp`
@@ -154,7 +168,7 @@ function hasMethods(value: unknown, names: readonly string[]): boolean {
   return true;
 }
 
-function parseRunner(options: RetryOptions, owner: string, allowSignal: boolean): Runner {
+function parseRunner(options: RetryOptions, owner: string, allowSignal: boolean, recheck?: Recheck): Runner {
   // createRetry() hands its policy out (frozen); retry()'s lives for one call.
   const policy = allowSignal ? readRetryPolicy(options, owner) : parseRetryPolicy(options, owner);
   for (const key in options) {
@@ -172,8 +186,9 @@ function parseRunner(options: RetryOptions, owner: string, allowSignal: boolean)
   }
   const unref = options.unref;
   if (unref !== undefined && typeof unref !== 'boolean') throw new InvalidOptionError(owner, 'unref', unref, 'must be a boolean');
+  const plain = policy.deadlineMs === Infinity && policy.attemptTimeoutMs === Infinity;
   // Internal and never handed out, so not frozen: retry(op, options) builds one per call.
-  return {
+  const runner: Runner = {
     policy,
     random: random ?? systemRandom,
     clock: clock ?? systemScheduler,
@@ -181,8 +196,25 @@ function parseRunner(options: RetryOptions, owner: string, allowSignal: boolean)
     onRetry: functionOption(owner, 'onRetry', options.onRetry),
     onGiveUp: functionOption(owner, 'onGiveUp', options.onGiveUp),
     onHookError: functionOption(owner, 'onHookError', options.onHookError),
-    plain: policy.deadlineMs === Infinity && policy.attemptTimeoutMs === Infinity,
+    plain,
+    lean: plain && policy.budget === undefined,
+    afterFirst:
+      recheck === undefined
+        ? function (this: RetryOperation<unknown>, error: unknown) {
+            return runPlain(this, runner, 2, error);
+          }
+        : function (this: RetryOperation<unknown>, error: unknown) {
+            let current: Runner;
+            try {
+              current = recheck();
+            } catch (invalid) {
+              // Never a synchronous throw (a first attempt's own throw comes here from retry()).
+              return Promise.reject(invalid);
+            }
+            return runPlain(this, current, 2, error);
+          },
   };
+  return runner;
 }
 
 function checkSignal(owner: string, signal: unknown): AbortSignal | undefined {
@@ -193,7 +225,8 @@ function checkSignal(owner: string, signal: unknown): AbortSignal | undefined {
   return signal as AbortSignal;
 }
 
-let defaultRunner: Runner | undefined;
+/** The runner of `retry(op)`: the defaults, known to be valid. */
+const DEFAULT_RUNNER = parseRunner({}, 'retry', false);
 
 /**
  * What `retry(op, options)` remembers of an options object it has validated: every option's value
@@ -218,45 +251,50 @@ const ringOptions: (object | undefined)[] = [undefined, undefined, undefined, un
 const ringCached: (CachedRunner | undefined)[] = [undefined, undefined, undefined, undefined];
 const ringReused: boolean[] = [false, false, false, false];
 let ringNext = 0;
-/** The slot of the last ring hit. */
-let lastHitSlot = 0;
 const reusedRunners = new WeakMap<object, CachedRunner>();
 
 /**
- * The runner for `options`, validated on first sight. The object may be mutated between calls, so
- * each call compares every option's current value with the one validated (a dozen property reads):
- * any change is validated afresh, before the call, exactly as a new object would be.
+ * The object the last call found in the cache, and its entry: `retry()` checks it inline first, the
+ * same object as last time being the commonest case by far. Only an object seen at least twice
+ * becomes the last (a fresh literal per call never does, and costs nothing here).
+ */
+const last: { options: object | undefined; cached: CachedRunner | undefined } = { options: undefined, cached: undefined };
+
+/**
+ * The runner for `options`: validated on first sight, and compared field by field with what was
+ * validated on every later sight that comes here — any change is validated afresh, before the call,
+ * exactly as a new object would be. (The inline path of `retry()` compares less; see {@link reread}.)
  */
 function runnerFor(options: RetryOptions): Runner {
-  // The slot of the last hit first: the same object as last time is the commonest case.
-  if (ringOptions[lastHitSlot] === options) {
-    const cached = ringCached[lastHitSlot]!;
-    if (unchanged(cached, options)) return cached.runner;
-  }
   for (let i = 0; i < RING_SIZE; i++) {
     if (ringOptions[i] === options) {
-      const cached = ringCached[i]!;
-      if (!unchanged(cached, options)) return revalidate(i, options);
       ringReused[i] = true;
-      lastHitSlot = i;
-      return cached.runner;
+      if (!unchanged(ringCached[i]!, options)) ringCached[i] = remember(options);
+      return becomeLast(options, ringCached[i]!).runner;
     }
   }
   return admit(options);
 }
 
-/** A ring entry whose object changed since it was validated: validate it again. */
-function revalidate(slot: number, options: RetryOptions): Runner {
-  const cached = remember(options);
-  ringCached[slot] = cached;
-  ringReused[slot] = true;
-  return cached.runner;
+/** A reused object's entry becomes the last, if its calls can take the inline path (lean runners only). */
+function becomeLast(options: RetryOptions, cached: CachedRunner): CachedRunner {
+  const lean = cached.runner.lean;
+  last.options = lean ? options : undefined;
+  last.cached = lean ? cached : undefined;
+  return cached;
 }
 
 /** An object not in the ring (kept apart from runnerFor so that its hit path stays small). */
 function admit(options: RetryOptions): Runner {
-  let cached = reusedRunners.get(options);
-  if (cached === undefined || !unchanged(cached, options)) cached = remember(options);
+  const known = reusedRunners.get(options);
+  let cached: CachedRunner;
+  if (known === undefined) {
+    cached = remember(options);
+  } else {
+    // Known to be reused: it may become the last.
+    cached = unchanged(known, options) ? known : remember(options);
+    becomeLast(options, cached);
+  }
   // Into the ring; the object it pushes out goes to the WeakMap if it was found there again.
   const slot = ringNext;
   ringNext = slot === RING_SIZE - 1 ? 0 : slot + 1;
@@ -264,8 +302,34 @@ function admit(options: RetryOptions): Runner {
   if (evicted !== undefined && ringReused[slot]) reusedRunners.set(evicted, ringCached[slot]!);
   ringOptions[slot] = options;
   ringCached[slot] = cached;
-  ringReused[slot] = false;
+  ringReused[slot] = known !== undefined;
   return cached.runner;
+}
+
+/** The options that decide how a call starts: compared on every call, even on the inline path. */
+function sameStart(c: CachedRunner, o: RetryOptions): boolean {
+  return c.deadlineMs === o.deadlineMs && c.attemptTimeoutMs === o.attemptTimeoutMs && c.budget === o.budget;
+}
+
+/**
+ * A call that took the inline path (only the start options compared) and whose first attempt failed:
+ * the runner it carries on with, the options object read again. Unchanged since `entry` was
+ * validated: `entry`'s runner. Changed: validated afresh (an invalid value throws, and the call
+ * rejects with that error) and cached in `entry`'s place. If the start options themselves changed
+ * while the call ran, the call keeps the start it had (it began without a deadline, a timeout or a
+ * budget, and cannot take one on halfway); the next call reads everything anew.
+ */
+function reread(entry: CachedRunner, options: RetryOptions): Runner {
+  if (unchanged(entry, options)) return entry.runner;
+  if (!sameStart(entry, options)) {
+    const asStarted = { ...options, deadlineMs: entry.deadlineMs, attemptTimeoutMs: entry.attemptTimeoutMs, budget: entry.budget, signal: undefined };
+    return parseRunner(asStarted as RetryOptions, 'retry', true);
+  }
+  const fresh = remember(options);
+  for (let i = 0; i < RING_SIZE; i++) if (ringCached[i] === entry) ringCached[i] = fresh;
+  if (last.cached === entry) last.cached = fresh;
+  if (reusedRunners.get(options) === entry) reusedRunners.set(options, fresh);
+  return fresh.runner;
 }
 
 function unchanged(c: CachedRunner, o: RetryOptions): boolean {
@@ -287,9 +351,10 @@ function unchanged(c: CachedRunner, o: RetryOptions): boolean {
 }
 
 function remember(o: RetryOptions): CachedRunner {
-  return {
-    // Validates (and throws) first: nothing invalid is ever cached.
-    runner: parseRunner(o, 'retry', true),
+  // Validates (and throws) first: nothing invalid is ever cached.
+  const runner = parseRunner(o, 'retry', true, () => reread(entry, o));
+  const entry: CachedRunner = {
+    runner,
     maxAttempts: o.maxAttempts,
     backoff: o.backoff,
     retryable: o.retryable,
@@ -304,6 +369,7 @@ function remember(o: RetryOptions): CachedRunner {
     onGiveUp: o.onGiveUp,
     onHookError: o.onHookError,
   };
+  return entry;
 }
 
 /**
@@ -329,15 +395,20 @@ function remember(o: RetryOptions): CachedRunner {
  * from them never changes the outcome and never becomes an unhandled rejection — it goes to
  * `onHookError`, or else to a process warning.
  *
- * An options object is validated the first time `retry()` sees it. Passed again (the same object,
- * as a hot path does), it costs a dozen field comparisons: a field changed since is noticed and
- * validated before the call; only a misspelt key *added* to an object already used goes unreported.
- * The call's `signal` is read afresh on every call. {@link createRetry} validates once, up front.
+ * An options object is validated the first time `retry()` sees it, and normalised once. Passed again
+ * (the same object, as a hot path does), it is re-read when its options are needed, and a change is
+ * validated before it is used: `signal`, `deadlineMs`, `attemptTimeoutMs` and `budget` decide how a
+ * call starts and are compared on every call (an invalid value throws at once); the others matter
+ * only once an attempt has failed and are compared then, before any retry — an invalid value there
+ * rejects that call with the `InvalidOptionError`, and a call that succeeds never reads them. Only a
+ * misspelt key *added* to an object already in use goes unreported. {@link createRetry} validates
+ * once, up front, and is not re-read.
  *
  * @param operation called once per attempt with `{ attempt, signal }`.
  * @param options see {@link RetryOptions}; each field documents its unit (ms) and default.
  * @throws InvalidOptionError (synchronously) for an `operation` that is not a function or an
- *   invalid option — the message names the field and the value.
+ *   invalid option — the message names the field and the value. (A reused options object changed
+ *   to an invalid value after its first use: see above for when it is reported.)
  * @example
  * ```ts
  * const user = await retry(async ({ signal }) => {
@@ -349,8 +420,12 @@ function remember(o: RetryOptions): CachedRunner {
  */
 export function retry<T>(operation: RetryOperation<T>, options?: RetryOptions): Promise<T> {
   if (typeof operation !== 'function') throw new InvalidOptionError('retry', 'operation', operation, 'must be a function');
-  if (options === undefined) {
-    return startPlain(operation, (defaultRunner ??= parseRunner({}, 'retry', false)));
+  if (options === undefined) return startLean(operation, DEFAULT_RUNNER);
+  // The same object as last time, on the lean path: only the options that decide how the call
+  // starts are compared now; the rest when (and if) an attempt fails — see reread().
+  if (options === last.options && options.signal === undefined) {
+    const cached = last.cached!;
+    if (sameStart(cached, options)) return startLean(operation, cached.runner);
   }
   // Anything but a plain object is left to parseRunner to reject (never cached).
   const runner = typeof options === 'object' && options !== null ? runnerFor(options) : parseRunner(options, 'retry', true);
@@ -397,8 +472,21 @@ function checkCallOptions(callOptions: RetryCallOptions): AbortSignal | undefine
 // ─── the shell ──────────────────────────────────────────────────────────────────────────────────
 
 /**
- * An attempt's context on the plain path, where nothing can abort it: a never-aborting signal, made
- * on first read, so an operation that ignores it costs nothing.
+ * The first attempt's context on the plain path, shared by every call: nothing can abort a plain
+ * attempt, so any never-aborting signal will do. Each read makes a fresh one (a signal is never
+ * shared between calls: listeners a consumer leaves on it must not pile up), and an operation that
+ * ignores the signal costs nothing — not even the context's allocation.
+ */
+const FIRST_PLAIN_CONTEXT: RetryContext = Object.freeze({
+  attempt: 1,
+  get signal(): AbortSignal {
+    return new AbortController().signal;
+  },
+});
+
+/**
+ * A later attempt's context on the plain path, where nothing can abort it: a never-aborting signal,
+ * made on first read, so an operation that ignores it costs nothing.
  */
 class PlainContext implements RetryContext {
   readonly attempt: number;
@@ -575,23 +663,27 @@ function aborted(runner: Runner, attempts: number, signal: AbortSignal): unknown
   return reason;
 }
 
-/**
- * The lean path: no signal, no deadline, no attempt timeout. The first attempt is chained with one
- * `.then()` instead of an async function: on success that is one promise and one hop less, which
- * is most of what retry() costs over a bare `await operation()`.
- */
+/** The plain path (no signal, no deadline, no attempt timeout): lean, or the loop when a budget counts every attempt. */
 function startPlain<T>(operation: RetryOperation<T>, runner: Runner): Promise<T> {
-  if (runner.policy.budget !== undefined) return runPlain(operation, runner, 1, undefined);
+  return runner.lean ? startLean(operation, runner) : runPlain(operation, runner, 1, undefined);
+}
+
+/**
+ * The lean path: no signal, no deadline, no attempt timeout, no budget. The first attempt is
+ * chained with one `.then()` instead of an async function: on success that is one promise and one
+ * hop less, which is most of what retry() costs over a bare `await operation()`.
+ */
+function startLean<T>(operation: RetryOperation<T>, runner: Runner): Promise<T> {
   let result: T | PromiseLike<T>;
   try {
-    result = operation(new PlainContext(1));
+    result = operation(FIRST_PLAIN_CONTEXT);
   } catch (error) {
-    return runPlain(operation, runner, 2, error);
+    return runner.afterFirst.call(operation, error) as Promise<T>;
   }
   // A native promise (what an async operation returns) is chained as it is: Promise.resolve() would
   // hand back the same object after a constructor lookup, measurably dearer on this path.
   const settled = result instanceof Promise ? (result as Promise<T>) : Promise.resolve(result);
-  return settled.then(undefined, (error: unknown) => runPlain(operation, runner, 2, error));
+  return settled.then(undefined, runner.afterFirst.bind(operation)) as Promise<T>;
 }
 
 /**
