@@ -124,17 +124,14 @@ interface Runner {
   /** `plain` and no budget: a call without a signal touches nothing of the runner until an attempt fails. */
   readonly lean: boolean;
   /**
-   * The plain path's handler of a failed first attempt, made once per runner: each call binds it to
-   * its operation (`this`), one small allocation where a closure over (operation, runner) is two.
+   * The cache entry of `retry(op, options)` this runner was made for: after a failed first attempt
+   * on the lean path, the options object is re-read (see {@link reread}). `undefined` for a final
+   * runner (createRetry, the defaults).
    */
-  readonly afterFirst: (this: RetryOperation<unknown>, error: unknown) => Promise<unknown>;
+  readonly source: CachedRunner | undefined;
 }
 
-/**
- * The runner a failed first attempt carries on with. A runner of `retry(op, options)` re-reads its
- * options object here (see {@link reread}); the others are final.
- */
-type Recheck = () => Runner;
+
 
 /**
  * The option names of `retry()` that shape the policy (everything but the hooks `onRetry`/`onGiveUp`
@@ -168,7 +165,12 @@ function hasMethods(value: unknown, names: readonly string[]): boolean {
   return true;
 }
 
-function parseRunner(options: RetryOptions, owner: string, allowSignal: boolean, recheck?: Recheck): Runner {
+/**
+ * Validates `options` and builds their runner. `source`: the cache entry being made for `options`
+ * by `retry(op, options)`, whose runner re-reads the object after a failed first attempt (see
+ * {@link reread}); without it (createRetry, the defaults) the runner is final.
+ */
+function parseRunner(options: RetryOptions, owner: string, allowSignal: boolean, source?: CachedRunner): Runner {
   // createRetry() hands its policy out (frozen); retry()'s lives for one call.
   const policy = allowSignal ? readRetryPolicy(options, owner) : parseRetryPolicy(options, owner);
   for (const key in options) {
@@ -198,21 +200,7 @@ function parseRunner(options: RetryOptions, owner: string, allowSignal: boolean,
     onHookError: functionOption(owner, 'onHookError', options.onHookError),
     plain,
     lean: plain && policy.budget === undefined,
-    afterFirst:
-      recheck === undefined
-        ? function (this: RetryOperation<unknown>, error: unknown) {
-            return runPlain(this, runner, 2, error);
-          }
-        : function (this: RetryOperation<unknown>, error: unknown) {
-            let current: Runner;
-            try {
-              current = recheck();
-            } catch (invalid) {
-              // Never a synchronous throw (a first attempt's own throw comes here from retry()).
-              return Promise.reject(invalid);
-            }
-            return runPlain(this, current, 2, error);
-          },
+    source,
   };
   return runner;
 }
@@ -231,9 +219,10 @@ const DEFAULT_RUNNER = parseRunner({}, 'retry', false);
 /**
  * What `retry(op, options)` remembers of an options object it has validated: every option's value
  * as read then (one field per option of {@link RetrierOptions}, so a new option fails to compile
- * here until `remember` records it — and `unchanged` must compare it too), and the runner.
+ * here until `remember` records it — and `unchanged` must compare it too), the runner, and the object
+ * itself, to re-read it after a failed first attempt (a WeakMap value may point at its key).
  */
-type CachedRunner = { readonly [K in keyof RetrierOptions]-?: unknown } & { readonly runner: Runner };
+type CachedRunner = { readonly [K in keyof RetrierOptions]-?: unknown } & { readonly runner: Runner; readonly options: RetryOptions };
 
 /**
  * Runners of the options objects `retry()` has seen. A caller on a hot path passes the same object
@@ -351,10 +340,9 @@ function unchanged(c: CachedRunner, o: RetryOptions): boolean {
 }
 
 function remember(o: RetryOptions): CachedRunner {
-  // Validates (and throws) first: nothing invalid is ever cached.
-  const runner = parseRunner(o, 'retry', true, () => reread(entry, o));
-  const entry: CachedRunner = {
-    runner,
+  const entry: { -readonly [K in keyof CachedRunner]: CachedRunner[K] } = {
+    runner: DEFAULT_RUNNER, // replaced just below, once the object has been validated
+    options: o,
     maxAttempts: o.maxAttempts,
     backoff: o.backoff,
     retryable: o.retryable,
@@ -369,6 +357,8 @@ function remember(o: RetryOptions): CachedRunner {
     onGiveUp: o.onGiveUp,
     onHookError: o.onHookError,
   };
+  // Validates (and throws): nothing invalid is ever cached.
+  entry.runner = parseRunner(o, 'retry', true, entry);
   return entry;
 }
 
@@ -663,6 +653,20 @@ function aborted(runner: Runner, attempts: number, signal: AbortSignal): unknown
   return reason;
 }
 
+/** The lean path after a failed first attempt: the options re-read if they come from a reused object, then the loop. */
+function afterFirst<T>(operation: RetryOperation<T>, runner: Runner, error: unknown): Promise<T> {
+  const source = runner.source;
+  if (source === undefined) return runPlain(operation, runner, 2, error);
+  let current: Runner;
+  try {
+    current = reread(source, source.options as RetryOptions);
+  } catch (invalid) {
+    // Never a synchronous throw (a first attempt's own throw comes here from retry()).
+    return Promise.reject(invalid);
+  }
+  return runPlain(operation, current, 2, error);
+}
+
 /** The plain path (no signal, no deadline, no attempt timeout): lean, or the loop when a budget counts every attempt. */
 function startPlain<T>(operation: RetryOperation<T>, runner: Runner): Promise<T> {
   return runner.lean ? startLean(operation, runner) : runPlain(operation, runner, 1, undefined);
@@ -678,12 +682,12 @@ function startLean<T>(operation: RetryOperation<T>, runner: Runner): Promise<T> 
   try {
     result = operation(FIRST_PLAIN_CONTEXT);
   } catch (error) {
-    return runner.afterFirst.call(operation, error) as Promise<T>;
+    return afterFirst(operation, runner, error);
   }
   // A native promise (what an async operation returns) is chained as it is: Promise.resolve() would
   // hand back the same object after a constructor lookup, measurably dearer on this path.
   const settled = result instanceof Promise ? (result as Promise<T>) : Promise.resolve(result);
-  return settled.then(undefined, runner.afterFirst.bind(operation)) as Promise<T>;
+  return settled.then(undefined, (error: unknown) => afterFirst(operation, runner, error));
 }
 
 /**
