@@ -18,8 +18,10 @@ import {
   type RetryBudget,
   type RetryContext,
   type RetryError,
+  type RetryOptions,
   type Scheduler,
 } from 'herdless';
+import { invalidOption } from './support/invalid-option.js';
 
 const noWait = constantBackoff();
 const fail = (label: string, status = 503): Error => Object.assign(new Error(label), { status });
@@ -698,8 +700,26 @@ describe('options', () => {
     expect((thrown as Error).message).toContain(error);
   });
 
-  it('the operation must be a function', () => {
-    expect(() => retry(5 as never)).toThrow('retry: operation must be a function, got 5');
+  // On every path — lean (where the call itself finds out), cached, guarded, createRetry — the throw is
+  // synchronous, names the owner, and nothing is retried.
+  it.each([5, null, undefined, 'op', { then: () => 1 }])('the operation must be a function: %o', (operation) => {
+    const shared: RetryOptions = { maxAttempts: 2 };
+    retry(() => 1, shared);
+    retry(() => 1, shared);
+    const lean = createRetry({ maxAttempts: 2 });
+    const guarded = createRetry({ deadlineMs: 1000 });
+    const calls: [string, () => unknown][] = [
+      ['retry', () => retry(operation as never)],
+      ['retry', () => retry(operation as never, { maxAttempts: 2 })],
+      ['retry', () => retry(operation as never, shared)],
+      ['retry', () => retry(operation as never, { signal: new AbortController().signal })],
+      ['createRetry', () => lean(operation as never)],
+      ['createRetry', () => lean(operation as never, { signal: new AbortController().signal })],
+      ['createRetry', () => guarded(operation as never)],
+    ];
+    for (const [owner, call] of calls) {
+      expect(invalidOption(call).message).toMatch(new RegExp(`^${owner}: operation must be a function, got `));
+    }
   });
 
   it('createRetry normalises once, exposes the frozen policy, and takes the signal per call', async () => {

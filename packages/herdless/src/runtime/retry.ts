@@ -119,6 +119,8 @@ interface Runner {
   readonly onRetry: ((event: RetryEvent) => unknown) | undefined;
   readonly onGiveUp: ((event: GiveUpEvent) => unknown) | undefined;
   readonly onHookError: ((error: unknown, hook: HookName) => void) | undefined;
+  /** `retry` or `createRetry`: the name errors give. */
+  readonly owner: string;
   /** No deadline and no attempt timeout: without a signal, the call needs no guard at all. */
   readonly plain: boolean;
   /** `plain` and no budget: a call without a signal touches nothing of the runner until an attempt fails. */
@@ -191,6 +193,7 @@ function parseRunner(options: RetryOptions, owner: string, allowSignal: boolean,
   const plain = policy.deadlineMs === Infinity && policy.attemptTimeoutMs === Infinity;
   // Internal and never handed out, so not frozen: retry(op, options) builds one per call.
   const runner: Runner = {
+    owner,
     policy,
     random: random ?? systemRandom,
     clock: clock ?? systemScheduler,
@@ -409,8 +412,9 @@ function remember(o: RetryOptions): CachedRunner {
  * ```
  */
 export function retry<T>(operation: RetryOperation<T>, options?: RetryOptions): Promise<T> {
-  if (typeof operation !== 'function') throw new InvalidOptionError('retry', 'operation', operation, 'must be a function');
+  // The lean path checks `operation` itself, for free (see startLean).
   if (options === undefined) return startLean(operation, DEFAULT_RUNNER);
+  if (typeof operation !== 'function') throw new InvalidOptionError('retry', 'operation', operation, 'must be a function');
   // The same object as last time, on the lean path: only the options that decide how the call
   // starts are compared now; the rest when (and if) an attempt fails — see reread().
   if (options === last.options && options.signal === undefined) {
@@ -438,6 +442,8 @@ export function retry<T>(operation: RetryOperation<T>, options?: RetryOptions): 
 export function createRetry(options: RetrierOptions = {}): Retrier {
   const runner = parseRunner(options, 'createRetry', false);
   const retrier = <T>(operation: RetryOperation<T>, callOptions?: RetryCallOptions): Promise<T> => {
+    // The lean path checks `operation` itself, for free (see startLean).
+    if (callOptions === undefined && runner.lean) return startLean(operation, runner);
     if (typeof operation !== 'function') throw new InvalidOptionError('createRetry', 'operation', operation, 'must be a function');
     const signal = callOptions === undefined ? undefined : checkCallOptions(callOptions);
     return signal === undefined && runner.plain ? startPlain(operation, runner) : runGuarded(operation, runner, signal);
@@ -682,6 +688,10 @@ function startLean<T>(operation: RetryOperation<T>, runner: Runner): Promise<T> 
   try {
     result = operation(FIRST_PLAIN_CONTEXT);
   } catch (error) {
+    // Calling a non-function throws before anything runs: checked here rather than before the call,
+    // where the check is not free (the call checks its target anyway). The throw is synchronous,
+    // as on every other path.
+    if (typeof operation !== 'function') throw new InvalidOptionError(runner.owner, 'operation', operation, 'must be a function');
     return afterFirst(operation, runner, error);
   }
   // A native promise (what an async operation returns) is chained as it is: Promise.resolve() would
