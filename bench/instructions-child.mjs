@@ -2,10 +2,10 @@
 // JIT has settled, then make `calls` sequential successful calls, print the bytes they allocated,
 // and exit. Started with a young generation large enough that no GC runs at all, so the heap's
 // growth over the calls is what they allocated. Nothing is timed here.
-import { op, successSubjects } from './lib/subjects.mjs';
+import { breakerSubjects, op, successSubjects } from './lib/subjects.mjs';
 
 const [name, warmupArg, callsArg] = process.argv.slice(2);
-const call = successSubjects()[name];
+const call = { ...successSubjects(), ...breakerSubjects() }[name];
 if (call === undefined) throw new Error(`no success subject named ${JSON.stringify(name)}`);
 const warmup = Number(warmupArg);
 const calls = Number(callsArg);

@@ -10,10 +10,10 @@ import { execFile } from 'node:child_process';
 import os from 'node:os';
 import { promisify } from 'node:util';
 import { median } from './lib/harness.mjs';
-import { successSubjects } from './lib/subjects.mjs';
+import { breakerSubjects, successSubjects } from './lib/subjects.mjs';
 
 const run = promisify(execFile);
-/** The subjects counted: the baseline, the floor, herdless's three success paths and cockatiel (the two targets). */
+/** The subjects counted: the baseline, the floor, herdless's three success paths and cockatiel (the two targets); then both breakers' shells. */
 const SUBJECTS = /^(bare|floor|herdless retry\(op\)$|herdless retry\(op, options\)|herdless createRetry|cockatiel)/;
 const child = new URL('./instructions-child.mjs', import.meta.url).pathname;
 
@@ -63,7 +63,7 @@ async function pooled(jobs, width) {
 export async function benchInstructions({ repeats, calls: [short, long] }) {
   const valgrind = await valgrindVersion();
   if (valgrind === undefined) return { skipped: 'valgrind is not installed (Debian: apt-get install valgrind)' };
-  const names = Object.keys(successSubjects()).filter((name) => SUBJECTS.test(name));
+  const names = [...Object.keys(successSubjects()).filter((name) => SUBJECTS.test(name)), ...Object.keys(breakerSubjects())];
   const warmup = 20_000;
   const jobs = [];
   for (let r = 0; r < repeats; r++) {

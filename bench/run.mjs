@@ -106,15 +106,16 @@ if (only.has('instructions')) {
     print(`Skipped: ${r.skipped}.`);
   } else {
     const bare = r.perCall[BARE].median;
-    const cockatiel = r.perCall['cockatiel 3 retry().execute(op)'].median;
+    // Each subject against cockatiel's counterpart: its retry, or its breaker.
+    const cockatielFor = (name) => r.perCall[name.includes('circuitBreaker') ? 'cockatiel 3 circuitBreaker().execute(op)' : 'cockatiel 3 retry().execute(op)'].median;
     table(
-      ['subject', 'instructions per call', 'each run', '× bare', '× cockatiel', 'bytes allocated per call'],
+      ['subject', 'instructions per call', 'each run', '× bare', '× cockatiel (retry or breaker)', 'bytes allocated per call'],
       Object.entries(r.perCall).map(([name, x]) => [
         name,
         x.median.toFixed(0),
         x.runs.map((v) => v.toFixed(0)).join(', '),
         times(x.median / bare),
-        times(x.median / cockatiel),
+        times(x.median / cockatielFor(name)),
         x.bytes.toFixed(0),
       ]),
     );

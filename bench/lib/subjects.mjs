@@ -1,7 +1,7 @@
 // What is measured: the same successful (or once-failing) operation through each library, set up
 // as its README suggests, with a 0 ms wait where a retry happens. Every subject is built once; the
 // measured function is one call.
-import { retry as cockatielRetry, handleAll, ConstantBackoff } from 'cockatiel';
+import { retry as cockatielRetry, circuitBreaker as cockatielBreaker, handleAll, ConsecutiveBreaker, ConstantBackoff } from 'cockatiel';
 import pRetry from 'p-retry';
 import CircuitBreakerOpossum from 'opossum';
 import { circuitBreaker, constantBackoff, createRetry, retry, systemRandom, systemScheduler } from '../../packages/herdless/dist/index.js';
@@ -70,6 +70,16 @@ export function successSubjects() {
     'herdless retry(op, { …literal })': (f) => retry(f, { maxAttempts: 3, backoff: zero.backoff }),
     'cockatiel 3 retry().execute(op)': (f) => cockatiel.execute(f),
     'p-retry 7 pRetry(op, { retries: 2 })': (f) => pRetry(f, { retries: 2 }),
+  };
+}
+
+/** The breakers' async shells, one successful call (cockatiel's built as in section 4). */
+export function breakerSubjects() {
+  const ours = circuitBreaker();
+  const theirs = cockatielBreaker(handleAll, { halfOpenAfter: 10_000, breaker: new ConsecutiveBreaker(5) });
+  return {
+    'herdless circuitBreaker().execute(op)': (f) => ours.execute(f),
+    'cockatiel 3 circuitBreaker().execute(op)': (f) => theirs.execute(f),
   };
 }
 

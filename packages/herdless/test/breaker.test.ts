@@ -273,6 +273,72 @@ describe('classification', () => {
     expect(breaker.snapshot()).toMatchObject({ state: 'half-open', halfOpenInFlight: 0, openings: 1 });
   });
 
+  // Without a signal a call takes a lighter path (one .then(), shared contexts); with one, the
+  // abortable path. Both must count the same outcomes, the same way.
+  const paths: [string, () => { signal?: AbortSignal }][] = [
+    ['without a signal', () => ({})],
+    ['with a signal', () => ({ signal: new AbortController().signal })],
+  ];
+  describe.each(paths)('%s', (_path, callOptions) => {
+    it('a plain value is counted before execute() returns; a thenable is adopted', async () => {
+      const breaker = circuitBreaker({ counting: consecutiveFailures({ threshold: 1 }), clock: manualClock(), isResultFailure: (r) => r === 'bad' });
+      const pending = breaker.execute(() => 'bad', callOptions());
+      expect(breaker.state).toBe('open');
+      await expect(pending).resolves.toBe('bad');
+      const other = circuitBreaker({ clock: manualClock() });
+      const thenable = { then: (resolve: (v: string) => void) => resolve('adopted') };
+      await expect(other.execute(() => thenable, callOptions())).resolves.toBe('adopted');
+      const hostile = {
+        get then(): never {
+          throw new Error('then getter');
+        },
+      };
+      await expect(other.execute(() => hostile, callOptions())).rejects.toThrow('then getter');
+    });
+
+    it('a synchronous throw is counted and rethrown as a rejection; a classifier error on a value or a throw rejects uncounted', async () => {
+      const breaker = circuitBreaker({ counting: consecutiveFailures({ threshold: 2 }), clock: manualClock() });
+      const sync = breaker.execute(() => {
+        throw unavailable('sync');
+      }, callOptions());
+      expect(breaker.snapshot()).toMatchObject({ state: 'closed' });
+      await expect(sync).rejects.toThrow('sync');
+      await expect(breaker.execute(failing, callOptions())).rejects.toThrow('down');
+      expect(breaker.state).toBe('open');
+
+      const broken = circuitBreaker({
+        counting: consecutiveFailures({ threshold: 1 }),
+        clock: manualClock(),
+        isResultFailure: () => {
+          throw new Error('result classifier bug');
+        },
+        isFailure: () => {
+          throw new Error('error classifier bug');
+        },
+      });
+      await expect(broken.execute(async () => 1, callOptions())).rejects.toThrow('result classifier bug');
+      await expect(broken.execute(() => 1, callOptions())).rejects.toThrow('result classifier bug');
+      await expect(broken.execute(failing, callOptions())).rejects.toThrow('error classifier bug');
+      await expect(
+        broken.execute(() => {
+          throw unavailable('sync');
+        }, callOptions()),
+      ).rejects.toThrow('error classifier bug');
+      expect(broken.snapshot()).toMatchObject({ state: 'closed', halfOpenInFlight: 0 });
+    });
+
+    it('the context says whether the call is a half-open trial', async () => {
+      const { clock, breaker } = await openBreaker();
+      clock.t = 1000;
+      const seen: BreakerCallContext[] = [];
+      await breaker.execute(async (ctx) => seen.push(ctx), callOptions());
+      await breaker.execute(async (ctx) => seen.push(ctx), callOptions());
+      expect(seen.map((ctx) => ctx.trial)).toEqual([true, false]);
+      const withSignal = callOptions().signal !== undefined;
+      expect(seen.every((ctx) => (ctx.signal !== undefined) === withSignal)).toBe(true);
+    });
+  });
+
   it('a non-function operation is an InvalidOptionError, not a counted failure', async () => {
     const breaker = circuitBreaker({ counting: consecutiveFailures({ threshold: 1 }), clock: manualClock() });
     await expect(breaker.execute(42 as never)).rejects.toSatisfy(isInvalidOptionError);

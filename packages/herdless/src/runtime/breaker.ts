@@ -34,6 +34,10 @@ export interface BreakerCallContext {
   readonly trial: boolean;
 }
 
+/** The contexts of calls without a signal: two constants, shared by every such call. */
+const CALL_CONTEXT: BreakerCallContext = Object.freeze({ signal: undefined, trial: false });
+const TRIAL_CONTEXT: BreakerCallContext = Object.freeze({ signal: undefined, trial: true });
+
 /** Options of one {@link CircuitBreaker.execute} call. */
 export interface BreakerExecuteOptions {
   /**
@@ -101,52 +105,117 @@ export class CircuitBreaker {
       const cause = this.#lastFailure;
       return Promise.reject(new CircuitOpenError(admission.state, admission.retryAfterMs, cause === undefined ? undefined : { cause }));
     }
-    return this.#run(fn, admission, signal);
+    return signal === undefined ? this.#runLean(fn, admission) : this.#run(fn, admission, signal);
   }
 
-  #run<T>(fn: (context: BreakerCallContext) => T | PromiseLike<T>, permit: BreakerPermit, signal: AbortSignal | undefined): Promise<T> {
+  /** Counts an outcome: gives the permit back, and keeps (or forgets) the failure behind a state change. */
+  #finish(permit: BreakerPermit, outcome: BreakerOutcome, error?: unknown): void {
+    // A release that changes the state either opened the breaker (keep the failure as the cause of
+    // later refusals) or closed it (forget it).
+    if (this.machine.release(permit, outcome, this.clock.now())) this.#lastFailure = outcome === 'failure' ? error : undefined;
+  }
+
+  /** Classifies a value and gives the permit back; throws the classifier's own error (permit given back uncounted). */
+  #settleValue(permit: BreakerPermit, value: unknown): void {
+    let outcome: BreakerOutcome;
+    try {
+      outcome = this.#isResultFailure?.(value) ? 'failure' : 'success';
+    } catch (classifierError) {
+      this.#finish(permit, 'ignored');
+      throw classifierError;
+    }
+    this.#finish(permit, outcome);
+  }
+
+  /** Classifies an error and gives the permit back; throws the classifier's own error (permit given back uncounted). */
+  #settleError(permit: BreakerPermit, error: unknown, aborted: boolean): void {
+    let outcome: BreakerOutcome;
+    try {
+      outcome = aborted || isCircuitOpenError(error) ? 'ignored' : this.#isFailure(error) ? 'failure' : 'success';
+    } catch (classifierError) {
+      this.#finish(permit, 'ignored');
+      throw classifierError;
+    }
+    this.#finish(permit, outcome, error);
+  }
+
+  /**
+   * A call without a signal: nothing can end it but `fn` itself, so its outcome is counted by one
+   * `.then()` on the operation's promise (no executor, no abort bookkeeping). A value that is not a
+   * thenable is counted at once, before `execute` returns.
+   */
+  #runLean<T>(fn: (context: BreakerCallContext) => T | PromiseLike<T>, permit: BreakerPermit): Promise<T> {
+    let result: T | PromiseLike<T>;
+    try {
+      result = fn(permit.trial ? TRIAL_CONTEXT : CALL_CONTEXT);
+    } catch (error) {
+      try {
+        this.#settleError(permit, error, false);
+      } catch (classifierError) {
+        return Promise.reject(classifierError);
+      }
+      return Promise.reject(error);
+    }
+    if ((typeof result === 'object' && result !== null) || typeof result === 'function') {
+      // Promise.resolve adopts any thenable, and turns a throwing `then` getter into a rejection.
+      const settled = result instanceof Promise ? (result as Promise<T>) : Promise.resolve(result);
+      return settled.then(
+        (value) => {
+          this.#settleValue(permit, value);
+          return value;
+        },
+        (error: unknown) => {
+          this.#settleError(permit, error, false);
+          throw error;
+        },
+      );
+    }
+    try {
+      this.#settleValue(permit, result);
+    } catch (classifierError) {
+      return Promise.reject(classifierError);
+    }
+    return Promise.resolve(result);
+  }
+
+  /** A call with a signal: the first of `fn`'s outcome and the caller's abort settles it. */
+  #run<T>(fn: (context: BreakerCallContext) => T | PromiseLike<T>, permit: BreakerPermit, signal: AbortSignal): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       let done = false;
-      const finish = (outcome: BreakerOutcome, error?: unknown): void => {
+      const settle = (): void => {
         done = true;
-        signal?.removeEventListener('abort', onAbort);
-        // A release that changes the state either opened the breaker (keep the failure as the cause
-        // of later refusals) or closed it (forget it).
-        if (this.machine.release(permit, outcome, this.clock.now())) this.#lastFailure = outcome === 'failure' ? error : undefined;
+        signal.removeEventListener('abort', onAbort);
       };
       const onAbort = (): void => {
         if (done) return;
-        finish('ignored');
-        reject(signal!.reason);
+        settle();
+        this.#finish(permit, 'ignored');
+        reject(signal.reason);
       };
       const onValue = (value: T): void => {
         if (done) return;
-        let outcome: BreakerOutcome;
+        settle();
         try {
-          outcome = this.#isResultFailure?.(value) ? 'failure' : 'success';
+          this.#settleValue(permit, value);
         } catch (classifierError) {
-          finish('ignored');
           reject(classifierError);
           return;
         }
-        finish(outcome);
         resolve(value);
       };
       const onError = (error: unknown): void => {
         if (done) return;
-        let outcome: BreakerOutcome;
+        settle();
         try {
-          outcome = signal?.aborted || isCircuitOpenError(error) ? 'ignored' : this.#isFailure(error) ? 'failure' : 'success';
+          this.#settleError(permit, error, signal.aborted);
         } catch (classifierError) {
-          finish('ignored');
           reject(classifierError);
           return;
         }
-        finish(outcome, error);
         reject(error);
       };
 
-      signal?.addEventListener('abort', onAbort, { once: true });
+      signal.addEventListener('abort', onAbort, { once: true });
       let result: T | PromiseLike<T>;
       try {
         result = fn({ signal, trial: permit.trial });
