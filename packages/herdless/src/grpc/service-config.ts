@@ -20,16 +20,16 @@ export interface ParseGrpcServiceConfigOptions {
    * naming only the service, else the default entry (`"name": [{}]`). Without it, the first
    * `methodConfig` entry that has a `retryPolicy` is used.
    */
-  service?: string;
+  service?: string | undefined;
   /** The method, with `service`. */
-  method?: string;
+  method?: string | undefined;
   /**
    * The backoff to build. `'proportional'` (default): gRPC core's ±20% around the capped
    * exponential value — what the article's lab uses. `'full'`: uniform(0, capped value), the
    * formula gRFC A6's text gives ("random(0, min(initialBackoff × backoffMultiplier^(n−1),
    * maxBackoff))").
    */
-  jitter?: 'proportional' | 'full';
+  jitter?: 'proportional' | 'full' | undefined;
 }
 
 /** A validated, normalised gRFC A6 `retryPolicy` (times in ms). */
@@ -65,7 +65,7 @@ export interface GrpcRetryOptions {
   /** True for an error whose gRPC status (see `grpcStatusOf`) is one of `retryableStatusCodes`. */
   retryable: (error: unknown) => boolean;
   /** The throttle shared by every call that spreads these options; absent without `retryThrottling`. */
-  budget?: RetryThrottlingBudget;
+  budget?: RetryThrottlingBudget | undefined;
 }
 
 /** The result of {@link parseGrpcServiceConfig}. */

@@ -102,14 +102,14 @@ export interface HttpCallOptions {
    * For `POST`, `PATCH` and other methods outside `retryMethods`: add an `Idempotency-Key` header,
    * the same on every attempt, which makes the request retryable. Default: the `withRetry()` option.
    */
-  idempotencyKey?: IdempotencyKeyOption;
+  idempotencyKey?: IdempotencyKeyOption | undefined;
   /**
    * Makes the body of every attempt (the first included), replacing any body in `init` or in the
    * `Request`. Pass it to retry a request whose body is a stream: a stream is read by the attempt
    * that sends it and cannot be sent again. It may return a promise. When it returns a stream and
    * `init` has no `duplex`, `duplex: 'half'` is set (fetch requires it for streaming uploads).
    */
-  bodyFactory?: (attempt: number) => FetchBody | null | PromiseLike<FetchBody | null>;
+  bodyFactory?: ((attempt: number) => FetchBody | null | PromiseLike<FetchBody | null>) | undefined;
 }
 
 /**
@@ -125,20 +125,20 @@ export interface HttpCallOptions {
  */
 export interface HttpRetryOptions extends Omit<RetrierOptions, 'onRetry' | 'onGiveUp'> {
   /** Methods retried without an idempotency key (compared upper-cased). Default {@link RETRYABLE_HTTP_METHODS}. */
-  retryMethods?: readonly string[];
+  retryMethods?: readonly string[] | undefined;
   /** Response statuses retried (integers 100–599). Default {@link DEFAULT_RETRY_STATUSES}: 408, 429, 500, 502, 503, 504. */
-  retryStatuses?: readonly number[];
+  retryStatuses?: readonly number[] | undefined;
   /** Default for every request; see {@link IdempotencyKeyOption}. Default `false`. */
-  idempotencyKey?: IdempotencyKeyOption;
+  idempotencyKey?: IdempotencyKeyOption | undefined;
   /**
    * The wall clock, in ms since the Unix epoch, against which an HTTP-date `Retry-After` is
    * measured. Default `Date.now`. (Waits and timeouts use the `clock` option, a monotonic clock.)
    */
-  now?: () => number;
+  now?: (() => number) | undefined;
   /** Called before each wait; an observer, like `retry()`'s hooks. */
-  onRetry?: (event: HttpRetryEvent) => unknown;
+  onRetry?: ((event: HttpRetryEvent) => unknown) | undefined;
   /** Called once when a call ends without a successful response; an observer. */
-  onGiveUp?: (event: HttpGiveUpEvent) => unknown;
+  onGiveUp?: ((event: HttpGiveUpEvent) => unknown) | undefined;
 }
 
 /**

@@ -4,6 +4,7 @@ import type { BreakerEvent, BreakerEventOf, BreakerEventType, BreakerState, Unsu
 import { CircuitBreakerMachine, type BreakerOutcome, type BreakerPermit, type BreakerSnapshot } from '../core/breaker/machine.js';
 import { BREAKER_POLICY_KEYS, type BreakerPolicyOptions } from '../core/breaker/options.js';
 import { InvalidOptionError } from '../core/errors.js';
+import type { Rng } from '../core/rng.js';
 import type { Clock } from '../core/time.js';
 import { objectOption } from '../core/validate.js';
 import { systemClock } from './system-clock.js';
@@ -12,18 +13,18 @@ import { systemRandom } from './system-random.js';
 /** Options of {@link circuitBreaker}: the policy ({@link BreakerPolicyOptions}) plus how calls are run and classified. */
 export interface CircuitBreakerOptions extends BreakerPolicyOptions {
   /** The monotonic ms clock the breaker reads at each acquire and release. Default `systemClock` (`performance.now()`). */
-  clock?: Clock;
+  clock?: Clock | undefined;
   /**
    * Which thrown errors count as failures. Default: every error does. An error for which it returns
    * false counts as a success (the dependency answered, e.g. with a 404). Whatever it says, the
    * breaker's own refusals ({@link CircuitOpenError}, also from a nested breaker) and aborts by the
    * caller's `signal` are never counted.
    */
-  isFailure?: (error: unknown) => boolean;
+  isFailure?: ((error: unknown) => boolean) | undefined;
   /** Which returned values count as failures (e.g. `(r) => r.status >= 500`). Default: none. The value is still returned. */
-  isResultFailure?: (result: unknown) => boolean;
+  isResultFailure?: ((result: unknown) => boolean) | undefined;
   /** Randomness for a jittered `openDurationMs` backoff. Default `systemRandom`. */
-  rng?: BreakerPolicyOptions['rng'];
+  rng?: Rng | undefined;
 }
 
 /** What {@link CircuitBreaker.execute} passes to the operation. */
@@ -45,7 +46,7 @@ export interface BreakerExecuteOptions {
    * counting a success or a failure (a half-open trial slot is freed for the next caller). The
    * operation receives the signal and should stop; if it goes on, its outcome is ignored.
    */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 /**

@@ -47,26 +47,26 @@ export type RetryOperation<T> = (context: RetryContext) => T | PromiseLike<T>;
  */
 export interface RetrierOptions extends RetryPolicyOptions {
   /** The randomness the backoff draws from. Default `systemRandom` (`Math.random`); pass `new PyRandom(seed)` for repeatable waits. */
-  random?: Rng;
+  random?: Rng | undefined;
   /** The clock and timers. Default `systemScheduler` (`performance.now`, `setTimeout`); pass a {@link ManualClock} in tests. */
-  clock?: Scheduler;
+  clock?: Scheduler | undefined;
   /**
    * `true` unrefs every timer the call schedules, so a pending retry does not keep a Node.js process
    * alive (background work). Default `false`: a foreground call is allowed to finish.
    */
-  unref?: boolean;
+  unref?: boolean | undefined;
   /**
    * Called before each wait: attempt `attempt` failed with `error`, the next starts after `delayMs` ms.
    * An observer — see {@link createRetry} for what happens if it throws or rejects.
    */
-  onRetry?: (event: RetryEvent) => unknown;
+  onRetry?: ((event: RetryEvent) => unknown) | undefined;
   /** Called once when the call stops without a result, just before it rejects. An observer, as `onRetry`. */
-  onGiveUp?: (event: GiveUpEvent) => unknown;
+  onGiveUp?: ((event: GiveUpEvent) => unknown) | undefined;
   /**
    * Receives a hook's failure (a throw, or the rejection of the promise it returned). Default: a
    * process warning `HERDLESS_HOOK_FAILED` (`console.error` outside Node.js).
    */
-  onHookError?: (error: unknown, hook: HookName) => void;
+  onHookError?: ((error: unknown, hook: HookName) => void) | undefined;
 }
 
 /**
@@ -82,7 +82,7 @@ export interface RetryOptions extends RetrierOptions {
    * signal's `reason` itself (as `fetch()` does), not with a `RetryError`. The pending timer is
    * cleared, no further attempt starts, and the listener `retry()` added is removed.
    */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 /**
@@ -94,7 +94,7 @@ export interface RetryOptions extends RetrierOptions {
  */
 export interface RetryCallOptions {
   /** As {@link RetryOptions.signal}. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 /**

@@ -7,9 +7,9 @@ import type { Scenario } from './scenario.js';
 /** What `runScenario` can record besides the totals. */
 export interface RunOptions {
   /** Record per-tick series (arrivals, retries, successes, new requests). Default false. */
-  perTick?: boolean;
+  perTick?: boolean | undefined;
   /** Called after each tick is processed, with the tick index — for traces such as a budget's tokens. */
-  onTick?: (tick: number) => void;
+  onTick?: ((tick: number) => void) | undefined;
 }
 
 /** Per-tick series of one run; each array has one entry per tick up to the horizon. */

@@ -4,7 +4,7 @@ import { MAX_DELAY_MS, type Backoff, type BackoffSpec } from './backoff.js';
 /** Options of {@link constantBackoff}. */
 export interface ConstantBackoffOptions {
   /** The wait before every retry, in ms. Default 0 (retry at once). Range [0, 2^31 − 1]. */
-  delayMs?: number;
+  delayMs?: number | undefined;
 }
 
 class ConstantBackoff implements Backoff {

@@ -6,9 +6,9 @@ import { MAX_DELAY_MS, type Backoff, type BackoffSpec } from './backoff.js';
 /** Options of {@link decorrelatedJitterBackoff}. */
 export interface DecorrelatedJitterBackoffOptions {
   /** The smallest wait and the starting "previous" wait, in ms. Default 100. Range (0, 2^31 − 1]. */
-  baseMs?: number;
+  baseMs?: number | undefined;
   /** The cap, in ms. Default 10 000; must be ≥ `baseMs`; values above 2^31 − 1 are held there. */
-  maxBackoffMs?: number;
+  maxBackoffMs?: number | undefined;
 }
 
 class DecorrelatedJitter implements Backoff {

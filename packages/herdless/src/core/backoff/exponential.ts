@@ -9,20 +9,20 @@ import { MAX_DELAY_MS, type Backoff, type BackoffSpec } from './backoff.js';
  */
 export interface ExponentialBackoffOptions {
   /** The un-jittered wait before the first retry, in ms. Default 100. Range [0, 2^31 − 1]. */
-  initialBackoffMs?: number;
+  initialBackoffMs?: number | undefined;
   /** Growth factor per retry. Default 2. Range: finite, > 0. */
-  backoffMultiplier?: number;
+  backoffMultiplier?: number | undefined;
   /**
    * The cap on the un-jittered wait, in ms. Default 10 000. Must be ≥ `initialBackoffMs`.
    * `Infinity` (or any value above 2^31 − 1) means "no cap" and is held to 2^31 − 1 ms.
    */
-  maxBackoffMs?: number;
+  maxBackoffMs?: number | undefined;
 }
 
 /** Options of {@link proportionalJitterBackoff}. */
 export interface ProportionalJitterBackoffOptions extends ExponentialBackoffOptions {
   /** The relative spread: the delay is multiplied by uniform(1 − jitter, 1 + jitter). Default 0.2 (gRPC). Range [0, 1]. */
-  jitter?: number;
+  jitter?: number | undefined;
 }
 
 type Kind = 'exponential' | 'full jitter' | 'equal jitter' | 'proportional jitter';

@@ -4,7 +4,7 @@ import type { BreakerCounts, CountingStrategy, FailureCounter } from './counting
 /** Options of {@link consecutiveFailures}. */
 export interface ConsecutiveFailuresOptions {
   /** Failures in a row (with no success between them) that open the breaker. Default 5. An integer ≥ 1. */
-  threshold?: number;
+  threshold?: number | undefined;
 }
 
 /** The counts of {@link consecutiveFailures} in a breaker snapshot. */

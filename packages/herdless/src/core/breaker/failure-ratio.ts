@@ -4,19 +4,19 @@ import type { BreakerCounts, CountingStrategy, FailureCounter } from './counting
 /** Options of {@link failureRatio}. */
 export interface FailureRatioOptions {
   /** The failure ratio (failures ÷ calls in the window) at or above which the breaker opens. Default 0.5. Range (0, 1]. */
-  ratio?: number;
+  ratio?: number | undefined;
   /** The length of the sliding window, in ms. Default 10 000. Finite, > 0. */
-  windowMs?: number;
+  windowMs?: number | undefined;
   /**
    * The fewest calls the window must hold before the ratio can open the breaker, so that one
    * failure out of one call (ratio 1) does not. Default 10. An integer ≥ 1.
    */
-  minimumCalls?: number;
+  minimumCalls?: number | undefined;
   /**
    * How many buckets the window is cut into; memory is two numbers per bucket, and the window
    * slides one bucket (`windowMs / buckets` ms) at a time. Default 10. An integer in [1, 1000].
    */
-  buckets?: number;
+  buckets?: number | undefined;
 }
 
 /** The counts of {@link failureRatio} in a breaker snapshot. */

@@ -13,34 +13,34 @@ export interface BreakerPolicyOptions {
    * What opens a closed breaker. Default `consecutiveFailures({ threshold: 5 })`. See also
    * `failureRatio()`.
    */
-  counting?: CountingStrategy;
+  counting?: CountingStrategy | undefined;
   /**
    * How long the breaker stays open before it admits a trial call, in ms: a number in
    * [0, 2^31 − 1], or a {@link Backoff} whose `delay(n, previous, rng)` gives the nth opening since
    * the breaker last closed (n = 1, 2, …; `previous` is the last open duration, 0 at first). A
    * failed trial reopens with the next n; closing resets n. Default 5 000.
    */
-  openDurationMs?: number | Backoff;
+  openDurationMs?: number | Backoff | undefined;
   /** How many trial calls the half-open breaker admits at once; others are refused. Default 1. An integer ≥ 1. */
-  halfOpenMaxCalls?: number;
+  halfOpenMaxCalls?: number | undefined;
   /**
    * Successful trial calls needed, in one half-open period, to close the breaker; the first failed
    * trial reopens it. Default `halfOpenMaxCalls`. A finished trial frees its slot for the next caller, so the successes may
    * come from more calls than `halfOpenMaxCalls`; the breaker can close while a trial is still running.
    * An integer ≥ 1; it may exceed `halfOpenMaxCalls` (trials then run in turns).
    */
-  successThreshold?: number;
+  successThreshold?: number | undefined;
   /**
    * The random source a jittered `openDurationMs` backoff draws from. Required by the bare state
    * machine when `openDurationMs` is a Backoff; `circuitBreaker()` defaults it to `systemRandom`.
    */
-  rng?: Rng;
+  rng?: Rng | undefined;
   /**
    * Called when an event listener throws, with the error and the event being delivered. The
    * breaker catches listener errors so its state stays consistent, then calls this. Default: the
    * error is dropped.
    */
-  onListenerError?: (error: unknown, event: BreakerEvent) => void;
+  onListenerError?: ((error: unknown, event: BreakerEvent) => void) | undefined;
 }
 
 /** {@link BreakerPolicyOptions} after validation and defaults. */

@@ -4,13 +4,13 @@ import type { BudgetSpec, RetryBudget } from './budget.js';
 /** Options of {@link awsRetryQuota}: the AWS SDKs' "standard" retry mode quota. */
 export interface AwsRetryQuotaOptions {
   /** The quota's size, and where it starts. Default 500. Range ≥ 0, finite. */
-  capacity?: number;
+  capacity?: number | undefined;
   /** Taken by a retry after an ordinary failure. Default 5. Range ≥ 0, finite. */
-  retryCost?: number;
+  retryCost?: number | undefined;
   /** Taken by a retry after a timeout (`onFailure(now, true)`). Default 10. Range ≥ 0, finite. */
-  timeoutCost?: number;
+  timeoutCost?: number | undefined;
   /** Added by a success on the first try. Default 1. Range ≥ 0, finite. */
-  successIncrement?: number;
+  successIncrement?: number | undefined;
 }
 
 /** The AWS SDK retry quota, with the capacity left readable. */

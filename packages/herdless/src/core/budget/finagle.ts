@@ -5,11 +5,11 @@ import { SlidingCounts } from './sliding-window.js';
 /** Options of {@link finagleRetryBudget}: Finagle's `RetryBudget(ttl, minRetriesPerSec, percentCanRetry)`. */
 export interface FinagleRetryBudgetOptions {
   /** How long a deposit (and a withdrawal) counts, in ms. Default 10 000. Range [1000, 60 000] (Finagle's). */
-  ttlMs?: number;
+  ttlMs?: number | undefined;
   /** Retries always allowed per second, whatever the traffic: a reserve of `minRetriesPerSec × ttlMs / 1000`. Default 10. Range ≥ 0. */
-  minRetriesPerSec?: number;
+  minRetriesPerSec?: number | undefined;
   /** Retries allowed per first try, on top of the reserve (0.2 = 20%). Default 0.2. Range [0, 1000]. */
-  percentCanRetry?: number;
+  percentCanRetry?: number | undefined;
 }
 
 /** Finagle's retry budget, with its balance readable. */

@@ -8,7 +8,7 @@ export interface KeyedBudgetsOptions {
    * The most budgets kept; past it the least recently used one is dropped (its target starts
    * afresh, with a new budget, if it comes back). Default 1000. Integer ≥ 1.
    */
-  maxKeys?: number;
+  maxKeys?: number | undefined;
 }
 
 /** One budget per target, made on first use, least recently used dropped past `maxKeys`. */

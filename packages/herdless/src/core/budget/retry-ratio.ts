@@ -12,23 +12,23 @@ export interface RetryRatioBudgetOptions {
    * The largest share of requests (first tries and retries together) that may be retries over
    * the window. Default 0.1 (the SRE book's 10%). Range [0, 1].
    */
-  ratio?: number;
+  ratio?: number | undefined;
   /**
    * The floor: retries allowed per window on top of `ratio × requests`, so that a quiet client
    * (a few requests per second, where 10% is less than one retry) can still retry now and then —
    * the role of Finagle's `minRetriesPerSec`. Default 1. Range ≥ 0 (need not be whole). The
    * article's variant uses 0.
    */
-  minRetriesPerWindow?: number;
+  minRetriesPerWindow?: number | undefined;
   /** The window length, in ms. Default 1000 (the article's "last 1 s"). Range > 0, finite. */
-  windowMs?: number;
+  windowMs?: number | undefined;
   /**
    * How many buckets the window is cut into (the ring's size; memory is 16 bytes per bucket).
    * Each bucket is `windowMs / buckets` ms wide, and the window reaches back between
    * `windowMs − windowMs / buckets` and `windowMs`. Default 10 (100 ms buckets). Integer in
    * [1, 10 000]. Use 100 with a 1000 ms window to reproduce the article's 10 ms ticks.
    */
-  buckets?: number;
+  buckets?: number | undefined;
   /**
    * When a retry counts. `'decision'` (default): in `allowRetry`, the moment it is granted — as a
    * retry and as a request — so retries waiting out their backoff are already counted and the
@@ -41,7 +41,7 @@ export interface RetryRatioBudgetOptions {
    * in the article's outage retries came to about 20% of arrivals under a 10% ratio. For
    * reproducing the article only.
    */
-  countAt?: RetryCountingPoint;
+  countAt?: RetryCountingPoint | undefined;
 }
 
 /**

@@ -9,12 +9,12 @@ export interface RetryThrottlingBudgetOptions {
    * The bucket size, and where it starts: retries stop once the tokens fall to `maxTokens / 2`.
    * Default 10 (gRFC A6's example). Range (0, 1000]; 3 decimal places are kept (truncated).
    */
-  maxTokens?: number;
+  maxTokens?: number | undefined;
   /**
    * Tokens added by each success. Default 0.1 (gRFC A6's example). Range > 0, finite; 3 decimal
    * places are kept (truncated), so it must be at least 0.001.
    */
-  tokenRatio?: number;
+  tokenRatio?: number | undefined;
 }
 
 /**

@@ -53,29 +53,29 @@ export interface RetryPolicyOptions {
    * Attempts in all, **the first try included** (gRPC / AWS SDK / resilience4j meaning):
    * `maxAttempts: 1` never retries. Default 3. An integer ≥ 1.
    */
-  maxAttempts?: number;
+  maxAttempts?: number | undefined;
   /** How long to wait before each retry. Default {@link DEFAULT_BACKOFF} (full jitter, 100 ms × 2^n, cap 10 s). */
-  backoff?: Backoff;
+  backoff?: Backoff | undefined;
   /** The one override of the default classification; see {@link RetryableOverride}. Default: none. */
-  retryable?: RetryableOverride;
+  retryable?: RetryableOverride | undefined;
   /**
    * The longest server hint (`retryAfterMs`) the call will honour, in ms. A longer hint ends the call
    * at once with reason `'hint-too-long'` — never a shorter wait. Default 60 000. Range [0, 2^31 − 1].
    */
-  maxRetryAfterMs?: number;
+  maxRetryAfterMs?: number | undefined;
   /**
    * The whole call's time limit in ms — every attempt and every wait. The running attempt's signal
    * aborts at the deadline; a wait that would end at or after it is not started. Default: none.
    * Range (0, 2^31 − 1], or `Infinity` for none.
    */
-  deadlineMs?: number;
+  deadlineMs?: number | undefined;
   /**
    * Each attempt's time limit in ms: the attempt's `signal` aborts and the attempt fails with a
    * (retryable) `AttemptTimeoutError`. Default: none. Range (0, 2^31 − 1], or `Infinity` for none.
    */
-  attemptTimeoutMs?: number;
+  attemptTimeoutMs?: number | undefined;
   /** A retry budget shared by many calls (see `RetryBudget`); a refusal ends the call with reason `'budget'`. Default: none. */
-  budget?: RetryBudget;
+  budget?: RetryBudget | undefined;
 }
 
 /**

@@ -53,13 +53,13 @@ export function budgetPolicy(name: BudgetPolicyName): ClientPolicy {
 /** Knobs of the budget experiment; defaults are the article's. */
 export interface BudgetOptions {
   /** Clients (each with its own budget). Default 10. */
-  clients?: number;
+  clients?: number | undefined;
   /** New requests per second per client (Poisson). Default 30 (about 300/s in all). */
-  ratePerSecond?: number;
+  ratePerSecond?: number | undefined;
   /** The downstream outage, ms. Default 5000–15 000. */
-  outage?: { startMs: number; endMs: number };
+  outage?: { startMs: number; endMs: number } | undefined;
   /** The horizon, ms. Default 40 000. */
-  horizonMs?: number;
+  horizonMs?: number | undefined;
 }
 
 /**

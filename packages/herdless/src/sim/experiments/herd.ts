@@ -37,13 +37,13 @@ export function herdBackoff(strategy: HerdStrategy): Backoff {
 /** Knobs of the herd experiment; every field has the article's value as default. */
 export interface HerdOptions {
   /** Clients that fail together. Default 1000. */
-  clients?: number;
+  clients?: number | undefined;
   /** First sends spread uniformly over [0, spreadMs). Default 0 (the main run); the variant uses 900. */
-  spreadMs?: number;
+  spreadMs?: number | undefined;
   /** The run's horizon, ms. Default 120 000. */
-  horizonMs?: number;
+  horizonMs?: number | undefined;
   /** Server overrides (capacity, crash limit, …). Default: the article's server. */
-  server?: Partial<ServerModel>;
+  server?: Partial<ServerModel> | undefined;
 }
 
 /**

@@ -11,11 +11,11 @@ export const LAYERS_POLICIES = ['every layer retries', 'retry at one layer'] as 
 /** Knobs of the layers experiment. */
 export interface LayersOptions {
   /** Services in the chain, the last one always failing. Default 3 (frontend → backend → db). Range 1–10. */
-  depth?: number;
+  depth?: number | undefined;
   /** `maxAttempts` of every caller, the first try included. Default 3. Range 1–10; attempts^depth ≤ 100 000. */
-  attempts?: number;
+  attempts?: number | undefined;
   /** Seed of the jitter (the counts do not depend on it). Default 0. */
-  seed?: number;
+  seed?: number | undefined;
 }
 
 /** One row: how many calls reached each service. */
