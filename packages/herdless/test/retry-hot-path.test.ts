@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { InvalidOptionError, ManualClock, constantBackoff, createRetry, isRetryError, retry, type RetryBudget, type RetryOptions } from 'herdless';
 import { RETRY_POLICY_KEYS } from '../src/runtime/retry.js';
@@ -271,5 +272,49 @@ describe('what an operation may return on the plain path', () => {
     );
     await expect(retry(op, zero)).resolves.toBe('second');
     expect(op.calls).toBe(2);
+  });
+});
+
+describe('the options cache, as a model: whatever the order of calls and edits, a call uses the options as they are when it needs them', () => {
+  type Command =
+    | { kind: 'set'; object: number; maxAttempts: number }
+    | { kind: 'set-during'; object: number; maxAttempts: number }
+    | { kind: 'call'; object: number; fails: boolean };
+  const command: fc.Arbitrary<Command> = fc.oneof(
+    fc.record({ kind: fc.constant('set' as const), object: fc.integer({ min: 0, max: 5 }), maxAttempts: fc.integer({ min: 1, max: 4 }) }),
+    fc.record({ kind: fc.constant('set-during' as const), object: fc.integer({ min: 0, max: 5 }), maxAttempts: fc.integer({ min: 1, max: 4 }) }),
+    fc.record({ kind: fc.constant('call' as const), object: fc.integer({ min: 0, max: 5 }), fails: fc.boolean() }),
+  );
+
+  it('attempts = maxAttempts at the first failure; a success takes one attempt (6 objects, more than the ring holds)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(command, { minLength: 1, maxLength: 60 }), async (commands) => {
+        const objects: RetryOptions[] = Array.from({ length: 6 }, () => ({ maxAttempts: 2, backoff: constantBackoff() }));
+        for (const c of commands) {
+          const options = objects[c.object]!;
+          if (c.kind === 'set') {
+            options.maxAttempts = c.maxAttempts;
+          } else if (c.kind === 'set-during') {
+            // Edited while the call runs, before its first attempt fails: the failure reads the new value.
+            let calls = 0;
+            await retry(() => {
+              calls++;
+              if (calls === 1) options.maxAttempts = c.maxAttempts;
+              return Promise.reject(transient());
+            }, options).catch(() => undefined);
+            expect(calls).toBe(c.maxAttempts);
+          } else {
+            let calls = 0;
+            const outcome = await retry(() => {
+              calls++;
+              return c.fails ? Promise.reject(transient()) : 'ok';
+            }, options).catch((e: unknown) => e);
+            expect(calls).toBe(c.fails ? options.maxAttempts : 1);
+            if (!c.fails) expect(outcome).toBe('ok');
+          }
+        }
+      }),
+      { numRuns: 200 },
+    );
   });
 });
