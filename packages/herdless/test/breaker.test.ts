@@ -4,6 +4,7 @@ import {
   CircuitOpenError,
   circuitBreaker,
   consecutiveFailures,
+  failureRatio,
   isCircuitOpenError,
   isHerdlessError,
   isInvalidOptionError,
@@ -337,6 +338,42 @@ describe('classification', () => {
       const withSignal = callOptions().signal !== undefined;
       expect(seen.every((ctx) => (ctx.signal !== undefined) === withSignal)).toBe(true);
     });
+  });
+
+  it('reads the clock only when the time matters: not for closed-state calls a consecutive count records', async () => {
+    let reads = 0;
+    let t = 0;
+    const clock = {
+      now() {
+        reads++;
+        return t;
+      },
+    };
+    const opened: number[] = [];
+    const breaker = circuitBreaker({ counting: consecutiveFailures({ threshold: 2 }), openDurationMs: 1000, clock });
+    breaker.on('open', (e) => opened.push(e.at));
+    await breaker.execute(async () => 1);
+    await expect(breaker.execute(failing)).rejects.toThrow('down');
+    expect(reads).toBe(0);
+    t = 50;
+    // The second failure opens it: the time is read then, and stamps the event and the open period.
+    await expect(breaker.execute(failing)).rejects.toThrow('down');
+    expect(opened).toEqual([50]);
+    expect(reads).toBeGreaterThan(0);
+    // Open: every admission reads the clock (has the open period ended?).
+    reads = 0;
+    t = 500;
+    await expect(breaker.execute(async () => 1)).rejects.toSatisfy(isCircuitOpenError);
+    expect(reads).toBe(1);
+    t = 1050;
+    await breaker.execute(async () => 1);
+    expect(breaker.snapshot()).toMatchObject({ state: 'closed' });
+
+    // A failure ratio needs the time of every outcome.
+    reads = 0;
+    const ratio = circuitBreaker({ counting: failureRatio({ ratio: 0.5, windowMs: 1000, minimumCalls: 10 }), clock });
+    await ratio.execute(async () => 1);
+    expect(reads).toBe(1);
   });
 
   it('a non-function operation is an InvalidOptionError, not a counted failure', async () => {

@@ -101,7 +101,7 @@ export class CircuitBreaker {
     }
     const signal = options?.signal;
     if (signal?.aborted) return Promise.reject(signal.reason);
-    const admission = this.machine.acquire(this.clock.now());
+    const admission = this.machine.acquireFrom(this.clock);
     if (admission.kind === 'rejection') {
       const cause = this.#lastFailure;
       return Promise.reject(new CircuitOpenError(admission.state, admission.retryAfterMs, cause === undefined ? undefined : { cause }));
@@ -113,7 +113,7 @@ export class CircuitBreaker {
   #finish(permit: BreakerPermit, outcome: BreakerOutcome, error?: unknown): void {
     // A release that changes the state either opened the breaker (keep the failure as the cause of
     // later refusals) or closed it (forget it).
-    if (this.machine.release(permit, outcome, this.clock.now())) this.#lastFailure = outcome === 'failure' ? error : undefined;
+    if (this.machine.releaseFrom(permit, outcome, this.clock)) this.#lastFailure = outcome === 'failure' ? error : undefined;
   }
 
   /** Classifies a value and gives the permit back; throws the classifier's own error (permit given back uncounted). */

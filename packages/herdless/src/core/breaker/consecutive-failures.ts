@@ -17,6 +17,7 @@ export interface ConsecutiveFailuresCounts extends BreakerCounts {
 
 class ConsecutiveCounter implements FailureCounter {
   #failures = 0;
+  readonly timeless = true;
   constructor(private readonly threshold: number) {}
   record(failed: boolean): boolean {
     if (!failed) {

@@ -30,6 +30,11 @@ export interface FailureCounter {
   reset(now: number): void;
   /** The current counts at `now` ms, for snapshots. */
   snapshot(now: number): BreakerCounts;
+  /**
+   * `true` when `record` never reads its `now` (e.g. consecutive failures): a breaker that reads a
+   * clock can then skip reading it for a call's outcome. Default: the time is needed.
+   */
+  readonly timeless?: boolean | undefined;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { MAX_DELAY_MS } from '../backoff/backoff.js';
 import { InvalidOptionError } from '../errors.js';
+import type { Clock } from '../time.js';
 import type { BreakerCounts, FailureCounter } from './counting.js';
 import { BreakerListeners, type BreakerEvent, type BreakerEventOf, type BreakerEventType, type BreakerState, type Unsubscribe } from './events.js';
 import { normaliseBreakerPolicy, type BreakerPolicyOptions, type NormalisedBreakerPolicy } from './options.js';
@@ -152,6 +153,29 @@ export class CircuitBreakerMachine {
    * another breaker and a stale permit (granted before the last state change) change nothing.
    */
   release(permit: BreakerPermit, outcome: BreakerOutcome, now: number): boolean {
+    return this.#release(permit, outcome, now, undefined);
+  }
+
+  /**
+   * {@link acquire}, reading `clock` only when the answer depends on the time (not when closed).
+   * @internal For the async shell: a clock read costs more than the rest of an admission.
+   */
+  acquireFrom(clock: Clock): BreakerPermit | BreakerRejection {
+    if (this.#state === 'closed') return new Permit(this, this.#generation, false);
+    return this.acquire(clock.now());
+  }
+
+  /**
+   * {@link release}, reading `clock` only when the outcome needs the time: not for a closed-state
+   * outcome that a `timeless` counter records without opening the breaker.
+   * @internal For the async shell.
+   */
+  releaseFrom(permit: BreakerPermit, outcome: BreakerOutcome, clock: Clock): boolean {
+    return this.#release(permit, outcome, NaN, clock);
+  }
+
+  /** `release`, with the time given as `now` or, when `clock` is given, read from it as needed. */
+  #release(permit: BreakerPermit, outcome: BreakerOutcome, given: number, clock: Clock | undefined): boolean {
     if (!(permit instanceof Permit) || permit.owner !== this || permit.released) return false;
     permit.released = true;
     if (permit.generation !== this.#generation) return false;
@@ -161,18 +185,20 @@ export class CircuitBreakerMachine {
       return false;
     }
     if (!permit.trial) {
-      if (!this.#counter.record(failed, now)) return false;
-      this.#open(now, 'closed');
+      const counter = this.#counter;
+      const at = clock === undefined ? given : counter.timeless === true ? NaN : clock.now();
+      if (!counter.record(failed, at)) return false;
+      this.#open(Number.isNaN(at) ? clock!.now() : at, 'closed');
       return true;
     }
     this.#inFlight--;
     if (failed) {
-      this.#open(now, 'half-open');
+      this.#open(clock === undefined ? given : clock.now(), 'half-open');
       return true;
     }
     this.#successes++;
     if (this.#successes < this.successThreshold) return false;
-    this.#close(now);
+    this.#close(clock === undefined ? given : clock.now());
     return true;
   }
 
