@@ -5,6 +5,7 @@ import {
   consecutiveFailures,
   exponentialBackoff,
   fullJitterBackoff,
+  isInvalidOptionError,
   type BreakerEvent,
   type BreakerPermit,
   type BreakerRejection,
@@ -197,11 +198,21 @@ describe('open duration', () => {
     expect(permit(m, 0).trial).toBe(true);
   });
 
-  it('a custom backoff returning NaN or a negative delay is held in range', () => {
-    const bad = (v: number) => ({ ...constantBackoff(), delay: () => v });
-    expect(opened({ openDurationMs: bad(Number.NaN), rng: fixed(0) }).snapshot(0).openDurationMs).toBe(2 ** 31 - 1);
-    expect(opened({ openDurationMs: bad(-5), rng: fixed(0) }).snapshot(0).openDurationMs).toBe(0);
-  });
+  it.each([Number.NaN, -5, Infinity, 2 ** 31, '100', undefined])(
+    'a custom backoff whose delay() returns %s: the opening throws, naming it, and changes nothing',
+    (value) => {
+      const m = circuitBreakerMachine({ counting: consecutiveFailures({ threshold: 1 }), openDurationMs: { ...constantBackoff(), delay: () => value as number }, rng: fixed(0) });
+      let thrown: unknown;
+      try {
+        m.release(permit(m, 0), 'failure', 0);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(isInvalidOptionError(thrown)).toBe(true);
+      expect((thrown as Error).message).toMatch(/^circuitBreaker: backoff\.delay\(\) must return a number of ms in \[0, 2147483647\]/);
+      expect(m.snapshot(0)).toMatchObject({ state: 'closed', openings: 0 });
+    },
+  );
 });
 
 describe('events', () => {

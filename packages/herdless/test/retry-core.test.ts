@@ -22,6 +22,7 @@ import {
   type Rng,
   type Verdict,
 } from 'herdless';
+import { invalidOption } from './support/invalid-option.js';
 
 const fixed = (x: number): Rng => ({ random: () => x });
 const half = fixed(0.5);
@@ -185,10 +186,13 @@ describe('decide(): the step, with fixed values', () => {
     expect(budget.log).toEqual(['failure@2', 'failure@3', 'allow?@3', 'failure@20', 'allow?@20', 'failure@30']);
   });
 
-  it('a custom backoff returning garbage is held to [0, 2^31 − 1]', () => {
-    const bad = (d: number) => parseRetryPolicy({ maxAttempts: 2, backoff: { name: 'bad', maxDelayMs: 0, delay: () => d, toJSON: () => ({ kind: 'constant', delayMs: 0 }) } });
-    const delayOf = (d: number) => (decide(bad(d), startRetry(bad(d), 0), RETRYABLE, 0, half) as { delayMs: number }).delayMs;
-    expect([delayOf(-5), delayOf(Number.NaN), delayOf(Infinity), delayOf(2 ** 40)]).toEqual([0, 0, MAX_DELAY_MS, MAX_DELAY_MS]);
+  it('a custom backoff returning garbage is reported (InvalidOptionError naming delay() and the value); the edges pass', () => {
+    const bad = (d: unknown) => parseRetryPolicy({ maxAttempts: 2, backoff: { name: 'bad', maxDelayMs: 0, delay: () => d as number, toJSON: () => ({ kind: 'constant', delayMs: 0 }) } });
+    const delayOf = (d: unknown) => (decide(bad(d), startRetry(bad(d), 0), RETRYABLE, 0, half) as { delayMs: number }).delayMs;
+    expect([delayOf(0), delayOf(MAX_DELAY_MS)]).toEqual([0, MAX_DELAY_MS]);
+    for (const value of [-5, Number.NaN, Infinity, 2 ** 40, '100', undefined]) {
+      expect(invalidOption(() => delayOf(value)).message).toMatch(/^retry: backoff\.delay\(\) must return a number of ms in \[0, 2147483647\] \(a bug in a custom Backoff\), got /);
+    }
   });
 
   it('the issue-3 backoff edges: no cap at retry 25 stays ≤ 2^31 − 1; multiplier 100, cap 5 s at retry 200 is 5000', () => {

@@ -700,6 +700,21 @@ describe('options', () => {
     expect((thrown as Error).message).toContain(error);
   });
 
+  it('a custom backoff whose delay() returns NaN ends the call with an InvalidOptionError after the first attempt', async () => {
+    let calls = 0;
+    const backoff = { ...constantBackoff(), delay: () => Number.NaN };
+    const error = await retry(
+      () => {
+        calls++;
+        return Promise.reject(Object.assign(new Error('blip'), { code: 'ECONNRESET' }));
+      },
+      { maxAttempts: 3, backoff },
+    ).catch((e: unknown) => e);
+    expect(calls).toBe(1);
+    expect(isInvalidOptionError(error)).toBe(true);
+    expect((error as Error).message).toBe('retry: backoff.delay() must return a number of ms in [0, 2147483647] (a bug in a custom Backoff), got NaN');
+  });
+
   // On every path — lean (where the call itself finds out), cached, guarded, createRetry — the throw is
   // synchronous, names the owner, and nothing is retried.
   it.each([5, null, undefined, 'op', { then: () => 1 }])('the operation must be a function: %o', (operation) => {

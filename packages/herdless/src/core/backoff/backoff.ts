@@ -1,3 +1,4 @@
+import { InvalidOptionError } from '../errors.js';
 import type { Rng } from '../rng.js';
 
 /**
@@ -8,13 +9,29 @@ import type { Rng } from '../rng.js';
 export const MAX_DELAY_MS = 2_147_483_647;
 
 /**
+ * Checks a delay returned by a {@link Backoff} (herdless's own always pass; a custom one may not):
+ * a number of ms in [0, {@link MAX_DELAY_MS}]. Anything else is a bug in that backoff, and is
+ * reported rather than turned into an immediate retry (NaN, a negative) or a 24-day wait
+ * (Infinity).
+ * @internal
+ * @throws InvalidOptionError naming `owner`, `backoff.delay()` and the value.
+ */
+export function checkedDelay(owner: string, ms: unknown): number {
+  if (typeof ms === 'number' && ms >= 0 && ms <= MAX_DELAY_MS) return ms;
+  throw new InvalidOptionError(owner, 'backoff.delay()', ms, `must return a number of ms in [0, ${MAX_DELAY_MS}] (a bug in a custom Backoff)`);
+}
+
+/**
  * A backoff strategy: how long to wait before each retry. It is configuration only — shared,
  * immutable and safe to use from many calls at once. The per-call state (the previous delay, which
  * only decorrelated jitter reads) is passed in by the caller, so the very same object drives real
  * calls (`retry()`) and simulated clients (the lab).
  *
  * Every delay is a finite number of milliseconds in [0, {@link Backoff.maxDelayMs}], and
- * `maxDelayMs` ≤ {@link MAX_DELAY_MS}.
+ * `maxDelayMs` ≤ {@link MAX_DELAY_MS}. A custom backoff that returns anything else (NaN, a
+ * negative, Infinity, a string) is a bug that `retry()` and the breaker report with an
+ * `InvalidOptionError` naming `backoff.delay()` and the value: the call rejects with it (it is
+ * never turned into an immediate retry or a 24-day wait).
  *
  * @example
  * ```ts

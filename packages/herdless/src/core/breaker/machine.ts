@@ -1,4 +1,4 @@
-import { MAX_DELAY_MS } from '../backoff/backoff.js';
+import { checkedDelay } from '../backoff/backoff.js';
 import { InvalidOptionError } from '../errors.js';
 import type { Clock } from '../time.js';
 import type { BreakerCounts, FailureCounter } from './counting.js';
@@ -246,9 +246,10 @@ export class CircuitBreakerMachine {
   }
 
   #open(now: number, from: 'closed' | 'half-open'): void {
+    // First, so that a custom Backoff's bad delay (an InvalidOptionError) leaves the state untouched.
+    const duration = this.#nextOpenDuration(this.#openings + 1);
     this.#generation++;
     this.#openings++;
-    const duration = this.#nextOpenDuration();
     this.#state = 'open';
     this.#openedAt = now;
     this.#openDurationMs = duration;
@@ -278,16 +279,12 @@ export class CircuitBreakerMachine {
     if (this.#listeners.active) this.#listeners.emit({ type: 'close', from: 'half-open', at: now });
   }
 
-  /** The open duration of opening number `#openings` (already incremented), in [0, 2^31 − 1] ms. */
-  #nextOpenDuration(): number {
+  /** The open duration of opening number `opening` (counting from 1), in [0, 2^31 − 1] ms. */
+  #nextOpenDuration(opening: number): number {
     const d = this.#policy.openDurationMs;
     if (typeof d === 'number') return d;
-    const previous = this.#openings === 1 ? 0 : this.#openDurationMs;
-    const ms = d.delay(this.#openings, previous, this.#policy.rng!);
-    // The Backoff contract promises [0, maxDelayMs]; a custom one that breaks it must not leave the
-    // breaker open for NaN ms (never half-opening) or for a negative time.
-    if (!(ms >= 0)) return Number.isNaN(ms) ? MAX_DELAY_MS : 0;
-    return ms < MAX_DELAY_MS ? ms : MAX_DELAY_MS;
+    const previous = opening === 1 ? 0 : this.#openDurationMs;
+    return checkedDelay('circuitBreaker', d.delay(opening, previous, this.#policy.rng!));
   }
 }
 

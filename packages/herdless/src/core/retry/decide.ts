@@ -1,4 +1,4 @@
-import { MAX_DELAY_MS } from '../backoff/backoff.js';
+import { checkedDelay } from '../backoff/backoff.js';
 import type { RetryBudget } from '../budget/budget.js';
 import type { Verdict } from '../classify/verdict.js';
 import type { Rng } from '../rng.js';
@@ -122,10 +122,7 @@ export function decide(policy: RetryPolicy, state: RetryState, verdict: Verdict,
     }
     delay = hint;
   } else {
-    delay = policy.backoff.delay(state.attempt, state.previousDelayMs, rng);
-    // A custom Backoff might return garbage; a timer given more than 2^31 − 1 ms fires after 1 ms.
-    if (!(delay > 0)) delay = 0;
-    else if (delay > MAX_DELAY_MS) delay = MAX_DELAY_MS;
+    delay = checkedDelay('retry', policy.backoff.delay(state.attempt, state.previousDelayMs, rng));
   }
   if (deadlineAt !== Infinity && now + delay >= deadlineAt) {
     return { kind: 'give-up', reason: hint !== undefined ? 'hint-too-long' : 'deadline', waitMs: delay, limitMs: deadlineAt - now };
