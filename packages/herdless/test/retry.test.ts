@@ -309,6 +309,17 @@ describe('server hints', () => {
     }
   });
 
+  it.each([
+    [-3, '-3'],
+    ['100', '"100"'],
+    [Number.NaN, 'NaN'],
+  ])('a malformed hint (retryAfterMs %s) is named in the message, with its value', async (hint, shown) => {
+    const error = await retry(() => Promise.reject(Object.assign(fail('bad hint', 503), { retryAfterMs: hint })), { backoff: noWait }).catch((e: unknown) => e);
+    expect((error as Error).message).toContain(`the failure's retryAfterMs is not a number of ms ≥ 0 (got ${shown})`);
+    const marked = await retry(() => Promise.reject(markDoNotRetry(fail('overloaded', 503))), { backoff: noWait }).catch((e: unknown) => e);
+    expect((marked as Error).message).toContain('the failure says not to retry');
+  });
+
   it('nested retry() does not multiply attempts: the RetryError is do-not-retry', async () => {
     let bottom = 0;
     const inner = () =>

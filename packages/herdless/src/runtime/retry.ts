@@ -1,5 +1,6 @@
 import { classify } from '../core/classify/classify.js';
-import { InvalidOptionError } from '../core/errors.js';
+import { InvalidOptionError, describe as describeValue } from '../core/errors.js';
+import { isDoNotRetry } from '../core/classify/hints.js';
 import { decide, describeGiveUp, startRetry, type HintedRetryBudget, type RetryCommand, type RetryState } from '../core/retry/decide.js';
 import { AttemptTimeoutError, RetryError, type GiveUpReason } from '../core/retry/errors.js';
 import { parseRetryPolicy, readRetryPolicy, type RetryPolicy, type RetryPolicyOptions } from '../core/retry/policy.js';
@@ -641,11 +642,20 @@ function afterFailure(runner: Runner, state: RetryState, error: unknown, now: nu
   const policy = runner.policy;
   const verdict = classify(error, policy.retryable, state.attempt);
   const command = decide(policy, state, verdict, now, runner.random);
-  if (command.kind === 'give-up') throw giveUp(runner, command.reason, state.attempt, error, describeGiveUp(policy, command));
+  if (command.kind === 'give-up') throw giveUp(runner, command.reason, state.attempt, error, giveUpDetail(policy, command, error));
   if (runner.onRetry !== undefined) {
     callHook(runner.onRetry, { attempt: state.attempt, delayMs: command.delayMs, hinted: command.hinted, error }, 'onRetry', runner.onHookError);
   }
   return command;
+}
+
+/** The give-up sentence; a malformed server hint is named, field and value, rather than a bare "says not to retry". */
+function giveUpDetail(policy: RetryPolicy, command: Extract<RetryCommand, { kind: 'give-up' }>, error: unknown): string {
+  if (command.reason === 'do-not-retry' && !isDoNotRetry(error) && typeof error === 'object' && error !== null && 'retryAfterMs' in error) {
+    const hint = (error as { retryAfterMs: unknown }).retryAfterMs;
+    return `the failure's retryAfterMs is not a number of ms ≥ 0 (got ${describeValue(hint)}): a malformed hint means "do not retry" (gRFC A6)`;
+  }
+  return describeGiveUp(policy, command);
 }
 
 function giveUp(runner: Runner, reason: GiveUpReason, attempts: number, error: unknown, detail: string): RetryError {
