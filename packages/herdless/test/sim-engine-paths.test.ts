@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { constantBackoff, decorrelatedJitterBackoff } from 'herdless';
-import { budgetScenario, herdScenario, runScenario, type Scenario } from 'herdless/sim';
+import { budgetScenario, herdScenario, runScenario, scenarioFromSpec, scenarioToSpec, type Scenario } from 'herdless/sim';
+import { invalidOption } from './support/invalid-option.js';
 
 // The engine has two batch paths — request by request (any backoff, budgets) and, for a constant
 // backoff without a budget, compaction in place with the chunks handed to the retry tick whole —
@@ -61,3 +62,19 @@ describe('engine paths agree with the reference engine (seed 3)', () => {
   });
 });
 
+
+describe('scenarioFromSpec: a wrong shape is an InvalidOptionError, not a TypeError', () => {
+  const good = scenarioToSpec(herdScenario('full jitter'));
+
+  it('round-trips a good spec', () => {
+    expect(scenarioToSpec(scenarioFromSpec(good))).toEqual(good);
+  });
+
+  it.each([
+    ['a lab config file (policies, not policy)', { ...good, policy: undefined, policies: [good.policy] }, /^scenarioFromSpec: policy must be a PolicySpec .*\(a lab config file lists "policies": pass one of them as "policy"\), got undefined$/],
+    ['a policy without a name', { ...good, policy: { backoff: good.policy.backoff } }, /^scenarioFromSpec: policy must be a PolicySpec/],
+    ['not an object', 5, /^scenarioFromSpec: spec must be a ScenarioSpec object, got 5$/],
+  ])('%s', (_what, spec, message) => {
+    expect(invalidOption(() => scenarioFromSpec(spec as never)).message).toMatch(message);
+  });
+});

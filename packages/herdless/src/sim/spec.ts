@@ -2,6 +2,7 @@ import { backoffFromSpec } from '../core/backoff/spec.js';
 import type { BackoffSpec } from '../core/backoff/backoff.js';
 import type { BudgetSpec } from '../core/budget/budget.js';
 import { budgetFromSpec } from '../core/budget/spec.js';
+import { InvalidOptionError } from '../core/errors.js';
 import type { Arrivals, Scenario, ServerModel } from './scenario.js';
 
 /**
@@ -29,9 +30,17 @@ export interface ScenarioSpec {
 /**
  * Builds a runnable {@link Scenario} from its JSON form, turning the policy's backoff spec into the
  * library's backoff object. Structural validation of files is the lab's job; this checks the backoff.
- * @throws InvalidOptionError for an invalid backoff or budget (the field is named `policy.backoff.…`, `policy.budget.…`).
+ * @throws InvalidOptionError for a spec or policy that is not an object, or an invalid backoff or
+ *   budget (the field is named `policy.backoff.…`, `policy.budget.…`).
  */
 export function scenarioFromSpec(spec: ScenarioSpec): Scenario {
+  const owner = 'scenarioFromSpec';
+  if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) throw new InvalidOptionError(owner, 'spec', spec, 'must be a ScenarioSpec object');
+  const policy: unknown = spec.policy;
+  if (typeof policy !== 'object' || policy === null || Array.isArray(policy) || typeof (policy as { name?: unknown }).name !== 'string') {
+    const hint = 'policies' in spec ? ' (a lab config file lists "policies": pass one of them as "policy")' : '';
+    throw new InvalidOptionError(owner, 'policy', policy, `must be a PolicySpec { name, backoff, maxAttempts, budget? }${hint}`);
+  }
   return {
     clients: spec.clients,
     arrivals: spec.arrivals,
