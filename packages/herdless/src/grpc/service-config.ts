@@ -95,8 +95,25 @@ function fail(path: string, value: unknown, requirement: string): never {
 
 function requireField(o: Json, key: string, path: string): unknown {
   const v = o[key];
-  if (v === undefined) fail(`${path}.${key}`, v, 'is required');
+  if (v === undefined) {
+    // gRPC ignores fields it does not know, so a misspelt one is only noticed as a missing one: name it.
+    const near = Object.keys(o).find((k) => k !== key && editDistance(k.toLowerCase(), key.toLowerCase()) <= 2);
+    fail(`${path}.${key}`, v, near === undefined ? 'is required' : `is required (the object has "${near}": a misspelling?)`);
+  }
   return v;
+}
+
+/** Levenshtein distance between two short strings (field names). */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = row;
+  }
+  return previous[b.length]!;
 }
 
 function parseRetryPolicy(raw: unknown, path: string, jitter: 'proportional' | 'full', warnings: string[]): GrpcRetryPolicy {

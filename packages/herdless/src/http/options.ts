@@ -229,7 +229,7 @@ export function parseHttpOptions(options: FetchWithRetryOptions | undefined, own
     } else if (key === 'signal') {
       throw new InvalidOptionError(owner, key, value, 'is per request: pass it in init (or in the Request)');
     } else if (!HTTP_KEYS.includes(key) && !(callKeys && CALL_KEYS.includes(key))) {
-      throw new InvalidOptionError(owner, key, value, 'is not an option of withRetry (check the spelling)');
+      throw new InvalidOptionError(owner, key, value, `is not an option of ${owner} (check the spelling)`);
     }
   }
   try {
