@@ -26,6 +26,10 @@ export interface RetryContext {
    * Pass it on to `fetch()` and the like. It is created on first read, so an operation that never
    * reads it costs nothing. On a call that nothing can abort (no `signal`, `deadlineMs` or
    * `attemptTimeoutMs`) it is a signal that never aborts — on the first attempt, a new one at each read.
+   * When only the caller's `signal` can abort the call, it is that signal itself: `retry()` removes
+   * every listener it adds, but a consumer may leave its own on it (Node.js's `fetch` leaves one per
+   * request, as it does when you pass the signal to `fetch` directly) — give a long-lived signal
+   * a per-request `AbortSignal.any([signal])` if that matters.
    */
   readonly signal: AbortSignal;
 }
@@ -393,8 +397,10 @@ function remember(o: RetryOptions): CachedRunner {
  * (the same object, as a hot path does), it is re-read when its options are needed, and a change is
  * validated before it is used: `signal`, `deadlineMs`, `attemptTimeoutMs` and `budget` decide how a
  * call starts and are compared on every call (an invalid value throws at once); the others matter
- * only once an attempt has failed and are compared then, before any retry — an invalid value there
- * rejects that call with the `InvalidOptionError`, and a call that succeeds never reads them. Only a
+ * only once an attempt has failed and are compared at the latest then, before any retry. For the
+ * object of the previous call that is when: an invalid value rejects the call whose attempt failed
+ * with the `InvalidOptionError`, and a call that succeeds never reads them; any other object is
+ * compared in full when the call starts (an invalid value throws at once). Only a
  * misspelt key *added* to an object already in use goes unreported. {@link createRetry} validates
  * once, up front, and is not re-read.
  *
