@@ -52,6 +52,12 @@ describe('herdless-lab herd', () => {
     expect(row.finish.mean.toFixed(2)).toBe('16.89');
   });
 
+  it('numeric flags take plain decimals: --spread .5 is 0.5 s', () => {
+    const r = lab('herd', '--spread', '.5', '--strategies', 'full jitter', '--seeds', '0', '--format', 'json', '--workers', '0');
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout).spread).toBe(0.5);
+  });
+
   it('prints the table in the article’s layout, and every run with --per-seed', () => {
     const r = lab('herd', '--strategies', 'full jitter', '--seeds', '0-1', '--per-seed');
     expect(r.status).toBe(0);
@@ -138,6 +144,15 @@ describe('herdless-lab herd', () => {
     [['herd', '--format', 'xml'], "argument 'xml' is invalid"],
     [['herd', '--spread', 'abc'], '--spread "abc": expected a number'],
     [['herd', '--workers', '-1'], '--workers "-1": expected an integer'],
+    [['herd', '--spread', '0x10'], '--spread "0x10": expected a number from 0 to 120, in plain decimal'],
+    [['herd', '--spread', '1e0'], '--spread "1e0": expected a number from 0 to 120, in plain decimal'],
+    [['herd', '--spread', 'Infinity'], '--spread "Infinity": expected a number'],
+    [['herd', '--workers', '1.0'], '--workers "1.0": expected an integer from 0 to 64, in plain decimal'],
+    [['layers', '--attempts', '0x3'], '--attempts "0x3": expected an integer from 1 to 10'],
+    [['layers', '--depth', '3e0'], '--depth "3e0": expected an integer from 1 to 10'],
+    [['serve', '--port', '8e3'], '--port "8e3": expected an integer from 0 to 65535'],
+    [['herd', '--config', scenarioFile({ arrivals: { kind: 'together', spreadMs: 1e9 }, policies: ['immediate'] })], 'arrivals.spreadMs must be ≤ horizonMs (120000): first sends after the horizon never happen, got 1000000000'],
+    [['herd', '--config', scenarioFile({ seeds: [1.5], policies: ['immediate'] })], 'seeds must be text such as "0-19" or a non-empty array of integers ≥ 0, got [1.5]'],
     [['herd', '--nope'], "unknown option '--nope'"],
     [['herd', '--config', '/dev/null', '--spread', '1'], '--spread cannot be combined with --config'],
     [['bogus'], 'unknown command "bogus"'],

@@ -30,10 +30,15 @@ interface HerdFlags {
   workers?: string;
 }
 
+/** Plain decimal numerals only: `3`, `0.9`, `.5` — not `0x10`, `3e0`, `Infinity` or an empty string, which `Number()` would take. */
+const DECIMAL = /^-?(?:\d+\.?\d*|\.\d+)$/;
+const INTEGER = /^-?\d+$/;
+
+/** A numeric flag: a plain decimal number (an integer when `integer`) from min to max. @throws UsageError naming the flag and the value. */
 function parseNumberFlag(flag: string, text: string, min: number, max: number, integer = false): number {
   const value = Number(text);
-  if (text.trim() === '' || !Number.isFinite(value) || value < min || value > max || (integer && !Number.isInteger(value))) {
-    throw new UsageError(`${flag} ${JSON.stringify(text)}: expected ${integer ? 'an integer' : 'a number'} from ${min} to ${max}`);
+  if (!(integer ? INTEGER : DECIMAL).test(text.trim()) || value < min || value > max) {
+    throw new UsageError(`${flag} ${JSON.stringify(text)}: expected ${integer ? 'an integer' : 'a number'} from ${min} to ${max}, in plain decimal`);
   }
   return value;
 }
