@@ -37,8 +37,11 @@ const INTEGER = /^-?\d+$/;
 /** A numeric flag: a plain decimal number (an integer when `integer`) from min to max. @throws UsageError naming the flag and the value. */
 function parseNumberFlag(flag: string, text: string, min: number, max: number, integer = false): number {
   const value = Number(text);
-  if (!(integer ? INTEGER : DECIMAL).test(text.trim()) || value < min || value > max) {
-    throw new UsageError(`${flag} ${JSON.stringify(text)}: expected ${integer ? 'an integer' : 'a number'} from ${min} to ${max}, in plain decimal`);
+  const inRange = value >= min && value <= max && (!integer || Number.isInteger(value));
+  if (!(integer ? INTEGER : DECIMAL).test(text.trim()) || !inRange) {
+    // `0x10`, `3e0`, `1.0` for a count: a value in range, written in a form the flag does not take.
+    const form = inRange && text.trim() !== '' ? ', in plain decimal' : '';
+    throw new UsageError(`${flag} ${JSON.stringify(text)}: expected ${integer ? 'an integer' : 'a number'} from ${min} to ${max}${form}`);
   }
   return value;
 }
