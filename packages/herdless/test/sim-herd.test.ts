@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { HERD_STRATEGIES, formatFixed, herdScenario, runHerd, runScenario } from 'herdless/sim';
+import { backoffFromSpec } from 'herdless';
+import { HERD_STRATEGIES, formatFixed, herdRow, herdScenario, runHerd, runScenario } from 'herdless/sim';
 
 const seeds = [...Array(20).keys()];
 
@@ -40,7 +41,10 @@ describe('herd experiment — the article to the digit', () => {
       requests: { mean: 12_000_000, min: 12_000_000, max: 12_000_000 },
       crashes: { mean: 119, min: 119, max: 119 },
       unfinished: 20,
+      gaveUp: { mean: 0, min: 0, max: 0 },
     });
+    // No cap and no budget: nobody ever gives up.
+    expect(rows.map((r) => r.gaveUp.max)).toEqual([0, 0, 0, 0, 0, 0]);
   });
 
   it('matches the reference run by run (120 runs)', () => {
@@ -80,5 +84,25 @@ describe('herd with first sends spread over 0.9 s', () => {
 
   it('exponential without jitter never finishes', () => {
     expect(expo!.unfinished).toBe(20);
+  });
+});
+
+describe('herd with capped attempts (docs/lab.md\'s example scenario)', () => {
+  // 1,000 clients, capacity 3 per tick, gRPC's default policy: maxAttempts 5, 0.1 s × 2^n ± 20%.
+  const backoff = backoffFromSpec({ kind: 'proportional jitter', initialBackoffMs: 100, backoffMultiplier: 2, maxBackoffMs: 1000, jitter: 0.2 });
+  const scenario = herdScenario({ name: 'gRPC default', backoff, maxAttempts: 5 }, { server: { capacityPerTick: 3 } });
+  const runs = [0, 1].map((seed) => runScenario(scenario, seed));
+
+  it('seed 0: 31 succeed and 969 give up during start-up; the run ends when the last gives up, at 1.84 s', () => {
+    expect(runs[0]).toMatchObject({ succeeded: 31, gaveUp: 969, outstanding: 0, finished: true, requests: 5000, finishS: 1.84 });
+    expect(runs[1]).toMatchObject({ succeeded: 27, gaveUp: 973, finishS: 1.83 });
+  });
+
+  it('the row counts them: 971 gave up per run on average, and no run is unfinished', () => {
+    const row = herdRow('gRPC default', runs);
+    expect(row.gaveUp).toEqual({ mean: 971, min: 969, max: 973 });
+    expect(row.unfinished).toBe(0);
+    expect(row.finish.min).toBe(1.83);
+    expect(row.finish.max).toBe(1.84);
   });
 });

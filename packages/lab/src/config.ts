@@ -97,6 +97,16 @@ export function parseConfig(json: unknown, where = 'config'): LabConfig {
     throw new ConfigError(where, 'clients', `clients × horizon ticks is ${c.clients} × ${ticks}; keep it ≤ 1.2e10 (e.g. 1000000 clients for 120 s)`);
   }
   if (ticks > 10_000_000) throw new ConfigError(where, 'horizonMs', `horizonMs must be at most 10000000 ticks, got ${ticks} ticks`);
+  if (Array.isArray(c.seeds)) {
+    const seeds = c.seeds;
+    const twice = seeds.find((s, i) => seeds.indexOf(s) !== i);
+    // A seed listed twice would weigh twice in the means (`--seeds` refuses it too).
+    if (twice !== undefined) throw new ConfigError(where, 'seeds', `seeds must list each seed once, got ${twice} twice in ${render(seeds)}`);
+  }
+  if (c.arrivals.kind === 'together' && c.arrivals.spreadMs > c.horizonMs) {
+    // First sends after the horizon are never made: the run would show no requests at all.
+    throw new ConfigError(where, 'arrivals.spreadMs', `arrivals.spreadMs must be ≤ horizonMs (${c.horizonMs}): first sends after the horizon never happen, got ${c.arrivals.spreadMs}`);
+  }
   c.server.outages.forEach((o, i) => {
     if (!(o.endMs > o.startMs)) {
       throw new ConfigError(where, `server.outages[${i}].endMs`, `server.outages[${i}].endMs must be > startMs (${o.startMs}), got ${o.endMs}`);
@@ -168,6 +178,7 @@ function describeIssue(issue: z.core.$ZodIssue, root: unknown): string {
     case 'invalid_value':
       return `${path} must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, got ${render(value)}`;
     case 'invalid_union':
+      if (path === 'seeds') return `seeds must be text such as "0-19" or a non-empty array of integers ≥ 0, got ${render(value)}`;
       if (issue.path[issue.path.length - 1] === 'kind' && issue.path[0] === 'arrivals') {
         return `${path} must be "together" or "poisson", got ${render(value)}`;
       }

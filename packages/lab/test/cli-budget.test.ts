@@ -77,6 +77,21 @@ describe('herdless-lab budget', () => {
     expect(json.perSecond[0].policy).toBe('no retry');
   });
 
+  it('--trace honours --policies: only those, in the order given, with the same numbers as the full trace', () => {
+    const json = JSON.parse(lab('budget', '--trace', '0', '--policies', '4 attempts,no retry', '--format', 'json').stdout);
+    expect(json.tokens).toHaveLength(4000);
+    expect(json.perSecond.map((p: { policy: string }) => p.policy)).toEqual(['4 attempts', 'no retry']);
+    // Seed 0: 317, 286, 310 new requests in the first seconds; in seconds 5–7 (the outage) 871, 1218, 1169
+    // arrivals with 4 attempts (583, 891, 891 of them retries), 288, 327, 278 with no retry.
+    expect(json.perSecond[0].fresh.slice(0, 3)).toEqual([317, 286, 310]);
+    expect(json.perSecond[0].arrivals.slice(5, 8)).toEqual([871, 1218, 1169]);
+    expect(json.perSecond[0].retries.slice(5, 8)).toEqual([583, 891, 891]);
+    expect(json.perSecond[1].arrivals.slice(5, 8)).toEqual([288, 327, 278]);
+    const csv = lab('budget', '--trace', '0', '--policies', 'no retry').stdout.trim().split('\n\n')[1]!.split('\n');
+    expect(csv).toHaveLength(41);
+    expect(csv[6]).toBe('"no retry",5,288,288,0,0');
+  });
+
   it('--trace prints the tokens and per-second series', () => {
     const r = lab('budget', '--trace', '0');
     expect(r.status).toBe(0);
@@ -90,6 +105,10 @@ describe('herdless-lab budget', () => {
     [['budget', '--policies', 'lots'], '--policies "lots": unknown policy "lots"'],
     [['budget', '--grpc-service-config', '/nope.json'], '--grpc-service-config "/nope.json": no such file'],
     [['budget', '--trace', '0-3'], '--trace "0-3": give one seed'],
+    [['budget', '--trace', '0', '--seeds', '3'], '--trace "0" traces one seed: it cannot be combined with --seeds "3"'],
+    [['budget', '--trace', '0', '--format', 'table'], '--trace "0" prints CSV or JSON: --format table has no trace form'],
+    [['budget', '--trace', '0', '--grpc-service-config', 'x.json'], '--trace "0" traces the article\'s policies: it cannot be combined with --grpc-service-config'],
+    [['budget', '--trace', '0', '--policies', 'lots'], '--policies "lots": unknown policy "lots"'],
     [['budget', '--seeds', 'x'], '--seeds "x"'],
   ])('%j exits 2 with one line', (args, message) => {
     const r = lab(...args);

@@ -11,6 +11,14 @@ const lab = (...args: string[]) => {
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 };
 
+/** Writes a scenario file: the article's server and a 1,000-client herd for 120 s, with `fields` over them. */
+const scenarioFile = (fields: Record<string, unknown>): string => {
+  const file = join(mkdtempSync(join(tmpdir(), 'herdless-')), 'scenario.json');
+  const server = { tickMs: 10, capacityPerTick: 5, crashWindowTicks: 10, crashLimit: 100, restartMs: 1000, startupMs: 1000 };
+  writeFileSync(file, JSON.stringify({ clients: 1000, arrivals: { kind: 'together', spreadMs: 0 }, server, horizonMs: 120_000, ...fields }));
+  return file;
+};
+
 describe('herdless-lab herd', () => {
   it('--format json follows the contract', () => {
     const r = lab('herd', '--strategies', 'full jitter,exponential', '--seeds', '0-19', '--format', 'json');
@@ -31,6 +39,7 @@ describe('herdless-lab herd', () => {
       requests: { mean: 17000, min: 17000, max: 17000 },
       crashes: { mean: 14, min: 14, max: 14 },
       unfinished: 20,
+      gaveUp: { mean: 0, min: 0, max: 0 },
     });
   });
 
@@ -43,6 +52,12 @@ describe('herdless-lab herd', () => {
     expect(row.finish.mean.toFixed(2)).toBe('16.89');
   });
 
+  it('numeric flags take plain decimals: --spread .5 is 0.5 s', () => {
+    const r = lab('herd', '--spread', '.5', '--strategies', 'full jitter', '--seeds', '0', '--format', 'json', '--workers', '0');
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout).spread).toBe(0.5);
+  });
+
   it('prints the table in the article’s layout, and every run with --per-seed', () => {
     const r = lab('herd', '--strategies', 'full jitter', '--seeds', '0-1', '--per-seed');
     expect(r.status).toBe(0);
@@ -53,26 +68,19 @@ describe('herdless-lab herd', () => {
   it('--format csv', () => {
     const r = lab('herd', '--strategies', 'exponential', '--seeds', '0', '--format', 'csv');
     expect(r.stdout.trim().split('\n')).toEqual([
-      'strategy,finish_s_mean,finish_s_min,finish_s_max,requests_mean,requests_min,requests_max,crashes_mean,crashes_min,crashes_max,unfinished',
-      'exponential,120,120,120,17000,17000,17000,14,14,14,1',
+      'strategy,finish_s_mean,finish_s_min,finish_s_max,requests_mean,requests_min,requests_max,crashes_mean,crashes_min,crashes_max,unfinished,gave_up_mean,gave_up_min,gave_up_max',
+      'exponential,120,120,120,17000,17000,17000,14,14,14,1,0,0,0',
     ]);
   });
 
   it('runs a scenario file', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'herdless-'));
-    const file = join(dir, 'small.json');
-    writeFileSync(
-      file,
-      JSON.stringify({
-        name: 'small',
-        clients: 100,
-        arrivals: { kind: 'together', spreadMs: 0 },
-        server: { tickMs: 10, capacityPerTick: 5, crashWindowTicks: 10, crashLimit: 100, restartMs: 1000, startupMs: 1000 },
-        horizonMs: 60_000,
-        seeds: '0-3',
-        policies: ['full jitter', { name: 'capped', backoff: { kind: 'constant', delayMs: 0 }, maxAttempts: 3 }],
-      }),
-    );
+    const file = scenarioFile({
+      name: 'small',
+      clients: 100,
+      horizonMs: 60_000,
+      seeds: '0-3',
+      policies: ['full jitter', { name: 'capped', backoff: { kind: 'constant', delayMs: 0 }, maxAttempts: 3 }],
+    });
     const r = lab('herd', '--config', file, '--format', 'json');
     expect(r.status).toBe(0);
     const json = JSON.parse(r.stdout);
@@ -84,6 +92,51 @@ describe('herdless-lab herd', () => {
     expect(json.rows[1].requests).toEqual({ mean: 300, min: 300, max: 300 });
   });
 
+  describe('a scenario whose clients give up (docs/lab.md\'s example: capacity 3, gRPC default with maxAttempts 5)', () => {
+    const grpcDefault = { name: 'gRPC default', backoff: { kind: 'proportional jitter', initialBackoffMs: 100, backoffMultiplier: 2, maxBackoffMs: 1000, jitter: 0.2 }, maxAttempts: 5 };
+    const server = { tickMs: 10, capacityPerTick: 3, crashWindowTicks: 10, crashLimit: 100, restartMs: 1000, startupMs: 1000 };
+    const capped = scenarioFile({ name: 'capped', server, seeds: '0-1', policies: ['full jitter', grpcDefault] });
+    const budget = { kind: 'retry throttling', maxTokens: 4, tokenRatio: 0.1 };
+    const budgeted = scenarioFile({ name: 'budgeted', server, seeds: '0-1', policies: [{ ...grpcDefault, name: 'throttled', budget }] });
+
+    it('the JSON counts who gave up, per row and per run', () => {
+      const r = lab('herd', '--config', capped, '--format', 'json', '--per-seed', '--workers', '0');
+      expect(r.status).toBe(0);
+      const json = JSON.parse(r.stdout);
+      expect(json.rows[0].gaveUp).toEqual({ mean: 0, min: 0, max: 0 });
+      const row = json.rows[1];
+      expect(Object.keys(row)).toEqual(['strategy', 'finish', 'requests', 'crashes', 'unfinished', 'gaveUp']);
+      // Every run ends early (1.83 s, 1.84 s) because 969 and 973 of the 1,000 requests gave up, not because they succeeded.
+      expect([row.strategy, row.finish, row.requests.mean, row.unfinished, row.gaveUp]).toEqual(['gRPC default', { mean: 1.835, min: 1.83, max: 1.84 }, 5000, 0, { mean: 971, min: 969, max: 973 }]);
+      expect(json.runs[2]).toEqual({ strategy: 'gRPC default', seed: 0, finish: 1.84, requests: 5000, crashes: 1, finished: true, succeeded: 31, gaveUp: 969 });
+      expect(json.runs[3]).toMatchObject({ seed: 1, succeeded: 27, gaveUp: 973 });
+      expect(json.runs[0]).toMatchObject({ strategy: 'full jitter', seed: 0, succeeded: 1000, gaveUp: 0 });
+    });
+
+    it('the table flags the row and says what finish means; --per-seed and CSV carry the counts', () => {
+      const r = lab('herd', '--config', capped, '--per-seed', '--workers', '0');
+      expect(r.status).toBe(0);
+      expect(r.stdout).toContain('gRPC default seed 0: finish 1.84 requests 5000 crashes 1 gave up 969\n');
+      expect(r.stdout).toContain('\nfull jitter     14.37 ( 13.93- 14.80)       6314 (    6309-    6319)     1.0\n');
+      expect(r.stdout).toContain('\ngRPC default     1.83 (  1.83-  1.84)       5000 (    5000-    5000)     1.0 (971 gave up)\n');
+      expect(r.stdout).toContain('finish is when the last request succeeded or gave up');
+      const csv = lab('herd', '--config', capped, '--format', 'csv', '--per-seed', '--workers', '0').stdout.trim().split('\n');
+      expect(csv[0]).toBe('strategy,seed,finish_s,requests,crashes,finished,succeeded,gave_up');
+      expect(csv[3]).toBe('gRPC default,0,1.84,5000,1,true,31,969');
+    });
+
+    it('a budget that refuses retries makes the run short, and the table says why', () => {
+      const json = JSON.parse(lab('herd', '--config', budgeted, '--format', 'json', '--per-seed', '--workers', '0').stdout);
+      expect(json.runs.map((x: { finish: number; succeeded: number; gaveUp: number }) => [x.finish, x.succeeded, x.gaveUp])).toEqual([
+        [0.14, 0, 1000],
+        [0.14, 0, 1000],
+      ]);
+      // maxTokens 4: the second failure leaves 2 tokens (not above half), so every client sends twice during start-up.
+      const table = lab('herd', '--config', budgeted, '--workers', '0').stdout;
+      expect(table).toContain('\nthrottled        0.14 (  0.14-  0.14)       2000 (    2000-    2000)     0.0 (1000 gave up)\n');
+    });
+  });
+
   it.each([
     [['herd', '--strategies', 'foo'], '--strategies "foo": unknown strategy "foo"'],
     [['herd', '--seeds', '5-1'], '--seeds "5-1": the range 5-1 goes down'],
@@ -91,6 +144,15 @@ describe('herdless-lab herd', () => {
     [['herd', '--format', 'xml'], "argument 'xml' is invalid"],
     [['herd', '--spread', 'abc'], '--spread "abc": expected a number'],
     [['herd', '--workers', '-1'], '--workers "-1": expected an integer'],
+    [['herd', '--spread', '0x10'], '--spread "0x10": expected a number from 0 to 120, in plain decimal'],
+    [['herd', '--spread', '1e0'], '--spread "1e0": expected a number from 0 to 120, in plain decimal'],
+    [['herd', '--spread', 'Infinity'], '--spread "Infinity": expected a number'],
+    [['herd', '--workers', '1.0'], '--workers "1.0": expected an integer from 0 to 64, in plain decimal'],
+    [['layers', '--attempts', '0x3'], '--attempts "0x3": expected an integer from 1 to 10'],
+    [['layers', '--depth', '3e0'], '--depth "3e0": expected an integer from 1 to 10'],
+    [['serve', '--port', '8e3'], '--port "8e3": expected an integer from 0 to 65535'],
+    [['herd', '--config', scenarioFile({ arrivals: { kind: 'together', spreadMs: 1e9 }, policies: ['immediate'] })], 'arrivals.spreadMs must be ≤ horizonMs (120000): first sends after the horizon never happen, got 1000000000'],
+    [['herd', '--config', scenarioFile({ seeds: [1.5], policies: ['immediate'] })], 'seeds must be text such as "0-19" or a non-empty array of integers ≥ 0, got [1.5]'],
     [['herd', '--nope'], "unknown option '--nope'"],
     [['herd', '--config', '/dev/null', '--spread', '1'], '--spread cannot be combined with --config'],
     [['bogus'], 'unknown command "bogus"'],

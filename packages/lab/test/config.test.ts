@@ -25,6 +25,12 @@ describe('scenario files', () => {
     expect(c.policies[1]!.maxAttempts).toBe(5);
   });
 
+  it('seeds may be an array of integers; first sends may spread over the whole horizon', () => {
+    const c = parseConfig(edit((c) => ((c.seeds = [4, 0, 7]), (c.arrivals = { kind: 'together', spreadMs: 120_000 }))));
+    expect(c.seeds).toEqual([4, 0, 7]);
+    expect(c.base.arrivals).toEqual({ kind: 'together', spreadMs: 120_000 });
+  });
+
   it('a policy may carry a retry budget', () => {
     const json = edit((c) => (c.policies = [{ name: 'x', backoff: { kind: 'full jitter' }, maxAttempts: 4, budget: { kind: 'retry throttling', maxTokens: 10, tokenRatio: 0.1 } }]));
     expect(parseConfig(json).policies[0]!.budget).toEqual({ kind: 'retry throttling', maxTokens: 10, tokenRatio: 0.1 });
@@ -52,6 +58,11 @@ describe('scenario files', () => {
     ['policy missing maxAttempts', edit((c) => (c.policies = [{ name: 'x', backoff: { kind: 'constant' } }])), 'policies[0].maxAttempts is missing'],
     ['too much work', edit((c) => ((c.clients = 10_000_000), (c.horizonMs = 86_400_000))), 'clients × horizon ticks is 10000000 × 8640000; keep it ≤ 1.2e10'],
     ['not an object', [] as unknown as Json, '(top level) must be an object'],
+    ['fractional seed', edit((c) => (c.seeds = [1.5])), 'seeds must be text such as "0-19" or a non-empty array of integers ≥ 0, got [1.5]'],
+    ['seeds a number', edit((c) => (c.seeds = 5)), 'seeds must be text such as "0-19" or a non-empty array of integers ≥ 0, got 5'],
+    ['negative seed', edit((c) => (c.seeds = [0, -1])), 'seeds[1] must be ≥ 0, got -1'],
+    ['seed twice', edit((c) => (c.seeds = [3, 1, 3])), 'seeds must list each seed once, got 3 twice in [3,1,3]'],
+    ['spread past the horizon', edit((c) => (c.arrivals = { kind: 'together', spreadMs: 1e9 })), 'arrivals.spreadMs must be ≤ horizonMs (120000): first sends after the horizon never happen, got 1000000000'],
   ])('%s', (_name, json, message) => {
     expect(() => parseConfig(json, 'cfg')).toThrow(`cfg: ${message}`);
   });

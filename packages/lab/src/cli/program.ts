@@ -30,10 +30,18 @@ interface HerdFlags {
   workers?: string;
 }
 
+/** Plain decimal numerals only: `3`, `0.9`, `.5` — not `0x10`, `3e0`, `Infinity` or an empty string, which `Number()` would take. */
+const DECIMAL = /^-?(?:\d+\.?\d*|\.\d+)$/;
+const INTEGER = /^-?\d+$/;
+
+/** A numeric flag: a plain decimal number (an integer when `integer`) from min to max. @throws UsageError naming the flag and the value. */
 function parseNumberFlag(flag: string, text: string, min: number, max: number, integer = false): number {
   const value = Number(text);
-  if (text.trim() === '' || !Number.isFinite(value) || value < min || value > max || (integer && !Number.isInteger(value))) {
-    throw new UsageError(`${flag} ${JSON.stringify(text)}: expected ${integer ? 'an integer' : 'a number'} from ${min} to ${max}`);
+  const inRange = value >= min && value <= max && (!integer || Number.isInteger(value));
+  if (!(integer ? INTEGER : DECIMAL).test(text.trim()) || !inRange) {
+    // `0x10`, `3e0`, `1.0` for a count: a value in range, written in a form the flag does not take.
+    const form = inRange && text.trim() !== '' ? ', in plain decimal' : '';
+    throw new UsageError(`${flag} ${JSON.stringify(text)}: expected ${integer ? 'an integer' : 'a number'} from ${min} to ${max}${form}`);
   }
   return value;
 }
@@ -116,6 +124,8 @@ interface BudgetFlags {
   grpcServiceConfig?: string;
   trace?: string;
   format: Format;
+  /** True when `--format` was on the command line (not its default). */
+  formatGiven?: boolean;
 }
 
 async function budgetCommand(flags: BudgetFlags, io: Io): Promise<void> {
@@ -132,14 +142,11 @@ async function budgetCommand(flags: BudgetFlags, io: Io): Promise<void> {
     printBudget(result, flags.format, `# budget, scenario "${config.name}": seeds ${seedText(seeds)}`, io);
     return;
   }
-  const seeds = parseSeeds(flags.seeds ?? '0-19');
   if (flags.trace !== undefined) {
-    const seed = parseSeeds(flags.trace, '--trace');
-    if (seed.length !== 1) throw new UsageError(`--trace ${JSON.stringify(flags.trace)}: give one seed`);
-    const trace = budgetTrace(seed[0]!);
-    io.out(flags.format === 'json' ? JSON.stringify(budgetTraceJson(trace)) : budgetTraceCsv(trace));
+    traceCommand(flags, io);
     return;
   }
+  const seeds = parseSeeds(flags.seeds ?? '0-19');
   const policies = budgetPolicies(flags.policies === undefined ? BUDGET_POLICIES : parsePolicies(flags.policies));
   if (flags.grpcServiceConfig !== undefined) {
     const { policy, warnings } = grpcPolicy(flags.grpcServiceConfig);
@@ -148,6 +155,18 @@ async function budgetCommand(flags: BudgetFlags, io: Io): Promise<void> {
   }
   const result = runBudgetExperiment({ policies, seeds });
   printBudget(result, flags.format, budgetTitle(seedText(seeds)), io);
+}
+
+/** `budget --trace SEED`: one seed's figure data, CSV (the default) or JSON, for every policy or those of `--policies`. */
+function traceCommand(flags: BudgetFlags, io: Io): void {
+  const trace = JSON.stringify(flags.trace);
+  if (flags.seeds !== undefined) throw new UsageError(`--trace ${trace} traces one seed: it cannot be combined with --seeds ${JSON.stringify(flags.seeds)}`);
+  if (flags.grpcServiceConfig !== undefined) throw new UsageError(`--trace ${trace} traces the article's policies: it cannot be combined with --grpc-service-config`);
+  if (flags.formatGiven === true && flags.format === 'table') throw new UsageError(`--trace ${trace} prints CSV or JSON: --format table has no trace form (use --format csv or json)`);
+  const seed = parseSeeds(flags.trace!, '--trace');
+  if (seed.length !== 1) throw new UsageError(`--trace ${trace}: give one seed`);
+  const data = budgetTrace(seed[0]!, flags.policies === undefined ? BUDGET_POLICIES : parsePolicies(flags.policies));
+  io.out(flags.format === 'json' ? JSON.stringify(budgetTraceJson(data)) : budgetTraceCsv(data));
 }
 
 function printBudget(result: ReturnType<typeof runBudgetExperiment>, format: Format, title: string, io: Io): void {
@@ -227,9 +246,9 @@ export function buildProgram(io: Io): Command {
     .option('--config <file>', 'a scenario file with an outage (JSON, see docs/lab.md): its policies, with budgets, in the budget table')
     .option('--policies <names>', `comma-separated: ${BUDGET_POLICIES.join(', ')}`)
     .option('--grpc-service-config <file>', 'add a row for the retryPolicy and retryThrottling of a gRPC service config (gRFC A6 JSON)')
-    .option('--trace <seed>', "print one seed's figure data (CSV, or JSON with --format json): client 0's tokens per tick under gRPC throttling, per-second new/arrivals/successes/retries per policy")
+    .option('--trace <seed>', "print one seed's figure data (CSV, or JSON with --format json): client 0's tokens per tick under gRPC throttling, per-second new/arrivals/successes/retries per policy (those of --policies, or all)")
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
-    .action(async (flags: BudgetFlags) => budgetCommand(flags, io));
+    .action(async (flags: BudgetFlags, command: Command) => budgetCommand({ ...flags, formatGiven: command.getOptionValueSource('format') === 'cli' }, io));
 
   program
     .command('layers')

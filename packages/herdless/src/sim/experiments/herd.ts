@@ -63,14 +63,21 @@ export function herdScenario(policy: HerdStrategy | ClientPolicy, options: HerdO
   };
 }
 
-/** One row of the herd table. Finish in seconds; means unrounded. */
+/**
+ * One row of the herd table. Finish in seconds; means unrounded. A run finishes when its last
+ * request is done — succeeded, or given up (attempts exhausted, or a retry refused by the budget) —
+ * or at the horizon; so a short finish time with `gaveUp` above 0 is clients giving up, not succeeding.
+ */
 export interface HerdRow {
   strategy: string;
+  /** When each run ended, s: its last request succeeded or gave up, or the horizon. */
   finish: Summary;
   requests: Summary;
   crashes: Summary;
-  /** Runs in which not every client succeeded by the horizon. */
+  /** Runs cut at the horizon with requests still outstanding (neither succeeded nor given up). */
   unfinished: number;
+  /** Requests per run that gave up (attempts exhausted or retry refused by the budget). 0 without a cap or budget. */
+  gaveUp: Summary;
 }
 
 /** Folds the runs of one strategy (one per seed, in seed order) into a table row. */
@@ -81,6 +88,7 @@ export function herdRow(strategy: string, runs: readonly RunResult[]): HerdRow {
     requests: summarize(runs.map((r) => r.requests)),
     crashes: summarize(runs.map((r) => r.crashes)),
     unfinished: runs.filter((r) => !r.finished).length,
+    gaveUp: summarize(runs.map((r) => r.gaveUp)),
   };
 }
 
