@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { constantBackoff, decorrelatedJitterBackoff } from 'herdless';
+import { constantBackoff, decorrelatedJitterBackoff, fullJitterBackoff } from 'herdless';
 import { budgetScenario, herdScenario, runScenario, scenarioFromSpec, scenarioToSpec, type Scenario } from 'herdless/sim';
 import { invalidOption } from './support/invalid-option.js';
 
@@ -76,5 +76,29 @@ describe('scenarioFromSpec: a wrong shape is an InvalidOptionError, not a TypeEr
     ['not an object', 5, /^scenarioFromSpec: spec must be a ScenarioSpec object, got 5$/],
   ])('%s', (_what, spec, message) => {
     expect(invalidOption(() => scenarioFromSpec(spec as never)).message).toMatch(message);
+  });
+});
+
+describe('runScenario: a scenario built in code is checked like a lab file', () => {
+  const base = herdScenario('full jitter');
+  const nanBackoff = { ...fullJitterBackoff(), delay: () => Number.NaN };
+  it.each([
+    ['clients -5', { ...base, clients: -5 }, /^runScenario: scenario\.clients must be ≥ 0, got -5$/],
+    ['horizonMs "x"', { ...base, horizonMs: 'x' }, /^runScenario: scenario\.horizonMs must be a number, got "x"$/],
+    ['horizonMs not a whole number of ticks', { ...base, horizonMs: 1005 }, /^runScenario: scenario\.horizonMs must be a whole number of ticks \(tickMs 10\), got 1005$/],
+    ['server.outages missing', { ...base, server: { ...base.server, outages: undefined } }, /^runScenario: scenario\.server\.outages must be an array/],
+    ['stopWhenIdle missing', { ...base, stopWhenIdle: undefined }, /^runScenario: scenario\.stopWhenIdle must be a boolean, got undefined$/],
+    ['maxAttempts 0', { ...base, policy: { ...base.policy, maxAttempts: 0 } }, /^runScenario: scenario\.policy\.maxAttempts must be ≥ 1, got 0$/],
+    ['maxAttempts null', { ...base, policy: { ...base.policy, maxAttempts: null } }, /^runScenario: scenario\.policy\.maxAttempts must be a number, got null$/],
+    ['maxAttempts NaN', { ...base, policy: { ...base.policy, maxAttempts: Number.NaN } }, /^runScenario: scenario\.policy\.maxAttempts must be a number, got NaN$/],
+    ['no backoff', { ...base, policy: { ...base.policy, backoff: undefined } }, /^runScenario: scenario\.policy\.backoff must be a Backoff/],
+    ['arrivals of an unknown kind', { ...base, arrivals: { kind: 'burst' } }, /^runScenario: scenario\.arrivals must be/],
+  ])('%s', (_what, scenario, message) => {
+    expect(invalidOption(() => runScenario(scenario as never, 0)).message).toMatch(message);
+  });
+
+  it("a custom backoff's bad delay is reported, not run as a never-scheduled retry", () => {
+    const scenario = { ...base, policy: { ...base.policy, backoff: nanBackoff } };
+    expect(invalidOption(() => runScenario(scenario, 0)).message).toMatch(/^runScenario: backoff\.delay\(\) must return a number of ms in \[0, 2147483647\] \(a bug in a custom Backoff\), got NaN$/);
   });
 });

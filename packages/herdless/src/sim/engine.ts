@@ -2,7 +2,10 @@ import { PyRandom } from '../core/python-random.js';
 import type { RetryBudget } from '../core/budget/budget.js';
 import type { Backoff } from '../core/backoff/backoff.js';
 import { constantDelayOf } from '../core/backoff/constant.js';
-import type { Scenario } from './scenario.js';
+import { checkedDelay } from '../core/backoff/backoff.js';
+import { InvalidOptionError } from '../core/errors.js';
+import { numberOption, type NumberRule } from '../core/validate.js';
+import type { ClientPolicy, Scenario, ServerModel } from './scenario.js';
 
 /** What `runScenario` can record besides the totals. */
 export interface RunOptions {
@@ -74,6 +77,7 @@ export interface RunResult {
  * ```
  */
 export function runScenario(scenario: Scenario, seed: number, options: RunOptions = {}): RunResult {
+  checkScenario(scenario);
   const sim = new Simulation(scenario, seed, options.perTick === true);
   const onTick = options.onTick;
   const horizon = sim.horizon;
@@ -102,6 +106,47 @@ export function runScenario(scenario: Scenario, seed: number, options: RunOption
     outstanding: sim.outstanding,
     ...(sim.perTick ? { perTick: sim.perTick } : {}),
   };
+}
+
+/**
+ * The shape and ranges `runScenario` needs (the lab checks its files more closely, with the same
+ * bounds); a scenario built in code gets the same clear errors instead of a NaN or a TypeError.
+ * @throws InvalidOptionError naming the field (`scenario.…`) and the value.
+ */
+function checkScenario(scenario: Scenario): void {
+  const owner = 'runScenario';
+  const num = (field: string, value: unknown, rule: NumberRule): number => {
+    if (value === undefined) throw new InvalidOptionError(owner, field, value, 'is required');
+    return numberOption(owner, field, value, 0, rule);
+  };
+  if (typeof scenario !== 'object' || scenario === null) throw new InvalidOptionError(owner, 'scenario', scenario, 'must be a Scenario object');
+  num('scenario.clients', scenario.clients, { min: 0, integer: true });
+  const server: unknown = scenario.server;
+  if (typeof server !== 'object' || server === null) throw new InvalidOptionError(owner, 'scenario.server', server, 'must be a ServerModel object (e.g. ARTICLE_SERVER)');
+  const s = server as ServerModel;
+  const tickMs = num('scenario.server.tickMs', s.tickMs, { min: 0, minExclusive: true });
+  num('scenario.server.capacityPerTick', s.capacityPerTick, { min: 0, integer: true });
+  num('scenario.server.crashWindowTicks', s.crashWindowTicks, { min: 1, integer: true });
+  num('scenario.server.crashLimit', s.crashLimit, { min: 0, allowInfinity: true });
+  num('scenario.server.restartMs', s.restartMs, { min: 0 });
+  num('scenario.server.startupMs', s.startupMs, { min: 0 });
+  if (!Array.isArray(s.outages)) throw new InvalidOptionError(owner, 'scenario.server.outages', s.outages, 'must be an array of { startMs, endMs } (empty for none)');
+  const horizonMs = num('scenario.horizonMs', scenario.horizonMs, { min: 0, minExclusive: true });
+  if (!Number.isInteger(horizonMs / tickMs)) throw new InvalidOptionError(owner, 'scenario.horizonMs', horizonMs, `must be a whole number of ticks (tickMs ${tickMs})`);
+  if (typeof scenario.stopWhenIdle !== 'boolean') throw new InvalidOptionError(owner, 'scenario.stopWhenIdle', scenario.stopWhenIdle, 'must be a boolean');
+  const arrivals: unknown = scenario.arrivals;
+  const kind = typeof arrivals === 'object' && arrivals !== null ? (arrivals as { kind?: unknown }).kind : undefined;
+  if (kind === 'together') num('scenario.arrivals.spreadMs', (arrivals as { spreadMs: unknown }).spreadMs, { min: 0 });
+  else if (kind === 'poisson') num('scenario.arrivals.ratePerSecond', (arrivals as { ratePerSecond: unknown }).ratePerSecond, { min: 0 });
+  else throw new InvalidOptionError(owner, 'scenario.arrivals', arrivals, `must be { kind: 'together', spreadMs } or { kind: 'poisson', ratePerSecond }`);
+  const policy: unknown = scenario.policy;
+  if (typeof policy !== 'object' || policy === null) throw new InvalidOptionError(owner, 'scenario.policy', policy, 'must be a ClientPolicy { name, backoff, maxAttempts, budget? }');
+  const p = policy as ClientPolicy;
+  num('scenario.policy.maxAttempts', p.maxAttempts, { min: 1, integer: true, allowInfinity: true });
+  if (typeof p.backoff !== 'object' || p.backoff === null || typeof p.backoff.delay !== 'function') {
+    throw new InvalidOptionError(owner, 'scenario.policy.backoff', p.backoff, 'must be a Backoff (e.g. fullJitterBackoff())');
+  }
+  if (p.budget !== undefined && typeof p.budget !== 'function') throw new InvalidOptionError(owner, 'scenario.policy.budget', p.budget, 'must be a function (client) => RetryBudget');
 }
 
 /** Requests per chunk of a tick's queue (a power of two). */
@@ -366,7 +411,7 @@ class Simulation {
         if (constantTicks >= 0) {
           at = t + 1 + constantTicks;
         } else {
-          wait = backoff.delay(attempt, floats[(slot << 1) + 1]!, rng);
+          wait = checkedDelay('runScenario', backoff.delay(attempt, floats[(slot << 1) + 1]!, rng));
           // S3: t + 1 + round(wait / tick), with Python's round (half to even).
           at = t + 1 + roundHalfEven(wait / tickMs);
         }
