@@ -335,8 +335,8 @@ describe('classification', () => {
       await breaker.execute(async (ctx) => seen.push(ctx), callOptions());
       await breaker.execute(async (ctx) => seen.push(ctx), callOptions());
       expect(seen.map((ctx) => ctx.trial)).toEqual([true, false]);
-      const withSignal = callOptions().signal !== undefined;
-      expect(seen.every((ctx) => (ctx.signal !== undefined) === withSignal)).toBe(true);
+      // Always a signal (fetch(url, { signal }) needs no check); without the caller's, one that never aborts.
+      expect(seen.every((ctx) => ctx.signal instanceof AbortSignal && !ctx.signal.aborted)).toBe(true);
     });
   });
 
@@ -374,6 +374,19 @@ describe('classification', () => {
     const ratio = circuitBreaker({ counting: failureRatio({ ratio: 0.5, windowMs: 1000, minimumCalls: 10 }), clock });
     await ratio.execute(async () => 1);
     expect(reads).toBe(1);
+  });
+
+  it("a custom openDurationMs backoff's bad delay rejects the opening call with an InvalidOptionError whose cause is the failure", async () => {
+    const breaker = circuitBreaker({
+      counting: consecutiveFailures({ threshold: 1 }),
+      openDurationMs: { name: 'broken', maxDelayMs: 1000, delay: () => Number.NaN, toJSON: () => ({ kind: 'constant', delayMs: 0 }) },
+      clock: manualClock(),
+    });
+    const error = await breaker.execute(failing).catch((e: unknown) => e);
+    expect(isInvalidOptionError(error)).toBe(true);
+    expect((error as Error).message).toMatch(/^circuitBreaker: backoff\.delay\(\) must return a number of ms/);
+    expect(((error as Error).cause as Error).message).toBe('down');
+    expect(breaker.snapshot()).toMatchObject({ state: 'closed', openings: 0 });
   });
 
   it('a non-function operation is an InvalidOptionError, not a counted failure', async () => {

@@ -29,15 +29,32 @@ export interface CircuitBreakerOptions extends BreakerPolicyOptions {
 
 /** What {@link CircuitBreaker.execute} passes to the operation. */
 export interface BreakerCallContext {
-  /** The caller's signal, if any: stop work when it aborts. */
-  readonly signal: AbortSignal | undefined;
+  /**
+   * The caller's signal: stop work when it aborts. Without one, a signal that never aborts (a new one
+   * at each read), so that `fetch(url, { signal })` needs no check.
+   */
+  readonly signal: AbortSignal;
   /** True when this call is a half-open trial (a probe of a dependency that recently failed). */
   readonly trial: boolean;
 }
 
-/** The contexts of calls without a signal: two constants, shared by every such call. */
-const CALL_CONTEXT: BreakerCallContext = Object.freeze({ signal: undefined, trial: false });
-const TRIAL_CONTEXT: BreakerCallContext = Object.freeze({ signal: undefined, trial: true });
+/**
+ * The contexts of calls without a signal: two constants, shared by every such call. Nothing can
+ * abort such a call, so any never-aborting signal will do; each read makes a fresh one (a signal is
+ * never shared between calls: listeners a consumer leaves on it must not pile up).
+ */
+const CALL_CONTEXT: BreakerCallContext = Object.freeze({
+  get signal(): AbortSignal {
+    return new AbortController().signal;
+  },
+  trial: false,
+});
+const TRIAL_CONTEXT: BreakerCallContext = Object.freeze({
+  get signal(): AbortSignal {
+    return new AbortController().signal;
+  },
+  trial: true,
+});
 
 /** Options of one {@link CircuitBreaker.execute} call. */
 export interface BreakerExecuteOptions {
@@ -111,9 +128,20 @@ export class CircuitBreaker {
 
   /** Counts an outcome: gives the permit back, and keeps (or forgets) the failure behind a state change. */
   #finish(permit: BreakerPermit, outcome: BreakerOutcome, error?: unknown): void {
+    let changed: boolean;
+    try {
+      changed = this.machine.releaseFrom(permit, outcome, this.clock);
+    } catch (invalid) {
+      // A custom openDurationMs backoff's bad delay: the call rejects with that InvalidOptionError,
+      // and the failure that was opening the breaker is kept as its cause (nothing is lost).
+      if (error !== undefined && typeof invalid === 'object' && invalid !== null && !('cause' in invalid)) {
+        Object.defineProperty(invalid, 'cause', { value: error, configurable: true, writable: true });
+      }
+      throw invalid;
+    }
     // A release that changes the state either opened the breaker (keep the failure as the cause of
     // later refusals) or closed it (forget it).
-    if (this.machine.releaseFrom(permit, outcome, this.clock)) this.#lastFailure = outcome === 'failure' ? error : undefined;
+    if (changed) this.#lastFailure = outcome === 'failure' ? error : undefined;
   }
 
   /** Classifies a value and gives the permit back; throws the classifier's own error (permit given back uncounted). */
