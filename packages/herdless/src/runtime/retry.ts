@@ -397,10 +397,11 @@ function remember(o: RetryOptions): CachedRunner {
  * (the same object, as a hot path does), it is re-read when its options are needed, and a change is
  * validated before it is used: `signal`, `deadlineMs`, `attemptTimeoutMs` and `budget` decide how a
  * call starts and are compared on every call (an invalid value throws at once); the others matter
- * only once an attempt has failed and are compared at the latest then, before any retry. For the
- * object of the previous call that is when: an invalid value rejects the call whose attempt failed
- * with the `InvalidOptionError`, and a call that succeeds never reads them; any other object is
- * compared in full when the call starts (an invalid value throws at once). Only a
+ * only once an attempt has failed, and a call reads them once, at its first failure, before any
+ * retry. For an object that served the previous two calls in a row (the hot path) that is the only
+ * comparison: an invalid value rejects the call whose attempt failed with the `InvalidOptionError`,
+ * and a call that succeeds never reads them; any other object is also compared in full when the
+ * call starts (an invalid value throws at once). docs/retry.md "Cost" has the details. Only a
  * misspelt key *added* to an object already in use goes unreported. {@link createRetry} validates
  * once, up front, and is not re-read.
  *
