@@ -398,8 +398,8 @@ function remember(o: RetryOptions): CachedRunner {
  * validated before it is used: `signal`, `deadlineMs`, `attemptTimeoutMs` and `budget` decide how a
  * call starts and are compared on every call (an invalid value throws at once); the others matter
  * only once an attempt has failed, and a call reads them once, at its first failure, before any
- * retry. For an object that served the previous two calls in a row (the hot path) that is the only
- * comparison: an invalid value rejects the call whose attempt failed with the `InvalidOptionError`,
+ * retry. For an object seen at least twice, with no other reused object in between (the hot
+ * path), that is the only comparison: an invalid value rejects the call whose attempt failed with the `InvalidOptionError`,
  * and a call that succeeds never reads them; any other object is also compared in full when the
  * call starts (an invalid value throws at once). docs/retry.md "Cost" has the details. Only a
  * misspelt key *added* to an object already in use goes unreported. {@link createRetry} validates
