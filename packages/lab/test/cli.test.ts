@@ -19,6 +19,15 @@ const scenarioFile = (fields: Record<string, unknown>): string => {
   return file;
 };
 
+describe('herdless-lab --help', () => {
+  it('lists the commands and says that `all` runs without one, with its options (--out)', () => {
+    const r = lab('--help');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/^ {2}herd \[options\]/m);
+    expect(r.stdout).toContain('Without a command it runs `all`, which takes its options too: e.g. `herdless-lab --out report`');
+  });
+});
+
 describe('herdless-lab herd', () => {
   it('--format json follows the contract', () => {
     const r = lab('herd', '--strategies', 'full jitter,exponential', '--seeds', '0-19', '--format', 'json');

@@ -197,7 +197,8 @@ export function buildProgram(io: Io): Command {
     .description('The herdless lab: the article\'s retry experiments, run with the library\'s own policy objects in virtual time.')
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.replace(/\n$/, '')), writeErr: () => {}, outputError: () => {} })
-    .showSuggestionAfterError(true);
+    .showSuggestionAfterError(true)
+    .addHelpText('after', '\nWithout a command it runs `all`, which takes its options too: e.g. `herdless-lab --out report` (see `herdless-lab all --help`).');
 
   const format = new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table');
 
