@@ -71,6 +71,9 @@ describe('herdless-lab herd', () => {
     const r = lab('herd', '--strategies', 'full jitter', '--seeds', '0-1', '--per-seed');
     expect(r.status).toBe(0);
     expect(r.stdout).toContain('full jitter seed 0: finish 10.50 requests 6055 crashes 1\nfull jitter seed 1: finish 11.13 requests 6061 crashes 1\n');
+    // The title first, then the table, then every run.
+    expect(r.stdout.indexOf('# herd:')).toBe(0);
+    expect(r.stdout.indexOf('full jitter seed 0')).toBeGreaterThan(r.stdout.indexOf('strategy '));
     expect(r.stdout).toMatch(/\nfull jitter +\d+\.\d\d \( *\d+\.\d\d- *\d+\.\d\d\) +\d+ \( *\d+- *\d+\) +\d\.\d\n/);
   });
 
@@ -185,7 +188,7 @@ describe('herdless-lab herd', () => {
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toContain('not valid JSON');
     const piped = spawnSync('bash', ['-c', `"${process.execPath}" "${main}" herd --strategies "full jitter" --per-seed --workers 0 | head -1`], { encoding: 'utf8' });
-    expect(piped.stdout.trim()).toMatch(/^full jitter seed 0: finish/);
+    expect(piped.stdout.trim()).toMatch(/^# herd: 1000 clients/);
     expect(piped.stderr).toBe('');
     const asFile = join(dir, 'plain-file');
     writeFileSync(asFile, 'x');

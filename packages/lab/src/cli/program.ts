@@ -112,8 +112,8 @@ async function herdCommand(flags: HerdFlags, io: Io): Promise<void> {
   } else if (flags.format === 'csv') {
     io.out(herdCsv(result, perSeed));
   } else {
-    if (perSeed) io.out(herdPerSeed(result));
     io.out(`${describeRun(run)}\n${herdTable(result)}`);
+    if (perSeed) io.out(herdPerSeed(result));
   }
 }
 
