@@ -141,6 +141,35 @@ describe('herdless-lab budget', () => {
     expect(row.backToNormal).toEqual({ mean: 15, min: 15, max: 15 });
   });
 
+  it('a load of 10x or more widens the load column instead of pushing the row out of line', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'herdless-'));
+    const file = join(dir, 'nocap.json');
+    const immediate = { backoff: { kind: 'constant', delayMs: 0 } };
+    writeFileSync(
+      file,
+      JSON.stringify({
+        clients: 10,
+        arrivals: { kind: 'poisson', ratePerSecond: 30 },
+        server: { tickMs: 10, capacityPerTick: 5, crashWindowTicks: 10, crashLimit: 100, restartMs: 1000, startupMs: 0, outages: [{ startMs: 5000, endMs: 15_000 }] },
+        horizonMs: 40_000,
+        stopWhenIdle: false,
+        seeds: [0, 1],
+        policies: [
+          { name: 'once', ...immediate, maxAttempts: 1 },
+          { name: 'twenty', ...immediate, maxAttempts: 20 },
+        ],
+      }),
+    );
+    const r = lab('budget', '--config', file);
+    expect(r.status).toBe(0);
+    const lines = r.stdout.trim().split('\n').filter((line) => !line.startsWith('#'));
+    const wide = lines.find((line) => line.startsWith('twenty'))!;
+    expect(wide).toMatch(/^twenty {3}\d{2}\.\d{2}x \(/);
+    // Every row's next column starts where the header's does.
+    const column = lines[0]!.indexOf('crashes after');
+    for (const line of lines.slice(1)) expect(line.slice(column - 3, column)).toBe('   ');
+  });
+
   it('an invalid service config names the JSON path', () => {
     const dir = mkdtempSync(join(tmpdir(), 'herdless-'));
     const file = join(dir, 'bad.json');

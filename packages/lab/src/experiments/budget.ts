@@ -95,11 +95,14 @@ const f = (x: number, d: number): string => formatFixed(x, d);
 /** The article's table plus the retry share of arrivals during the outage. */
 export function budgetTable(result: BudgetResult): string {
   const width = Math.max(6, ...result.rows.map((r) => r.policy.length));
-  const head = `${'policy'.padEnd(width)}   ${'load during outage'.padEnd(18)}   ${'crashes after'.padEnd(13)}   ${'back to normal at'.padEnd(17)}   retries during outage`;
-  const lines = result.rows.map((r) =>
+  // The article's layout is 18 wide; a load of 10x or more (a policy of your own) widens the column.
+  const loads = result.rows.map((r) => `${f(r.load.mean, 2)}x (${f(r.load.min, 2)}-${f(r.load.max, 2)})`);
+  const loadWidth = Math.max(18, ...loads.map((cell) => cell.length));
+  const head = `${'policy'.padEnd(width)}   ${'load during outage'.padEnd(loadWidth)}   ${'crashes after'.padEnd(13)}   ${'back to normal at'.padEnd(17)}   retries during outage`;
+  const lines = result.rows.map((r, i) =>
     [
       r.policy.padEnd(width),
-      `${f(r.load.mean, 2)}x (${f(r.load.min, 2)}-${f(r.load.max, 2)})`.padEnd(18),
+      loads[i]!.padEnd(loadWidth),
       f(r.crashesAfter.mean, 1).padStart(5).padEnd(13),
       `${f(r.backToNormal.mean, 1).padStart(4)} s (${f(r.backToNormal.min, 0)}-${f(r.backToNormal.max, 0)})`.padEnd(17),
       `${f(r.retryShare.mean * 100, 1).padStart(4)}% (${f(r.retryShare.min * 100, 1)}-${f(r.retryShare.max * 100, 1)})`,
