@@ -8,6 +8,14 @@ import { describe, expect, it } from 'vitest';
 const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 const lab = (...args: string[]) => spawnSync(process.execPath, [main, ...args], { encoding: 'utf8', timeout: 60_000 });
 
+/** Writes a scenario file of the article's budget set-up (10 clients, the downstream down 5–15 s) with `fields` over it. */
+const outageFile = (name: string, fields: Record<string, unknown>): string => {
+  const file = join(mkdtempSync(join(tmpdir(), 'herdless-')), name);
+  const server = { tickMs: 10, capacityPerTick: 5, crashWindowTicks: 10, crashLimit: 100, restartMs: 1000, startupMs: 0, outages: [{ startMs: 5000, endMs: 15_000 }] };
+  writeFileSync(file, JSON.stringify({ clients: 10, arrivals: { kind: 'poisson', ratePerSecond: 30 }, server, horizonMs: 40_000, stopWhenIdle: false, ...fields }));
+  return file;
+};
+
 describe('herdless-lab budget', () => {
   it('--format json follows the contract', () => {
     const r = lab('budget', '--format', 'json', '--policies', '4 attempts,4 attempts + gRPC throttling');
@@ -118,20 +126,8 @@ describe('herdless-lab budget', () => {
   });
 
   it('--config runs a scenario file’s own policies, budgets included', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'herdless-'));
-    const file = join(dir, 'outage.json');
     const policy = { name: '4 attempts + throttling', backoff: { kind: 'proportional jitter', initialBackoffMs: 100, backoffMultiplier: 2, maxBackoffMs: 1000, jitter: 0.2 }, maxAttempts: 4 };
-    writeFileSync(
-      file,
-      JSON.stringify({
-        clients: 10,
-        arrivals: { kind: 'poisson', ratePerSecond: 30 },
-        server: { tickMs: 10, capacityPerTick: 5, crashWindowTicks: 10, crashLimit: 100, restartMs: 1000, startupMs: 0, outages: [{ startMs: 5000, endMs: 15_000 }] },
-        horizonMs: 40_000,
-        stopWhenIdle: false,
-        policies: [{ ...policy, budget: { kind: 'retry throttling', maxTokens: 10, tokenRatio: 0.1 } }],
-      }),
-    );
+    const file = outageFile('outage.json', { policies: [{ ...policy, budget: { kind: 'retry throttling', maxTokens: 10, tokenRatio: 0.1 } }] });
     const r = lab('budget', '--config', file, '--format', 'json');
     expect(r.status).toBe(0);
     const [row] = JSON.parse(r.stdout).rows;
@@ -142,24 +138,14 @@ describe('herdless-lab budget', () => {
   });
 
   it('a load of 10x or more widens the load column instead of pushing the row out of line', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'herdless-'));
-    const file = join(dir, 'nocap.json');
     const immediate = { backoff: { kind: 'constant', delayMs: 0 } };
-    writeFileSync(
-      file,
-      JSON.stringify({
-        clients: 10,
-        arrivals: { kind: 'poisson', ratePerSecond: 30 },
-        server: { tickMs: 10, capacityPerTick: 5, crashWindowTicks: 10, crashLimit: 100, restartMs: 1000, startupMs: 0, outages: [{ startMs: 5000, endMs: 15_000 }] },
-        horizonMs: 40_000,
-        stopWhenIdle: false,
-        seeds: [0, 1],
-        policies: [
-          { name: 'once', ...immediate, maxAttempts: 1 },
-          { name: 'twenty', ...immediate, maxAttempts: 20 },
-        ],
-      }),
-    );
+    const file = outageFile('nocap.json', {
+      seeds: [0, 1],
+      policies: [
+        { name: 'once', ...immediate, maxAttempts: 1 },
+        { name: 'twenty', ...immediate, maxAttempts: 20 },
+      ],
+    });
     const r = lab('budget', '--config', file);
     expect(r.status).toBe(0);
     const lines = r.stdout.trim().split('\n').filter((line) => !line.startsWith('#'));
