@@ -115,6 +115,16 @@ describe('decide(): the step, with fixed values', () => {
     expect(describeGiveUp(policy, command)).toBe('all 3 attempts failed (maxAttempts 3)');
   });
 
+  it('describeGiveUp names a malformed retryAfterMs behind a do-not-retry, and only then', () => {
+    const policy = parseRetryPolicy({});
+    const dnr = { kind: 'give-up', reason: 'do-not-retry' } as const;
+    expect(describeGiveUp(policy, dnr, { retryAfterMs: -3 })).toBe(
+      `the failure's retryAfterMs is not a number of ms ≥ 0 (got -3): a malformed hint means "do not retry" (gRFC A6)`,
+    );
+    expect(describeGiveUp(policy, dnr)).toBe('the failure says not to retry');
+    expect(describeGiveUp(policy, dnr, new Error('overloaded'))).toBe('the failure says not to retry');
+  });
+
   it('maxAttempts 1 never retries', () => {
     const one = parseRetryPolicy({ maxAttempts: 1 });
     expect(decide(one, startRetry(one, 0), RETRYABLE, 0, half)).toEqual({ kind: 'give-up', reason: 'exhausted' });

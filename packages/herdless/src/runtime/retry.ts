@@ -1,6 +1,5 @@
 import { classify } from '../core/classify/classify.js';
-import { InvalidOptionError, describe as describeValue } from '../core/errors.js';
-import { isDoNotRetry } from '../core/classify/hints.js';
+import { InvalidOptionError } from '../core/errors.js';
 import { decide, describeGiveUp, startRetry, type HintedRetryBudget, type RetryCommand, type RetryState } from '../core/retry/decide.js';
 import { AttemptTimeoutError, RetryError, type GiveUpReason } from '../core/retry/errors.js';
 import { parseRetryPolicy, readRetryPolicy, type RetryPolicy, type RetryPolicyOptions } from '../core/retry/policy.js';
@@ -138,8 +137,6 @@ interface Runner {
   readonly source: CachedRunner | undefined;
 }
 
-
-
 /**
  * The option names of `retry()` that shape the policy (everything but the hooks `onRetry`/`onGiveUp`
  * and the per-call `signal`). The HTTP adapter passes exactly these through.
@@ -197,7 +194,7 @@ function parseRunner(options: RetryOptions, owner: string, allowSignal: boolean,
   if (unref !== undefined && typeof unref !== 'boolean') throw new InvalidOptionError(owner, 'unref', unref, 'must be a boolean');
   const plain = policy.deadlineMs === Infinity && policy.attemptTimeoutMs === Infinity;
   // Internal and never handed out, so not frozen: retry(op, options) builds one per call.
-  const runner: Runner = {
+  return {
     owner,
     policy,
     random: random ?? systemRandom,
@@ -210,7 +207,6 @@ function parseRunner(options: RetryOptions, owner: string, allowSignal: boolean,
     lean: plain && policy.budget === undefined,
     source,
   };
-  return runner;
 }
 
 function checkSignal(owner: string, signal: unknown): AbortSignal | undefined {
@@ -310,13 +306,14 @@ function sameStart(c: CachedRunner, o: RetryOptions): boolean {
 
 /**
  * A call that took the inline path (only the start options compared) and whose first attempt failed:
- * the runner it carries on with, the options object read again. Unchanged since `entry` was
+ * the runner it carries on with, its options object (`entry.options`) read again. Unchanged since `entry` was
  * validated: `entry`'s runner. Changed: validated afresh (an invalid value throws, and the call
  * rejects with that error) and cached in `entry`'s place. If the start options themselves changed
  * while the call ran, the call keeps the start it had (it began without a deadline, a timeout or a
  * budget, and cannot take one on halfway); the next call reads everything anew.
  */
-function reread(entry: CachedRunner, options: RetryOptions): Runner {
+function reread(entry: CachedRunner): Runner {
+  const options = entry.options;
   if (unchanged(entry, options)) return entry.runner;
   if (!sameStart(entry, options)) {
     const asStarted = { ...options, deadlineMs: entry.deadlineMs, attemptTimeoutMs: entry.attemptTimeoutMs, budget: entry.budget, signal: undefined };
@@ -399,9 +396,9 @@ function remember(o: RetryOptions): CachedRunner {
  * call starts and are compared on every call (an invalid value throws at once); the others matter
  * only once an attempt has failed, and a call reads them once, at its first failure, before any
  * retry. For an object seen at least twice, with no other reused object in between (the hot
- * path), that is the only comparison: an invalid value rejects the call whose attempt failed with the `InvalidOptionError`,
- * and a call that succeeds never reads them; any other object is also compared in full when the
- * call starts (an invalid value throws at once). docs/retry.md "Cost" has the details. Only a
+ * path), that is the only comparison: an invalid value rejects the call whose attempt failed with
+ * the `InvalidOptionError`, and a call that succeeds never reads them; any other object is also
+ * compared in full when the call starts (an invalid value throws at once). docs/retry.md "Cost" has the details. Only a
  * misspelt key *added* to an object already in use goes unreported. {@link createRetry} validates
  * once, up front, and is not re-read.
  *
@@ -649,20 +646,11 @@ function afterFailure(runner: Runner, state: RetryState, error: unknown, now: nu
   const policy = runner.policy;
   const verdict = classify(error, policy.retryable, state.attempt);
   const command = decide(policy, state, verdict, now, runner.random);
-  if (command.kind === 'give-up') throw giveUp(runner, command.reason, state.attempt, error, giveUpDetail(policy, command, error));
+  if (command.kind === 'give-up') throw giveUp(runner, command.reason, state.attempt, error, describeGiveUp(policy, command, error));
   if (runner.onRetry !== undefined) {
     callHook(runner.onRetry, { attempt: state.attempt, delayMs: command.delayMs, hinted: command.hinted, error }, 'onRetry', runner.onHookError);
   }
   return command;
-}
-
-/** The give-up sentence; a malformed server hint is named, field and value, rather than a bare "says not to retry". */
-function giveUpDetail(policy: RetryPolicy, command: Extract<RetryCommand, { kind: 'give-up' }>, error: unknown): string {
-  if (command.reason === 'do-not-retry' && !isDoNotRetry(error) && typeof error === 'object' && error !== null && 'retryAfterMs' in error) {
-    const hint = (error as { retryAfterMs: unknown }).retryAfterMs;
-    return `the failure's retryAfterMs is not a number of ms ≥ 0 (got ${describeValue(hint)}): a malformed hint means "do not retry" (gRFC A6)`;
-  }
-  return describeGiveUp(policy, command);
 }
 
 function giveUp(runner: Runner, reason: GiveUpReason, attempts: number, error: unknown, detail: string): RetryError {
@@ -682,7 +670,7 @@ function afterFirst<T>(operation: RetryOperation<T>, runner: Runner, error: unkn
   if (source === undefined) return runPlain(operation, runner, 2, error);
   let current: Runner;
   try {
-    current = reread(source, source.options as RetryOptions);
+    current = reread(source);
   } catch (invalid) {
     // Never a synchronous throw (a first attempt's own throw comes here from retry()).
     return Promise.reject(invalid);

@@ -185,10 +185,11 @@ export class CircuitBreakerMachine {
       return false;
     }
     if (!permit.trial) {
+      // A timeless counter is not given the time (NaN); the clock is read only if the breaker opens.
       const counter = this.#counter;
       const at = clock === undefined ? given : counter.timeless === true ? NaN : clock.now();
       if (!counter.record(failed, at)) return false;
-      this.#open(Number.isNaN(at) ? clock!.now() : at, 'closed');
+      this.#open(clock !== undefined && counter.timeless === true ? clock.now() : at, 'closed');
       return true;
     }
     this.#inFlight--;

@@ -1,4 +1,6 @@
 import { checkedDelay } from '../backoff/backoff.js';
+import { isDoNotRetry } from '../classify/hints.js';
+import { describe } from '../errors.js';
 import type { RetryBudget } from '../budget/budget.js';
 import type { Verdict } from '../classify/verdict.js';
 import type { Rng } from '../rng.js';
@@ -139,13 +141,15 @@ export function decide(policy: RetryPolicy, state: RetryState, verdict: Verdict,
 /**
  * A human sentence for a give-up command, used in `RetryError`'s message, e.g.
  * `all 4 attempts failed` or `the server asked to wait 120000 ms, more than maxRetryAfterMs (60000 ms)`.
+ * With the failure (`error`), a `'do-not-retry'` caused by a malformed `retryAfterMs` names that
+ * field and its value.
  *
  * @example
  * ```ts
  * describeGiveUp(policy, { kind: 'give-up', reason: 'exhausted' }); // 'all 3 attempts failed'
  * ```
  */
-export function describeGiveUp(policy: RetryPolicy, command: Extract<RetryCommand, { kind: 'give-up' }>): string {
+export function describeGiveUp(policy: RetryPolicy, command: Extract<RetryCommand, { kind: 'give-up' }>, error?: unknown): string {
   const wait = command.waitMs === undefined ? '' : formatMs(command.waitMs);
   const limit = command.limitMs === undefined ? '' : formatMs(command.limitMs);
   switch (command.reason) {
@@ -154,6 +158,10 @@ export function describeGiveUp(policy: RetryPolicy, command: Extract<RetryComman
     case 'fatal':
       return 'the failure is not retryable';
     case 'do-not-retry':
+      // Not the mark, but a malformed hint (gRFC A6: don't retry): name it, with its value.
+      if (!isDoNotRetry(error) && typeof error === 'object' && error !== null && 'retryAfterMs' in error) {
+        return `the failure's retryAfterMs is not a number of ms ≥ 0 (got ${describe((error as { retryAfterMs: unknown }).retryAfterMs)}): a malformed hint means "do not retry" (gRFC A6)`;
+      }
       return 'the failure says not to retry';
     case 'deadline':
       return command.waitMs === undefined
