@@ -21,10 +21,15 @@ const io = {
 
 try {
   const program = buildProgram(io);
+  const known = (name: string): boolean => program.commands.some((c) => c.name() === name);
+  const names = [...program.commands.map((c) => c.name()), 'help'].join(', ');
   const first = process.argv[2];
-  if (first !== undefined && !first.startsWith('-') && !program.commands.some((c) => c.name() === first)) {
-    throw new UsageError(`unknown command ${JSON.stringify(first)} (commands: ${program.commands.map((c) => c.name()).join(', ')})`);
+  // `help [command]` is commander's own command, listed by --help but not among program.commands.
+  if (first !== undefined && first !== 'help' && !first.startsWith('-') && !known(first)) {
+    throw new UsageError(`unknown command ${JSON.stringify(first)} (commands: ${names})`);
   }
+  const topic = process.argv[3];
+  if (first === 'help' && topic !== undefined && !known(topic)) throw new UsageError(`help ${JSON.stringify(topic)}: unknown command (commands: ${names})`);
   await program.parseAsync(process.argv);
 } catch (error) {
   if (error instanceof CommanderError) {

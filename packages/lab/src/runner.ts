@@ -1,12 +1,24 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { runScenario, scenarioFromSpec, type RunResult, type ScenarioSpec } from 'herdless/sim';
+import { budgetMetrics, runScenario, scenarioFromSpec, type BudgetMetrics, type RunResult, type ScenarioSpec } from 'herdless/sim';
 
-/** One simulation run to do: a scenario (as JSON data, so it can cross to a worker) and a seed. */
+/**
+ * One simulation run to do: a scenario (as JSON data, so it can cross to a worker) and a seed.
+ * `measure: 'budget'` returns the budget table's metrics of the run instead of the run itself, so
+ * its per-tick series never cross between threads.
+ */
 export interface Job {
   id: number;
   spec: ScenarioSpec;
   seed: number;
+  measure?: 'budget';
+}
+
+/** Does one job, in the calling thread (the worker threads call this too). */
+export function runJob(job: Omit<Job, 'id'>): RunResult | BudgetMetrics {
+  const scenario = scenarioFromSpec(job.spec);
+  if (job.measure === 'budget') return budgetMetrics(scenario, runScenario(scenario, job.seed, { perTick: true }));
+  return runScenario(scenario, job.seed);
 }
 
 /** How to run a batch of jobs. */
@@ -26,13 +38,25 @@ export function defaultWorkers(): number {
  * Runs every job and returns the results in job order. Runs are independent and deterministic,
  * so spreading them over worker threads changes the wall time, never a number.
  */
-export async function runJobs(jobs: readonly Omit<Job, 'id'>[], options: RunnerOptions = {}): Promise<RunResult[]> {
+export function runJobs(jobs: readonly Omit<Job, 'id' | 'measure'>[], options: RunnerOptions = {}): Promise<RunResult[]> {
+  return runPool<RunResult>(jobs, options);
+}
+
+/** Runs budget jobs and returns each run's budget metrics, in job order (see {@link runJobs}). */
+export function runBudgetJobs(jobs: readonly Omit<Job, 'id' | 'measure'>[], options: RunnerOptions = {}): Promise<BudgetMetrics[]> {
+  return runPool<BudgetMetrics>(
+    jobs.map((job) => ({ ...job, measure: 'budget' as const })),
+    options,
+  );
+}
+
+async function runPool<R>(jobs: readonly Omit<Job, 'id'>[], options: RunnerOptions): Promise<R[]> {
   const total = jobs.length;
-  const results = new Array<RunResult>(total);
+  const results = new Array<R>(total);
   const workers = Math.min(options.workers ?? defaultWorkers(), total);
   if (workers <= 1) {
     jobs.forEach((job, i) => {
-      results[i] = runScenario(scenarioFromSpec(job.spec), job.seed);
+      results[i] = runJob(job) as R;
       options.onProgress?.(i + 1, total);
     });
     return results;
@@ -50,9 +74,9 @@ export async function runJobs(jobs: readonly Omit<Job, 'id'>[], options: RunnerO
             return;
           }
           const id = next++;
-          worker.postMessage({ id, spec: jobs[id]!.spec, seed: jobs[id]!.seed } satisfies Job);
+          worker.postMessage({ ...jobs[id]!, id } satisfies Job);
         };
-        worker.on('message', (msg: { id: number; result: RunResult }) => {
+        worker.on('message', (msg: { id: number; result: R }) => {
           results[msg.id] = msg.result;
           options.onProgress?.(++done, total);
           feed();

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { HERD_STRATEGIES, type HerdStrategy } from 'herdless/sim';
 import { loadConfig } from '../config-file.js';
@@ -75,8 +76,7 @@ function shellQuote(word: string): string {
 
 /** Turns the herd command's flags into a run: the article's preset, or a config file. */
 export function herdRunFromFlags(flags: HerdFlags): HerdRun {
-  const workers = flags.workers === undefined ? undefined : parseNumberFlag('--workers', flags.workers, 0, 64, true);
-  const common = workers === undefined ? {} : { workers };
+  const common = workersOf(flags.workers);
   if (flags.config !== undefined) {
     if (flags.spread !== undefined) throw new UsageError('--spread cannot be combined with --config: set arrivals.spreadMs in the file');
     const config = loadConfig(flags.config);
@@ -126,9 +126,18 @@ interface BudgetFlags {
   format: Format;
   /** True when `--format` was on the command line (not its default). */
   formatGiven?: boolean;
+  workers?: string;
 }
 
+/** `--workers N` as run settings: `{ workers: N }`, or `{}` for the runner's default. @throws UsageError for a bad count. */
+function workersOf(text: string | undefined): { workers?: number } {
+  return text === undefined ? {} : { workers: parseNumberFlag('--workers', text, 0, 64, true) };
+}
+
+const WORKERS_HELP = 'worker threads (0 = run in this thread; default: one per core, at most 8)';
+
 async function budgetCommand(flags: BudgetFlags, io: Io): Promise<void> {
+  const workers = workersOf(flags.workers);
   if (flags.config !== undefined) {
     if (flags.policies !== undefined || flags.trace !== undefined || flags.grpcServiceConfig !== undefined) {
       throw new UsageError('--config runs the file\'s own policies: it cannot be combined with --policies, --trace or --grpc-service-config');
@@ -138,7 +147,7 @@ async function budgetCommand(flags: BudgetFlags, io: Io): Promise<void> {
       throw new UsageError(`--config ${JSON.stringify(flags.config)}: server.outages is empty; the budget table measures an outage`);
     }
     const seeds = configSeeds(flags.seeds, config, flags.config);
-    const result = runBudgetExperiment({ policies: configPolicies(config.base, config.policies), seeds, base: config.base, name: config.name });
+    const result = await runBudgetExperiment({ policies: configPolicies(config.base, config.policies), seeds, base: config.base, name: config.name, ...workers });
     printBudget(result, flags.format, `# budget, scenario "${config.name}": seeds ${seedText(seeds)}`, io);
     return;
   }
@@ -153,7 +162,7 @@ async function budgetCommand(flags: BudgetFlags, io: Io): Promise<void> {
     for (const w of warnings) io.err(`herdless-lab: warning: ${w}`);
     policies.push(policy);
   }
-  const result = runBudgetExperiment({ policies, seeds });
+  const result = await runBudgetExperiment({ policies, seeds, ...workers });
   printBudget(result, flags.format, budgetTitle(seedText(seeds)), io);
 }
 
@@ -169,7 +178,7 @@ function traceCommand(flags: BudgetFlags, io: Io): void {
   io.out(flags.format === 'json' ? JSON.stringify(budgetTraceJson(data)) : budgetTraceCsv(data));
 }
 
-function printBudget(result: ReturnType<typeof runBudgetExperiment>, format: Format, title: string, io: Io): void {
+function printBudget(result: Awaited<ReturnType<typeof runBudgetExperiment>>, format: Format, title: string, io: Io): void {
   if (format === 'json') io.out(JSON.stringify(budgetJson(result)));
   else if (format === 'csv') io.out(budgetCsv(result));
   else io.out(`${title}\n${budgetTable(result)}`);
@@ -179,9 +188,12 @@ interface LayersFlags {
   depth?: string;
   attempts?: string;
   format: Format;
+  workers?: string;
 }
 
 async function layersCommand(flags: LayersFlags, io: Io): Promise<void> {
+  workersOf(flags.workers); // checked like everywhere, but see the flag's help: nothing to spread
+
   const depth = flags.depth === undefined ? 3 : parseNumberFlag('--depth', flags.depth, 1, 10, true);
   const attempts = flags.attempts === undefined ? 3 : parseNumberFlag('--attempts', flags.attempts, 1, 10, true);
   if (attempts ** depth > 100_000) throw new UsageError(`--attempts ${attempts} --depth ${depth}: ${attempts}^${depth} calls is more than 100000`);
@@ -191,10 +203,17 @@ async function layersCommand(flags: LayersFlags, io: Io): Promise<void> {
   else io.out(`${layersTitle(depth, attempts)}\n${layersTable(rows)}`);
 }
 
+/** The lab's version, from its package.json (dist/cli/ and src/cli/ are both two folders below it). */
+function labVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
 /** Builds the `herdless-lab` command line. */
 export function buildProgram(io: Io): Command {
   const program = new Command('herdless-lab')
     .description('The herdless lab: the article\'s retry experiments, run with the library\'s own policy objects in virtual time.')
+    .version(labVersion(), '-V, --version', 'print the version and exit')
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.replace(/\n$/, '')), writeErr: () => {}, outputError: () => {} })
     .showSuggestionAfterError(true)
@@ -206,9 +225,9 @@ export function buildProgram(io: Io): Command {
     .command('all', { isDefault: true })
     .description('run every experiment on its defaults, print the tables and write the report (what `npm run lab` does)')
     .option('--out <dir>', 'the report folder: index.html, figures/*.svg, data/*.json and *.csv', 'lab-out')
-    .addOption(new Option('--workers <n>', 'worker threads (0 = none)'))
+    .addOption(new Option('--workers <n>', WORKERS_HELP))
     .action(async (flags: { out: string; workers?: string }, command: Command) => {
-      const workers = flags.workers === undefined ? {} : { workers: parseNumberFlag('--workers', flags.workers, 0, 64, true) };
+      const workers = workersOf(flags.workers);
       checkReportDir(flags.out); // before the runs, so a bad --out fails at once
       const results = new Map<string, unknown>();
       for (const [i, experiment] of LAB_EXPERIMENTS.entries()) {
@@ -233,7 +252,7 @@ export function buildProgram(io: Io): Command {
     .option('--per-seed', 'also print every run')
     .option('--config <file>', 'a scenario file (JSON): clients, arrivals, server, horizon, policies, seeds — see docs/lab.md')
     .addOption(format)
-    .option('--workers <n>', 'worker threads (0 = run in this thread; default: one per core, at most 8)')
+    .option('--workers <n>', WORKERS_HELP)
     .action(async (flags: HerdFlags, command: Command) => {
       // --seeds has a default; a config file's seeds win unless the flag was given.
       if (command.getOptionValueSource('seeds') === 'default') delete flags.seeds;
@@ -249,6 +268,7 @@ export function buildProgram(io: Io): Command {
     .option('--grpc-service-config <file>', 'add a row for the retryPolicy and retryThrottling of a gRPC service config (gRFC A6 JSON)')
     .option('--trace <seed>', "print one seed's figure data (CSV, or JSON with --format json): client 0's tokens per tick under gRPC throttling, per-second new/arrivals/successes/retries per policy (those of --policies, or all)")
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
+    .option('--workers <n>', `${WORKERS_HELP}; --trace runs in this thread`)
     .action(async (flags: BudgetFlags, command: Command) => budgetCommand({ ...flags, formatGiven: command.getOptionValueSource('format') === 'cli' }, io));
 
   program
@@ -257,6 +277,7 @@ export function buildProgram(io: Io): Command {
     .option('--depth <n>', 'services in the chain (1–10), the last always failing', '3')
     .option('--attempts <n>', 'maxAttempts of every caller (1–10), the first try included', '3')
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
+    .option('--workers <n>', 'accepted like the other commands (0–64) and checked, but layers always runs in this thread: it is one chain of at most 100000 calls in virtual time, with nothing to spread over threads')
     .action(async (flags: LayersFlags) => layersCommand(flags, io));
 
   program

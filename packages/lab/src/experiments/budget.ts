@@ -1,8 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { isInvalidOptionError, parseGrpcServiceConfig } from 'herdless';
 import {
   BUDGET_POLICIES,
-  budgetRow,
   budgetScenario,
   formatFixed,
   type BudgetPolicyName,
@@ -10,10 +8,13 @@ import {
   type BudgetTrace,
   type ClientPolicy,
   type PolicySpec,
-  type Scenario,
   type ScenarioSpec,
   scenarioFromSpec,
+  summarize,
 } from 'herdless/sim';
+import { runBudgetJobs } from '../runner.js';
+import { progressBar } from '../progress.js';
+import { describePath, readUserFile, userPath } from '../paths.js';
 import { UsageError } from '../usage-error.js';
 
 /** A budget-experiment run: which policies, which seeds, and the scenario (default: the article's). */
@@ -23,6 +24,8 @@ export interface BudgetRun {
   /** A scenario file's settings instead of the article's (it must have an outage). */
   base?: Omit<ScenarioSpec, 'policy'>;
   name?: string;
+  /** Worker threads (0 = this thread); undefined = the runner's default. */
+  workers?: number;
 }
 
 /** The result: one row per policy. */
@@ -42,18 +45,13 @@ export function budgetPolicies(names: readonly BudgetPolicyName[] = BUDGET_POLIC
  * failure in the lab's model is the server being down or over capacity — gRPC's UNAVAILABLE — so a
  * policy whose retryableStatusCodes leave UNAVAILABLE out retries nothing here; so does a config in
  * which no retryPolicy applies. Both are reported as warnings, with the parser's own (the maxAttempts
- * cap, clamped backoffs, …).
- * @throws UsageError naming the file and the JSON path of the problem.
+ * cap, clamped backoffs, …). A relative `file` is resolved against the folder the command was started from.
+ * @throws UsageError naming the file (with its absolute path) and the JSON path of the problem.
  */
 export function grpcPolicy(file: string): { policy: ClientPolicy; warnings: string[] } {
-  const where = `--grpc-service-config ${JSON.stringify(file)}`;
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new UsageError(`${where}: ${code === 'ENOENT' ? 'no such file' : `cannot read it (${code ?? String(error)})`}`);
-  }
+  const path = userPath('--grpc-service-config', file);
+  const where = describePath(path);
+  const text = readUserFile(path);
   try {
     const config = parseGrpcServiceConfig(text);
     const warnings = config.warnings.map((w) => `${where}: ${w}`);
@@ -76,19 +74,64 @@ export function grpcPolicy(file: string): { policy: ClientPolicy; warnings: stri
   }
 }
 
-/** Runs every policy over every seed (in this thread: the whole table takes well under a second). */
-export function runBudgetExperiment(run: BudgetRun): BudgetResult {
-  const base = run.base;
-  const scenario = (policy: ClientPolicy): Scenario => (base ? { ...scenarioFromSpec({ ...base, policy: PLACEHOLDER }), policy } : budgetScenario(policy));
-  return { run, rows: run.policies.map((policy) => budgetRow(scenario(policy), run.seeds)) };
+/**
+ * A policy object as data, so that it can cross to a worker thread: its backoff's and its budget's
+ * `toJSON()` (every backoff and budget of the library has one; the budget is asked of client 0,
+ * since all clients build theirs alike).
+ * @throws TypeError for a budget without `toJSON()` (one of the user's own, not the library's).
+ */
+export function policySpecOf(policy: ClientPolicy): PolicySpec {
+  const budget = policy.budget?.(0);
+  if (budget && typeof (budget as { toJSON?: unknown }).toJSON !== 'function') throw new TypeError(`policy ${JSON.stringify(policy.name)}: its budget has no toJSON(), so it cannot run on a worker thread`);
+  return {
+    name: policy.name,
+    backoff: policy.backoff.toJSON(),
+    maxAttempts: Number.isFinite(policy.maxAttempts) ? policy.maxAttempts : null,
+    ...(budget ? { budget: (budget as unknown as { toJSON(): NonNullable<PolicySpec['budget']> }).toJSON() } : {}),
+  };
+}
+
+/** The article's budget scenario without its policy: 10 clients, Poisson arrivals, the outage at 5–15 s, 40 s. */
+function articleBase(): Omit<ScenarioSpec, 'policy'> {
+  const { policy: _policy, ...base } = budgetScenario('no retry');
+  return base;
+}
+
+/**
+ * Runs every policy over every seed, on worker threads unless `run.workers` is 0 (runs are
+ * independent and deterministic: the thread count changes the wall time, never a number).
+ */
+export async function runBudgetExperiment(run: BudgetRun): Promise<BudgetResult> {
+  const base = run.base ?? articleBase();
+  const jobs = run.policies.flatMap((policy) => {
+    const spec = { ...base, policy: policySpecOf(policy) };
+    return run.seeds.map((seed) => ({ spec, seed }));
+  });
+  const bar = progressBar('budget');
+  let metrics: Awaited<ReturnType<typeof runBudgetJobs>>;
+  try {
+    metrics = await runBudgetJobs(jobs, { ...(run.workers === undefined ? {} : { workers: run.workers }), onProgress: bar.update });
+  } finally {
+    bar.stop();
+  }
+  const n = run.seeds.length;
+  const rows = run.policies.map((policy, i): BudgetRow => {
+    const m = metrics.slice(i * n, (i + 1) * n);
+    return {
+      policy: policy.name,
+      load: summarize(m.map((x) => x.load)),
+      crashesAfter: summarize(m.map((x) => x.crashesAfter)),
+      backToNormal: summarize(m.map((x) => x.backToNormal)),
+      retryShare: summarize(m.map((x) => x.retryShare)),
+    };
+  });
+  return { run, rows };
 }
 
 /** The policies of a scenario file, as the library's policy objects. */
 export function configPolicies(base: Omit<ScenarioSpec, 'policy'>, policies: readonly PolicySpec[]): ClientPolicy[] {
   return policies.map((policy) => scenarioFromSpec({ ...base, policy }).policy);
 }
-
-const PLACEHOLDER: PolicySpec = { name: '-', backoff: { kind: 'constant', delayMs: 0 }, maxAttempts: 1 };
 
 const f = (x: number, d: number): string => formatFixed(x, d);
 

@@ -19,7 +19,7 @@ export const budgetExperiment = defineExperiment<BudgetResult>({
     'reach about 20% of arrivals, counted when decided (herdless’s default) it holds them under 10%.',
   command: 'npm run lab -- budget',
   seeds: '0-19',
-  run: () => Promise.resolve(runBudgetExperiment({ policies: budgetPolicies(), seeds: SEEDS })),
+  run: (settings) => runBudgetExperiment({ policies: budgetPolicies(), seeds: SEEDS, ...settings }),
   table: (result) =>
     `${budgetTitle('0-19')}\n${budgetTable(result)}`,
   json: budgetJson,

@@ -1,5 +1,6 @@
 import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve, sep } from 'node:path';
+import { dirname, join, sep } from 'node:path';
+import { describePath, userPath } from '../paths.js';
 import { UsageError } from '../usage-error.js';
 import type { ReportFile } from './build.js';
 
@@ -11,14 +12,16 @@ function isSafeRelative(path: string): boolean {
 }
 
 /**
- * Checks, before anything runs, that the report may be written to `dir`: a new folder, an empty
- * one, or one holding a previous report.
+ * Checks, before anything runs, that the report may be written to `dir` (relative to the folder the
+ * command was started from, see `invocationDir`): a new folder, an empty one, or one holding a
+ * previous report.
  * @throws UsageError `--out DIR: …` when `dir` is a file or a foreign non-empty folder.
  */
 export function checkReportDir(dir: string): void {
-  const flag = `--out ${JSON.stringify(dir)}`;
-  if (dir.trim() === '') throw new UsageError(`${flag}: give a folder name`);
-  const root = resolve(dir);
+  if (dir.trim() === '') throw new UsageError(`--out ${JSON.stringify(dir)}: give a folder name`);
+  const out = userPath('--out', dir);
+  const flag = describePath(out);
+  const root = out.path;
   if (!existsSync(root)) {
     makeFolder(root, flag);
     return;
@@ -62,7 +65,7 @@ function makeFolder(root: string, flag: string): void {
  * @throws UsageError `--out DIR: …` when `dir` is a file or a foreign non-empty folder.
  */
 export function writeReport(dir: string, files: readonly ReportFile[]): string {
-  const root = resolve(dir);
+  const root = userPath('--out', dir).path;
   for (const f of files) {
     if (!isSafeRelative(f.path) || f.path === MANIFEST) throw new Error(`report: bad file path ${JSON.stringify(f.path)}`);
   }
