@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { tempDir } from './temp.js';
 import { describe, expect, it } from 'vitest';
 
 const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
@@ -10,7 +10,7 @@ const lab = (...args: string[]) => spawnSync(process.execPath, [main, ...args], 
 
 /** Writes a scenario file of the article's budget set-up (10 clients, the downstream down 5–15 s) with `fields` over it. */
 const outageFile = (name: string, fields: Record<string, unknown>): string => {
-  const file = join(mkdtempSync(join(tmpdir(), 'herdless-')), name);
+  const file = join(tempDir('herdless-'), name);
   const server = { tickMs: 10, capacityPerTick: 5, crashWindowTicks: 10, crashLimit: 100, restartMs: 1000, startupMs: 0, outages: [{ startMs: 5000, endMs: 15_000 }] };
   writeFileSync(file, JSON.stringify({ clients: 10, arrivals: { kind: 'poisson', ratePerSecond: 30 }, server, horizonMs: 40_000, stopWhenIdle: false, ...fields }));
   return file;
@@ -42,7 +42,7 @@ describe('herdless-lab budget', () => {
   });
 
   it('simulates a gRPC service config (the article’s retryPolicy + retryThrottling)', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'herdless-'));
+    const dir = tempDir('herdless-');
     const file = join(dir, 'service-config.json');
     writeFileSync(
       file,
@@ -63,7 +63,7 @@ describe('herdless-lab budget', () => {
   });
 
   it('a service config whose codes leave out UNAVAILABLE retries nothing here, and says so', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'herdless-'));
+    const dir = tempDir('herdless-');
     const file = join(dir, 'internal.json');
     writeFileSync(file, JSON.stringify({ retryPolicy: { maxAttempts: 9, initialBackoff: '0.1s', maxBackoff: '1s', backoffMultiplier: 2, retryableStatusCodes: ['INTERNAL'] } }));
     const r = lab('budget', '--grpc-service-config', file, '--format', 'json', '--seeds', '0-1');
@@ -157,7 +157,7 @@ describe('herdless-lab budget', () => {
   });
 
   it('an invalid service config names the JSON path', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'herdless-'));
+    const dir = tempDir('herdless-');
     const file = join(dir, 'bad.json');
     writeFileSync(file, JSON.stringify({ retryPolicy: { maxAttempts: 1, initialBackoff: '0.1s', maxBackoff: '1s', backoffMultiplier: 2, retryableStatusCodes: ['UNAVAILABLE'] } }));
     const r = lab('budget', '--grpc-service-config', file);

@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { tempDir } from './temp.js';
 import { describe, expect, it } from 'vitest';
 
 const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
@@ -13,7 +13,7 @@ const lab = (...args: string[]) => {
 
 /** Writes a scenario file: the article's server and a 1,000-client herd for 120 s, with `fields` over them. */
 const scenarioFile = (fields: Record<string, unknown>): string => {
-  const file = join(mkdtempSync(join(tmpdir(), 'herdless-')), 'scenario.json');
+  const file = join(tempDir('herdless-'), 'scenario.json');
   const server = { tickMs: 10, capacityPerTick: 5, crashWindowTicks: 10, crashLimit: 100, restartMs: 1000, startupMs: 1000 };
   writeFileSync(file, JSON.stringify({ clients: 1000, arrivals: { kind: 'together', spreadMs: 0 }, server, horizonMs: 120_000, ...fields }));
   return file;
@@ -180,7 +180,7 @@ describe('herdless-lab herd', () => {
   });
 
   it('a file that is not JSON gives one line; a closed pipe ends quietly; a bad --out fails before any run', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'herdless-'));
+    const dir = tempDir('herdless-');
     const file = join(dir, 'broken.json');
     writeFileSync(file, 'not json {\n  "a": 1\n');
     const r = lab('herd', '--config', file);
@@ -199,7 +199,7 @@ describe('herdless-lab herd', () => {
   });
 
   it('a config file with a negative capacity exits 2 naming the field', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'herdless-'));
+    const dir = tempDir('herdless-');
     const file = join(dir, 'bad.json');
     writeFileSync(file, JSON.stringify({ clients: 1, arrivals: { kind: 'together', spreadMs: 0 }, server: { tickMs: 10, capacityPerTick: -1, crashWindowTicks: 10, crashLimit: 1, restartMs: 1, startupMs: 0 }, horizonMs: 100, policies: ['immediate'] }));
     const r = lab('herd', '--config', file);

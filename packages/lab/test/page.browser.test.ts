@@ -1,9 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { tempDir } from './temp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServe, type ServeProcess } from './lab-server.js';
 
@@ -56,7 +56,7 @@ describe.skipIf(!haveChromium && !process.env.CI)('the lab page in chromium', ()
 
   beforeAll(async () => {
     server = await startServe();
-    context = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'herdless-chromium-')), {
+    context = await chromium.launchPersistentContext(tempDir('herdless-chromium-'), {
       executablePath: CHROMIUM,
       headless: true,
       args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync', '--disable-quic'],
@@ -108,11 +108,11 @@ describe.skipIf(!haveChromium && !process.env.CI)('the lab page in chromium', ()
     expect(arrivals.length).toBeGreaterThan(50);
 
     // The scenario file the page offers runs to the same numbers through --config.
-    const file = join(mkdtempSync(join(tmpdir(), 'herdless-page-')), 'scenario.json');
+    const file = join(tempDir('herdless-page-'), 'scenario.json');
     writeFileSync(file, after.scenario);
     expect(JSON.parse(cli('herd', '--config', file, '--format', 'json')).rows).toEqual(cliJson.rows);
 
-    const shot = join(process.env.HERDLESS_SCREENSHOT_DIR ?? mkdtempSync(join(tmpdir(), 'herdless-shot-')), 'lab-page.png');
+    const shot = join(process.env.HERDLESS_SCREENSHOT_DIR ?? tempDir('herdless-shot-'), 'lab-page.png');
     await page.screenshot({ path: shot, fullPage: true });
     expect(statSync(shot).size).toBeGreaterThan(20_000);
     console.log(`lab page screenshot: ${shot}`);
@@ -140,7 +140,7 @@ describe.skipIf(!haveChromium && !process.env.CI)('the lab page in chromium', ()
     expect(custom.cli).toBe('npm run lab -- herd --config scenario.json --seeds 0-1');
     const scenario = JSON.parse(custom.scenario);
     expect(scenario.policies[0].backoff.initialBackoffMs).toBe(50);
-    const file = join(mkdtempSync(join(tmpdir(), 'herdless-page-')), 'scenario.json');
+    const file = join(tempDir('herdless-page-'), 'scenario.json');
     writeFileSync(file, custom.scenario);
     const viaCli = JSON.parse(cli('herd', '--config', file, '--format', 'json', '--per-seed'));
     expect(custom.json.rows).toEqual(viaCli.rows);

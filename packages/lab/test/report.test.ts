@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { tempDir } from './temp.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { MANIFEST, writeReport } from '../src/report/write.js';
 
@@ -55,7 +55,7 @@ describe('npm run lab writes the report', () => {
   let first: { status: number | null; stdout: string; stderr: string };
 
   beforeAll(() => {
-    cwd = mkdtempSync(join(tmpdir(), 'herdless-report-'));
+    cwd = tempDir('herdless-report-');
     out = join(cwd, 'lab-out');
     const r = spawnSync(process.execPath, [main], { cwd, encoding: 'utf8', timeout: 120_000 });
     first = { status: r.status, stdout: r.stdout, stderr: r.stderr };
@@ -171,7 +171,7 @@ describe('npm run lab writes the report', () => {
 });
 
 describe('writeReport', () => {
-  const fresh = () => mkdtempSync(join(tmpdir(), 'herdless-write-'));
+  const fresh = () => tempDir('herdless-write-');
 
   it('removes the files of the previous report, keeps nothing stale, and writes a manifest', () => {
     const dir = join(fresh(), 'out');
