@@ -50,6 +50,8 @@ const SECURITY_HEADERS = {
 /** A running lab page server. */
 export interface LabServer {
   url: string;
+  /** The port asked for, when it was taken and the server moved to a free one. */
+  movedFrom?: number;
   close(): Promise<void>;
 }
 
@@ -58,9 +60,10 @@ export interface LabServer {
  * path ever reaches the file system — answers GET and HEAD only, and refuses requests whose Host is
  * not its own address (a guard against DNS rebinding).
  * @param port 0 picks a free port.
- * @throws UsageError `--port N: …` when the port is taken or not allowed.
+ * @param options.orAnyFreePort when `port` is taken, serve on any free port instead (and say so in `movedFrom`).
+ * @throws UsageError `--port N: …` when the port is taken (without `orAnyFreePort`) or not allowed.
  */
-export async function startServer(port: number): Promise<LabServer> {
+export async function startServer(port: number, options: { orAnyFreePort?: boolean } = {}): Promise<LabServer> {
   const assets = await bundlePage();
   let allowedHosts: Set<string> = new Set();
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
@@ -76,18 +79,30 @@ export async function startServer(port: number): Promise<LabServer> {
     send(200, asset.type, asset.body);
   };
   const server = createServer(handle);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) => {
-      if (error.code === 'EADDRINUSE') reject(new UsageError(`--port ${port}: already in use (try another, or 0 for any free port)`));
-      else if (error.code === 'EACCES') reject(new UsageError(`--port ${port}: not allowed for this user (try a port above 1023)`));
-      else reject(error);
+  const listen = (at: number): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      server.once('error', (error: NodeJS.ErrnoException) => {
+        if (error.code === 'EADDRINUSE') reject(new UsageError(`--port ${at}: already in use (try another, or 0 for any free port)`));
+        else if (error.code === 'EACCES') reject(new UsageError(`--port ${at}: not allowed for this user (try a port above 1023)`));
+        else reject(error);
+      });
+      server.listen(at, HOST, () => resolve());
     });
-    server.listen(port, HOST, () => resolve());
-  });
+  let movedFrom: number | undefined;
+  try {
+    await listen(port);
+  } catch (error) {
+    // The default port may be taken by another program (or another lab page): any free port will do then.
+    if (!options.orAnyFreePort || !(error instanceof UsageError) || !/already in use/.test(error.message)) throw error;
+    server.removeAllListeners('error');
+    movedFrom = port;
+    await listen(0);
+  }
   const actual = (server.address() as AddressInfo).port;
   allowedHosts = new Set([`${HOST}:${actual}`, `localhost:${actual}`]);
   return {
     url: `http://${HOST}:${actual}/`,
+    ...(movedFrom === undefined ? {} : { movedFrom }),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -118,6 +118,10 @@ describe('herdless-lab budget', () => {
     [['budget', '--trace', '0', '--grpc-service-config', 'x.json'], '--trace "0" traces the article\'s policies: it cannot be combined with --grpc-service-config'],
     [['budget', '--trace', '0', '--policies', 'lots'], '--policies "lots": unknown policy "lots"'],
     [['budget', '--seeds', 'x'], '--seeds "x"'],
+    [['budget', '--series', 'tokens'], '--series "tokens" picks a block of --trace: give --trace SEED too'],
+    [['budget', '--trace', '0', '--series', 'tokens,per-second'], '--series "tokens,per-second": give one of tokens, per-second'],
+    [['budget', '--trace', '0', '--series', 'lots'], '--series "lots": unknown series "lots"'],
+    [['budget', '--trace', '0', '--series', 'tokens', '--policies', 'no retry'], '--series tokens traces gRPC throttling only'],
   ])('%j exits 2 with one line', (args, message) => {
     const r = lab(...args);
     expect(r.status).toBe(2);

@@ -170,6 +170,13 @@ describe('herdless-lab herd', () => {
     [['bogus'], 'unknown command "bogus"'],
     [['--out', '/dev/null'], '--out "/dev/null": is a file, not a folder'],
     [['all', '--workers', 'x'], '--workers "x": expected an integer'],
+    [['herd', '--bins', '100'], '--bins "100" bins one run per policy: give one seed with --seeds (got 0-19)'],
+    [['herd', '--bins', '15', '--seeds', '0'], '--bins "15": must be a whole number of 10 ms ticks'],
+    [['herd', '--bins', '100', '--seeds', '0', '--format', 'table'], '--bins "100" prints CSV or JSON'],
+    [['herd', '--bins', '100', '--seeds', '0', '--per-seed'], 'it cannot be combined with --per-seed'],
+    [['waits', '--clients', '0'], '--clients "0": expected an integer from 1 to 10000'],
+    [['waits', '--strategies', 'lots'], '--strategies "lots": unknown strategy "lots"'],
+    [['waits', '--format', 'table'], 'waits prints CSV or JSON'],
   ])('%j exits 2 with one line', (args, message) => {
     const r = lab(...args);
     expect(r.status).toBe(2);
@@ -205,5 +212,29 @@ describe('herdless-lab herd', () => {
     const r = lab('herd', '--config', file);
     expect(r.status).toBe(2);
     expect(r.stderr.trim()).toBe(`herdless-lab: --config ${JSON.stringify(file)}: server.capacityPerTick must be ≥ 0, got -1`);
+  });
+});
+
+describe('herdless-lab herd --bins and waits (the figures’ data)', () => {
+  it('--bins 100 --format json: seed 0 of exponential is one bar of 1000 per return', () => {
+    const r = lab('herd', '--strategies', 'exponential', '--seeds', '0', '--bins', '100', '--format', 'json', '--workers', '0');
+    expect(r.status).toBe(0);
+    const json = JSON.parse(r.stdout);
+    expect(json.experiment).toBe('herd-bins');
+    expect(json.binMs).toBe(100);
+    const full = json.bins.filter((b: { arrivals: number }) => b.arrivals > 0);
+    expect(full.slice(0, 4)).toEqual([
+      { series: 'exponential', t: 0, t2: 0.1, arrivals: 1000 },
+      { series: 'exponential', t: 0.2, t2: 0.3, arrivals: 1000 },
+      { series: 'exponential', t: 0.6, t2: 0.7, arrivals: 1000 },
+      { series: 'exponential', t: 1.4, t2: 1.5, arrivals: 1000 },
+    ]);
+  });
+
+  it('waits: PyRandom(0)’s first draw times 200 ms is full jitter’s first wait', () => {
+    const r = lab('waits', '--strategies', 'full jitter', '--clients', '1', '--failures', '2');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe(`strategy,client,failure,waitS,noJitterS\nfull jitter,0,1,${(0.8444218515250481 * 200) / 1000},0.2\n${r.stdout.split('\n')[2]}\n`);
+    expect(r.stdout.split('\n')).toHaveLength(4);
   });
 });

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { tempDir } from './temp.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { MANIFEST, writeReport } from '../src/report/write.js';
+import { pasted, pastedUntil } from './shell.js';
 
 const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 
@@ -57,7 +58,8 @@ describe('npm run lab writes the report', () => {
   beforeAll(() => {
     cwd = tempDir('herdless-report-');
     out = join(cwd, 'lab-out');
-    const r = spawnSync(process.execPath, [main], { cwd, encoding: 'utf8', timeout: 120_000 });
+    // The report's own command, as it says it was written (`Written by npm run lab`).
+    const r = pasted('npm run lab', cwd);
     first = { status: r.status, stdout: r.stdout, stderr: r.stderr };
   }, 120_000);
 
@@ -158,6 +160,53 @@ describe('npm run lab writes the report', () => {
     const layers = JSON.parse(readFileSync(join(out, 'data/layers.json'), 'utf8'));
     expect(layers.rows[0].calls).toEqual({ frontend: 3, backend: 9, db: 27 });
   });
+
+  it('every command the report shows runs as pasted into bash and prints its table or its figure’s data', async () => {
+    const html = readFileSync(join(out, 'index.html'), 'utf8');
+    const unescape = (s: string): string => s.replace(/&(amp|lt|gt|quot|#39);/g, (_m, c: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" })[c]!);
+    const sections = [...html.matchAll(/<section id="([^"]+)">[\s\S]*?Command: <code>([^<]*)<\/code>[\s\S]*?<pre>([^<]*)<\/pre>/g)].map((m) => ({ id: m[1]!, command: unescape(m[2]!), table: unescape(m[3]!) }));
+    const figures = [...html.matchAll(/<figure id="([^"]+)">[\s\S]*?Data: <code>([^<]*)<\/code>/g)].map((m) => ({ id: m[1]!, command: unescape(m[2]!) }));
+    const all = [...html.matchAll(/<code>([^<]*)<\/code>/g)].map((m) => unescape(m[1]!));
+    expect(sections.map((s) => s.id)).toEqual(['herd', 'herd-spread', 'budget', 'layers']);
+    expect(figures).toHaveLength(6);
+    // Nothing else is shown as a command: the report's own (run above) and the page's.
+    expect(all.filter((c) => !sections.some((s) => s.command === c) && !figures.some((f) => f.command === c))).toEqual(['npm run lab', 'npm run lab -- serve']);
+    expect(first.status).toBe(0);
+
+    const dir = tempDir('herdless-pasted-');
+    const run = (command: string): string => {
+      const r = pasted(command, dir);
+      expect({ command, status: r.status, stderr: r.stderr }).toEqual({ command, status: 0, stderr: '' });
+      return r.stdout;
+    };
+    for (const s of sections) expect(run(s.command), s.command).toContain(s.table);
+    const data = (id: string, ext: 'csv' | 'json'): string => readFileSync(join(out, `data/${id}.${ext}`), 'utf8');
+    for (const f of figures) {
+      const printed = run(f.command);
+      if (f.id === 'budget-tokens') {
+        const rows = JSON.parse(data(f.id, 'json')) as { t: number; tokens: number }[];
+        const lines = printed.trimEnd().split('\n');
+        expect(lines[0]).toBe('tick,time_s,tokens');
+        expect(lines.slice(1).map((l) => { const [, t, tokens] = l.split(','); return { t: Number(t), tokens: Number(tokens) }; })).toEqual(rows);
+      } else if (f.id === 'budget-arrivals') {
+        const rows = JSON.parse(data(f.id, 'json')) as { policy: string; second: number; arrivals: number; fresh: number }[];
+        const lines = printed.trimEnd().split('\n');
+        expect(lines[0]).toBe('policy,second,new,arrivals,successes,retries');
+        const parsed = lines.slice(1).map((l) => { const m = /^"(.*)",(\d+),(\d+),(\d+),\d+,\d+$/.exec(l)!; return { policy: m[1]!, second: Number(m[2]), arrivals: Number(m[4]), fresh: Number(m[3]) }; });
+        expect(parsed).toEqual(rows);
+      } else if (f.id === 'herd-summary') {
+        expect(printed).toBe(data('herd', 'csv')); // the table the summary draws, as the report's data file
+      } else {
+        expect(printed, f.command).toBe(data(f.id, 'csv')); // the very rows of the figure's data file
+      }
+    }
+    // The page: it serves, and Ctrl+C stops it.
+    const page = await pastedUntil('npm run lab -- serve', dir, /lab page: (http:\S+)/, async (output) => {
+      const url = /lab page: (http:\S+)/.exec(output)![1]!;
+      expect((await fetch(url)).status).toBe(200);
+    });
+    expect(page).toContain('stopped (SIGINT)');
+  }, 240_000);
 
   it('a second run overwrites cleanly', () => {
     writeFileSync(join(out, 'figures/herd-arrivals.svg'), 'stale');

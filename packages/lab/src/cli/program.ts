@@ -9,8 +9,9 @@ import { buildReport } from '../report/build.js';
 import { FIGURES, LAB_EXPERIMENTS } from '../report/catalog.js';
 import { checkReportDir, writeReport } from '../report/write.js';
 import { parseSeeds } from './seeds.js';
+import { arrivalBins, rowsToCsv, waitPoints } from '../charts/series.js';
 import { budgetCsv, budgetJson, budgetPolicies, budgetTable, budgetTitle, budgetTraceCsv, budgetTraceJson, configPolicies, grpcPolicy, runBudgetExperiment } from '../experiments/budget.js';
-import { BUDGET_POLICIES, budgetTrace, runLayers, type BudgetPolicyName } from 'herdless/sim';
+import { BUDGET_POLICIES, budgetTrace, herdBackoff, runLayers, runScenario, scenarioFromSpec, type BudgetPolicyName } from 'herdless/sim';
 import { layersCsv, layersJson, layersTable, layersTitle } from '../experiments/layers.js';
 
 type Format = 'table' | 'json' | 'csv';
@@ -28,7 +29,10 @@ interface HerdFlags {
   perSeed?: boolean;
   config?: string;
   format: Format;
+  /** True when `--format` was on the command line (not its default). */
+  formatGiven?: boolean;
   workers?: string;
+  bins?: string;
 }
 
 /** Plain decimal numerals only: `3`, `0.9`, `.5` — not `0x10`, `3e0`, `Infinity` or an empty string, which `Number()` would take. */
@@ -105,6 +109,10 @@ export function herdRunFromFlags(flags: HerdFlags): HerdRun {
 
 async function herdCommand(flags: HerdFlags, io: Io): Promise<void> {
   const run = herdRunFromFlags(flags);
+  if (flags.bins !== undefined) {
+    binsCommand(run, flags, io);
+    return;
+  }
   const result = await runHerdExperiment(run);
   const perSeed = flags.perSeed === true;
   if (flags.format === 'json') {
@@ -117,12 +125,61 @@ async function herdCommand(flags: HerdFlags, io: Io): Promise<void> {
   }
 }
 
+/**
+ * `herd --bins MS --seeds N`: the arrivals per bin of one seed's run of each policy, the data of the
+ * report's arrival figures (CSV as the report's data file, or JSON).
+ */
+function binsCommand(run: HerdRun, flags: HerdFlags, io: Io): void {
+  const bins = JSON.stringify(flags.bins);
+  const tickMs = run.base.server.tickMs;
+  const binMs = parseNumberFlag('--bins', flags.bins!, 1, 60_000, true);
+  if (binMs % tickMs !== 0) throw new UsageError(`--bins ${bins}: must be a whole number of ${tickMs} ms ticks`);
+  if (run.seeds.length !== 1) throw new UsageError(`--bins ${bins} bins one run per policy: give one seed with --seeds (got ${seedText(run.seeds)})`);
+  if (flags.perSeed === true) throw new UsageError(`--bins ${bins} prints bins, not runs: it cannot be combined with --per-seed`);
+  if (flags.formatGiven === true && flags.format === 'table') throw new UsageError(`--bins ${bins} prints CSV or JSON: --format table has no bins form (use --format csv or json)`);
+  const seed = run.seeds[0]!;
+  const rows = run.policies.flatMap((policy) => {
+    const spec = { ...run.base, policy };
+    return arrivalBins(policy.name, runScenario(scenarioFromSpec(spec), seed, { perTick: true }), tickMs, binMs);
+  });
+  io.out(flags.format === 'json' ? JSON.stringify({ experiment: 'herd-bins', seed, binMs, bins: rows }) : rowsToCsv(rows));
+}
+
+interface WaitsFlags {
+  strategies?: string;
+  clients?: string;
+  failures?: string;
+  seed?: string;
+  format: Format;
+  formatGiven?: boolean;
+}
+
+/** `waits`: each client's successive waits drawn by the herd strategies' backoff objects, the data of the report's waits figure. */
+function waitsCommand(flags: WaitsFlags, io: Io): void {
+  if (flags.formatGiven === true && flags.format === 'table') throw new UsageError('waits prints CSV or JSON: --format table has no waits form (use --format csv or json)');
+  const strategies = flags.strategies === undefined ? WAIT_STRATEGIES : parseStrategies(flags.strategies);
+  const clients = flags.clients === undefined ? 40 : parseNumberFlag('--clients', flags.clients, 1, 10_000, true);
+  const failures = flags.failures === undefined ? 10 : parseNumberFlag('--failures', flags.failures, 1, 100, true);
+  const seed = flags.seed === undefined ? 0 : parseNumberFlag('--seed', flags.seed, 0, Number.MAX_SAFE_INTEGER, true);
+  const points = waitPoints(
+    strategies.map((s) => ({ label: s, backoff: herdBackoff(s) })),
+    herdBackoff('exponential'),
+    { clients, failures, seed },
+  );
+  io.out(flags.format === 'json' ? JSON.stringify({ experiment: 'waits', seed, points }) : rowsToCsv(points));
+}
+
+/** The jitters the waits figure compares, and `waits` draws by default. */
+export const WAIT_STRATEGIES: readonly HerdStrategy[] = ['full jitter', 'equal jitter', 'decorrelated'];
+
 interface BudgetFlags {
   seeds?: string;
   config?: string;
   policies?: string;
   grpcServiceConfig?: string;
   trace?: string;
+  /** With --trace: only `tokens` or only `per-second`. */
+  series?: string;
   format: Format;
   /** True when `--format` was on the command line (not its default). */
   formatGiven?: boolean;
@@ -155,6 +212,7 @@ async function budgetCommand(flags: BudgetFlags, io: Io): Promise<void> {
     traceCommand(flags, io);
     return;
   }
+  if (flags.series !== undefined) throw new UsageError(`--series ${JSON.stringify(flags.series)} picks a block of --trace: give --trace SEED too`);
   const seeds = parseSeeds(flags.seeds ?? '0-19');
   const policies = budgetPolicies(flags.policies === undefined ? BUDGET_POLICIES : parsePolicies(flags.policies));
   if (flags.grpcServiceConfig !== undefined) {
@@ -166,6 +224,9 @@ async function budgetCommand(flags: BudgetFlags, io: Io): Promise<void> {
   printBudget(result, flags.format, budgetTitle(seedText(seeds)), io);
 }
 
+/** The blocks of `budget --trace`: `--series` prints one of them. */
+const TRACE_SERIES = ['tokens', 'per-second'] as const;
+
 /** `budget --trace SEED`: one seed's figure data, CSV (the default) or JSON, for every policy or those of `--policies`. */
 function traceCommand(flags: BudgetFlags, io: Io): void {
   const trace = JSON.stringify(flags.trace);
@@ -174,8 +235,18 @@ function traceCommand(flags: BudgetFlags, io: Io): void {
   if (flags.formatGiven === true && flags.format === 'table') throw new UsageError(`--trace ${trace} prints CSV or JSON: --format table has no trace form (use --format csv or json)`);
   const seed = parseSeeds(flags.trace!, '--trace');
   if (seed.length !== 1) throw new UsageError(`--trace ${trace}: give one seed`);
-  const data = budgetTrace(seed[0]!, flags.policies === undefined ? BUDGET_POLICIES : parsePolicies(flags.policies));
-  io.out(flags.format === 'json' ? JSON.stringify(budgetTraceJson(data)) : budgetTraceCsv(data));
+  const series = flags.series === undefined ? undefined : parseNames('--series', 'series', flags.series, TRACE_SERIES);
+  if (series !== undefined && series.length !== 1) throw new UsageError(`--series ${JSON.stringify(flags.series)}: give one of ${TRACE_SERIES.join(', ')}`);
+  const only = series?.[0];
+  if (only === 'tokens' && flags.policies !== undefined) throw new UsageError('--series tokens traces gRPC throttling only: it cannot be combined with --policies');
+  const data = budgetTrace(seed[0]!, only === 'tokens' ? [] : flags.policies === undefined ? BUDGET_POLICIES : parsePolicies(flags.policies));
+  if (flags.format === 'json') {
+    const json = budgetTraceJson(data) as { tokens: unknown; perSecond: unknown };
+    io.out(JSON.stringify(only === 'tokens' ? { experiment: 'budget-trace', tokens: json.tokens } : only === 'per-second' ? { experiment: 'budget-trace', perSecond: json.perSecond } : json));
+    return;
+  }
+  const [tokens, perSecond] = budgetTraceCsv(data).split('\n\n');
+  io.out(only === 'tokens' ? tokens! : only === 'per-second' ? perSecond! : `${tokens}\n\n${perSecond}`);
 }
 
 function printBudget(result: Awaited<ReturnType<typeof runBudgetExperiment>>, format: Format, title: string, io: Io): void {
@@ -253,11 +324,22 @@ export function buildProgram(io: Io): Command {
     .option('--config <file>', 'a scenario file (JSON): clients, arrivals, server, horizon, policies, seeds — see docs/lab.md')
     .addOption(format)
     .option('--workers <n>', WORKERS_HELP)
+    .option('--bins <ms>', 'print the arrivals per bin of this many ms (e.g. 100) of one seed\'s run per strategy, as CSV or JSON: the report\'s arrival figures; give one seed with --seeds')
     .action(async (flags: HerdFlags, command: Command) => {
       // --seeds has a default; a config file's seeds win unless the flag was given.
       if (command.getOptionValueSource('seeds') === 'default') delete flags.seeds;
-      await herdCommand(flags, io);
+      await herdCommand({ ...flags, formatGiven: command.getOptionValueSource('format') === 'cli' }, io);
     });
+
+  program
+    .command('waits')
+    .description('each client\'s successive waits, drawn by the herd strategies\' own backoff objects (CSV or JSON): the report\'s waits figure')
+    .option('--strategies <names>', `comma-separated: ${HERD_STRATEGIES.join(', ')} (default: ${WAIT_STRATEGIES.join(', ')})`)
+    .option('--clients <n>', 'clients per strategy (default 40)')
+    .option('--failures <n>', 'failure counts 1..n (default 10)')
+    .option('--seed <n>', 'the seed of each strategy\'s PyRandom (default 0)')
+    .addOption(new Option('--format <format>', 'output format (csv or json)').choices(['table', 'json', 'csv']).default('csv'))
+    .action((flags: WaitsFlags, command: Command) => waitsCommand({ ...flags, formatGiven: command.getOptionValueSource('format') === 'cli' }, io));
 
   program
     .command('budget')
@@ -267,6 +349,7 @@ export function buildProgram(io: Io): Command {
     .option('--policies <names>', `comma-separated: ${BUDGET_POLICIES.join(', ')}`)
     .option('--grpc-service-config <file>', 'add a row for the retryPolicy and retryThrottling of a gRPC service config (gRFC A6 JSON)')
     .option('--trace <seed>', "print one seed's figure data (CSV, or JSON with --format json): client 0's tokens per tick under gRPC throttling, per-second new/arrivals/successes/retries per policy (those of --policies, or all)")
+    .option('--series <name>', `with --trace, print one block only: ${TRACE_SERIES.join(' or ')}`)
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
     .option('--workers <n>', `${WORKERS_HELP}; --trace runs in this thread`)
     .action(async (flags: BudgetFlags, command: Command) => budgetCommand({ ...flags, formatGiven: command.getOptionValueSource('format') === 'cli' }, io));
@@ -283,11 +366,12 @@ export function buildProgram(io: Io): Command {
   program
     .command('serve')
     .description('serve the interactive lab page on 127.0.0.1: pick a policy, run it in the browser (Ctrl+C stops)')
-    .option('--port <n>', 'the port (0 = any free port)', '8000')
-    .action(async (flags: { port: string }) => {
+    .option('--port <n>', 'the port (0 = any free port; without --port: 8000, or any free port when 8000 is taken)', '8000')
+    .action(async (flags: { port: string }, command: Command) => {
       const port = parseNumberFlag('--port', flags.port, 0, 65535, true);
       const { startServer } = await import('../serve.js'); // esbuild loads only for this command
-      const server = await startServer(port);
+      const server = await startServer(port, { orAnyFreePort: command.getOptionValueSource('port') === 'default' });
+      if (server.movedFrom !== undefined) io.out(`port ${server.movedFrom} is in use: serving on a free port instead`);
       io.out(`lab page: ${server.url} (Ctrl+C stops)`);
       const signal = await new Promise<string>((resolve) => {
         process.once('SIGINT', () => resolve('SIGINT'));

@@ -41,7 +41,7 @@ const tokensFigure = defineFigure<TokenPoint>({
       `${back ? `at ${formatFixed(back.t, 2)} s` : 'only later'}.`
     );
   },
-  command: 'npm run lab -- budget --trace 0 (first CSV block)',
+  command: 'npm run lab -- budget --trace 0 --series tokens',
   data: () => Array.from(budgetTrace(0, []).tokens, (tokens, tick) => ({ t: Number((tick * TICK_S).toFixed(2)), tokens })),
   spec: (points) => tokensSpec(points, { outage: OUTAGE, maxTokens: 10 }),
 });
@@ -61,7 +61,7 @@ const perSecondFigure = defineFigure<PerSecondPoint>({
       `only when sent. Finagle’s budget and the AWS retry quota spend their reserves in a burst as the outage begins, then throttle.`
     );
   },
-  command: 'npm run lab -- budget --trace 0 (second CSV block)',
+  command: 'npm run lab -- budget --trace 0 --series per-second',
   data: () =>
     budgetTrace(0, BUDGET_POLICIES).perSecond.flatMap((p) => p.arrivals.map((arrivals, second) => ({ policy: p.policy, second, arrivals, fresh: p.fresh[second]! }))),
   spec: (points) => perSecondSpec(points, BUDGET_POLICIES, { outage: OUTAGE }),

@@ -82,7 +82,7 @@ const arrivalsFigure = defineFigure<ArrivalBin>({
       `and every client has succeeded by ${formatFixed(Math.max(...rows.filter((r) => r.series === 'full jitter').map((r) => r.t2)), 1)} s.`
     );
   },
-  command: 'npm run lab -- herd --strategies "exponential,full jitter" --seeds 0 --per-seed (the bins: data/herd-arrivals.csv)',
+  command: 'npm run lab -- herd --strategies "exponential,full jitter" --seeds 0 --bins 100',
   data: (results: LabResults) => {
     const herd = resultOf<HerdResult>(results, 'herd');
     return [...binsOf(herd, 'exponential'), ...binsOf(herd, 'full jitter')];
@@ -109,7 +109,7 @@ const waitsFigure = defineFigure({
     '200 ms × 2^(n−1) capped at 10 s; decorrelated from a 100 ms base); the dashed line is the wait without jitter. Full jitter ' +
     'spreads each wait from 0 up to the dashed value, so short waits occur at every count. Equal jitter always waits at least half ' +
     'of it. Decorrelated jitter draws from the previous wait rather than the count, so clients at the same count are spread widest.',
-  command: 'npm run lab (figure data only: one PyRandom(0) per strategy, clients 0–39 in order, failure counts 1–10)',
+  command: 'npm run lab -- waits --strategies "full jitter,equal jitter,decorrelated" --clients 40 --failures 10 --seed 0',
   data: () =>
     waitPoints(
       JITTERS.map((s) => ({ label: s, backoff: herdBackoff(s) })),
@@ -128,7 +128,7 @@ const summaryFigure = defineFigure({
     'and exponential backoff without jitter never finish (red: cut at 120 s) and send the most requests — twelve million for immediate ' +
     'retries (note the log scale). The three jitters finish in 10–19 s with 6,000–8,500 requests; decorrelated jitter sends about a ' +
     'third more than the other two.',
-  command: 'npm run lab -- herd --seeds 0-19',
+  command: 'npm run lab -- herd --seeds 0-19 --format csv',
   data: (results) => summaryRows(resultOf<HerdResult>(results, 'herd')),
   spec: (rows) => summarySpec(rows, { horizonS: 120 }),
 });
@@ -146,7 +146,7 @@ const spreadFigure = defineFigure<ArrivalBin>({
       'brings the block back ever later and crashes the server on each return until the run is cut at 120 s.'
     );
   },
-  command: 'npm run lab -- herd --spread 0.9 --strategies "fixed 1s,exponential" --seeds 0 --per-seed (the bins: data/herd-spread-arrivals.csv)',
+  command: 'npm run lab -- herd --spread 0.9 --strategies "fixed 1s,exponential" --seeds 0 --bins 100',
   data: (results) => {
     const spread = resultOf<HerdResult>(results, 'herd-spread');
     return [...binsOf(spread, 'fixed 1s'), ...binsOf(spread, 'exponential')];

@@ -48,7 +48,7 @@ export interface Figure<Row extends object = object> {
   title: string;
   /** One paragraph: what the figure shows; may quote its own data. */
   explanation: string | ((rows: readonly Row[]) => string);
-  /** How the data was produced: the command and the seeds. */
+  /** A command that prints the figure's data, runnable as pasted into a shell (no notes in it). */
   command: string;
   /** Builds the figure's rows from the experiments' results (or runs the engine itself). */
   data(results: LabResults): Row[] | Promise<Row[]>;
