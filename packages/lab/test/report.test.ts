@@ -41,11 +41,17 @@ const FILES = [
   'data/herd.json',
   'data/layers.csv',
   'data/layers.json',
+  'figures/backoff-waits.narrow.svg',
   'figures/backoff-waits.svg',
+  'figures/budget-arrivals.narrow.svg',
   'figures/budget-arrivals.svg',
+  'figures/budget-tokens.narrow.svg',
   'figures/budget-tokens.svg',
+  'figures/herd-arrivals.narrow.svg',
   'figures/herd-arrivals.svg',
+  'figures/herd-spread-arrivals.narrow.svg',
   'figures/herd-spread-arrivals.svg',
+  'figures/herd-summary.narrow.svg',
   'figures/herd-summary.svg',
   'index.html',
 ];
@@ -124,6 +130,19 @@ describe('npm run lab writes the report', () => {
     for (const r of rows.filter((x) => x.strategy === 'full jitter')) expect(r.waitS).toBeLessThan(r.noJitterS);
   });
 
+  it('every figure has a narrow copy that fits a 360 px screen, chosen by the page below 640 px', () => {
+    const html = readFileSync(join(out, 'index.html'), 'utf8');
+    for (const file of FILES.filter((f) => f.endsWith('.narrow.svg'))) {
+      const svg = readFileSync(join(out, file), 'utf8');
+      const width = Number(/^<svg[^>]* width="([\d.]+)"/.exec(svg)![1]);
+      expect(width, file).toBeLessThanOrEqual(340);
+      expect(width, file).toBeGreaterThan(250);
+      expect(html).toContain(`<source media="(max-width: 640px)" srcset="${file}">`);
+      // The same marks as the wide figure: only the layout differs.
+      expect(labels(svg).filter((l) => !/axis/i.test(l)).length, file).toBe(labels(readFileSync(join(out, file.replace('.narrow', '')), 'utf8')).filter((l) => !/axis/i.test(l)).length);
+    }
+  });
+
   it('figure 3: mean and range per strategy from the table', () => {
     const svg = readFileSync(join(out, 'figures/herd-summary.svg'), 'utf8');
     expect(labels(svg)).toContain('full jitter: finish s mean 12.030499999999998, min 9.97, max 14.1');
@@ -157,6 +176,13 @@ describe('npm run lab writes the report', () => {
     const load = outage.reduce((a, p) => a + p.arrivals, 0) / outage.reduce((a, p) => a + p.fresh, 0);
     expect(load).toBeGreaterThan(3.8);
     expect(load).toBeLessThan(4);
+    // One y scale for all seven panels, an x-axis title, and the crash threshold on every panel.
+    const svg = readFileSync(join(out, 'figures/budget-arrivals.svg'), 'utf8');
+    const yAxes = [...svg.matchAll(/aria-label="(Y-axis[^"]*)"/g)].map((m) => m[1]);
+    expect(yAxes).toHaveLength(7);
+    expect(new Set(yAxes)).toEqual(new Set(["Y-axis titled 'arrivals per s' for a linear scale with values from 0 to 1,400"]));
+    expect(svg).toContain("X-axis titled 'time (s); the outage shaded'");
+    expect(labels(svg).filter((l) => l === 'crash threshold: about 1000 arrivals per s')).toHaveLength(7);
     const layers = JSON.parse(readFileSync(join(out, 'data/layers.json'), 'utf8'));
     expect(layers.rows[0].calls).toEqual({ frontend: 3, backend: 9, db: 27 });
   });

@@ -113,12 +113,14 @@ export interface SeedRow {
   requests: number;
   crashes: number;
   finished: boolean;
+  /** Requests that gave up: ran out of attempts or were refused a retry by a budget. */
+  gaveUp: number;
 }
 
 /** Every run of a herd-shaped result, one row each. */
 export function seedRows(result: HerdResult): SeedRow[] {
   return result.runs.flatMap(({ policy, results }) =>
-    results.map((r) => ({ strategy: policy, seed: r.seed, finishS: r.finishS, requests: r.requests, crashes: r.crashes, finished: r.finished })),
+    results.map((r) => ({ strategy: policy, seed: r.seed, finishS: r.finishS, requests: r.requests, crashes: r.crashes, finished: r.finished, gaveUp: r.gaveUp })),
   );
 }
 

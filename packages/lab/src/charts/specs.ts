@@ -22,6 +22,18 @@ export const CHART_CONFIG = {
   view: { stroke: '#ddd' },
 } as const;
 
+/**
+ * The drawing width of a chart, px: the plot area, not counting the axes' labels (about 60 px more).
+ * The report draws every figure twice, at its default width and at {@link NARROW_WIDTH} for screens
+ * from 360 px wide; the lab page passes the width of its container.
+ */
+export interface ChartSize {
+  width?: number;
+}
+
+/** The plot width of the report's narrow figures: with axes and padding they fit a 360 px screen. */
+export const NARROW_WIDTH = 260;
+
 /** One panel of {@link arrivalsSpec}: the bins of one series. */
 export interface ArrivalPanel {
   /** Which rows to draw (`ArrivalBin.series`). */
@@ -60,9 +72,10 @@ export function arrivalsSpec(rows: readonly ArrivalBin[], panels: readonly Arriv
       const max = Math.max(0, ...rows.filter((r) => r.series === p.series && r.t < o.windowS).map((r) => r.arrivals));
       const cut = p.yMax !== undefined && max > p.yMax;
       return {
+        // The limit keeps a long title from widening a narrow chart (headless Vega over-estimates text width).
         title: cut
-          ? { text: p.title, subtitle: `y axis cut at ${p.yMax}: the tallest bar reaches ${max}` }
-          : { text: p.title },
+          ? { text: p.title, subtitle: `y axis cut at ${p.yMax}: the tallest bar reaches ${max}`, limit: o.width ?? 720 }
+          : { text: p.title, limit: o.width ?? 720 },
         width: o.width ?? 720,
         height: o.height ?? 170,
         layer: [
@@ -98,7 +111,8 @@ export function arrivalsSpec(rows: readonly ArrivalBin[], panels: readonly Arriv
             data: { values: [{}] },
             mark: { type: 'text', color: CAPACITY_COLOR, align: 'right', baseline: 'bottom', dy: -3, fontSize: 11 },
             encoding: {
-              x: { datum: o.windowS },
+              // At the right edge in pixels: a datum on the x scale would also count toward the chart's bounds.
+              x: { value: o.width ?? 720 },
               y: { datum: o.capacity },
               text: { value: `capacity: ${o.capacity} per ${o.binMs} ms` },
             },
@@ -113,15 +127,18 @@ export function arrivalsSpec(rows: readonly ArrivalBin[], panels: readonly Arriv
  * Each client's wait per failure count, one panel per strategy, with the no-jitter value dashed:
  * the article's second figure.
  */
-export function waitsSpec(points: readonly WaitPoint[], strategies: readonly string[]): TopLevelSpec {
+export function waitsSpec(points: readonly WaitPoint[], strategies: readonly string[], size: ChartSize = {}): TopLevelSpec {
+  // Side by side from about 700 px; one above the other when narrower.
+  const narrow = size.width !== undefined && size.width < 600;
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     config: CHART_CONFIG,
     data: { values: points as WaitPoint[] },
-    facet: { column: { field: 'strategy', type: 'nominal', sort: [...strategies], title: null } },
+    facet: { field: 'strategy', type: 'nominal', sort: [...strategies], title: null },
+    columns: narrow ? 1 : strategies.length,
     spec: {
-      width: 230,
-      height: 220,
+      width: narrow ? size.width! : size.width === undefined ? 230 : Math.floor((size.width - 60 * strategies.length) / strategies.length),
+      height: narrow ? 180 : 220,
       layer: [
         {
           mark: { type: 'point', filled: true, size: 14, opacity: 0.7 },
@@ -156,11 +173,14 @@ export function waitsSpec(points: readonly WaitPoint[], strategies: readonly str
  * Finish time and total requests per strategy over the seeds — mean as a dot, min–max as a bar —
  * with strategies that never finished in a second colour: the article's third figure.
  */
-export function summarySpec(rows: readonly SummaryRow[], o: { horizonS: number }): TopLevelSpec {
+export function summarySpec(rows: readonly SummaryRow[], o: { horizonS: number; width?: number }): TopLevelSpec {
   const strategies = [...new Set(rows.map((r) => r.strategy))];
+  // Two panels side by side from about 900 px, else one above the other at the given width.
+  const narrow = o.width !== undefined && o.width < 800;
+  const panelWidth = o.width === undefined ? 330 : narrow ? o.width - 90 : Math.floor(o.width / 2) - 120;
   const panel = (metric: SummaryRow['metric'], title: string, log: boolean) => ({
     title: { text: title },
-    width: 330,
+    width: panelWidth,
     height: 26 * strategies.length,
     transform: [
       { filter: `datum.metric === ${JSON.stringify(metric)}` },
@@ -173,7 +193,7 @@ export function summarySpec(rows: readonly SummaryRow[], o: { horizonS: number }
         type: 'nominal',
         title: null,
         scale: { domain: ['all finished', `not finished by ${o.horizonS} s`], range: ['#2ca02c', '#d62728'] },
-        legend: { orient: 'bottom', labelLimit: 400 },
+        legend: narrow ? { orient: 'bottom', direction: 'vertical', labelLimit: 300 } : { orient: 'bottom', labelLimit: 400 },
       },
     },
     layer: [
@@ -208,23 +228,35 @@ export function summarySpec(rows: readonly SummaryRow[], o: { horizonS: number }
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     config: CHART_CONFIG,
     data: { values: rows as SummaryRow[] },
-    hconcat: [panel('finish s', 'finish time (s)', false), panel('requests', 'total requests', true)],
+    ...(narrow
+      ? { vconcat: [panel('finish s', 'finish time (s)', false), panel('requests', 'total requests', true)] }
+      : { hconcat: [panel('finish s', 'finish time (s)', false), panel('requests', 'total requests', true)] }),
     resolve: { scale: { x: 'independent' } },
   } as TopLevelSpec;
 }
 
-/** The lab page's per-run chart: finish time and requests of each seed. */
-export function perSeedSpec(rows: readonly SeedRow[]): TopLevelSpec {
-  const panel = (field: 'finishS' | 'requests', title: string) => ({
+/**
+ * The lab page's per-run chart: finish time, requests and requests that gave up (ran out of attempts
+ * or were refused by a budget), one bar per seed; side by side when `size.width` allows, else stacked.
+ */
+export function perSeedSpec(rows: readonly SeedRow[], size: ChartSize = {}): TopLevelSpec {
+  const fields = [
+    ['finishS', 'finish (s)'],
+    ['requests', 'requests'],
+    ['gaveUp', 'gave up'],
+  ] as const;
+  const columns = size.width === undefined ? 3 : Math.max(1, Math.min(3, Math.floor(size.width / 300)));
+  const width = size.width === undefined ? 240 : Math.max(160, Math.floor(size.width / columns) - 80);
+  const panel = (field: (typeof fields)[number][0], title: string) => ({
     title: { text: title },
-    width: 320,
-    height: 160,
-    mark: { type: 'bar', color: BAR_COLOR },
+    width,
+    height: 150,
+    mark: { type: 'bar', color: field === 'gaveUp' ? CAPACITY_COLOR : BAR_COLOR },
     transform: [{ calculate: `datum.strategy + ' seed ' + datum.seed + ': ${field} ' + datum.${field}`, as: 'label' }],
     encoding: {
       description: { field: 'label' },
       x: { field: 'seed', type: 'ordinal', title: 'seed', axis: { labelAngle: 0 } },
-      y: { field, type: 'quantitative', title },
+      y: { field, type: 'quantitative', title, ...(field === 'gaveUp' ? { scale: { domainMin: 0, domainMax: 1 } } : {}) },
       tooltip: [{ field: 'seed' }, { field, title }],
     },
   });
@@ -232,7 +264,8 @@ export function perSeedSpec(rows: readonly SeedRow[]): TopLevelSpec {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     config: CHART_CONFIG,
     data: { values: rows as SeedRow[] },
-    hconcat: [panel('finishS', 'finish (s)'), panel('requests', 'requests')],
+    columns,
+    concat: fields.map(([field, title]) => panel(field, title)),
   } as TopLevelSpec;
 }
 
@@ -246,11 +279,11 @@ export interface TokenPoint {
  * One client's retryThrottling tokens over time, with the outage shaded and the throttle line
  * (maxTokens / 2, at or below which no retry is sent) dashed: the article's token figure.
  */
-export function tokensSpec(points: readonly TokenPoint[], o: { outage: { startS: number; endS: number }; maxTokens: number }): TopLevelSpec {
+export function tokensSpec(points: readonly TokenPoint[], o: { outage: { startS: number; endS: number }; maxTokens: number; width?: number }): TopLevelSpec {
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     config: CHART_CONFIG,
-    width: 720,
+    width: o.width ?? 720,
     height: 200,
     layer: [
       {
@@ -283,51 +316,94 @@ export interface PerSecondPoint {
   fresh: number;
 }
 
+/** Options of {@link perSecondSpec}. */
+export interface PerSecondOptions {
+  outage: { startS: number; endS: number };
+  /**
+   * The server's crash threshold as arrivals per second (the article's server: more than 100 in any
+   * 100 ms crashes it, so about 1,000 a second), drawn as a red line on every panel. Default: none.
+   */
+  crashPerSecond?: number;
+  /** Chart width, px. Default 680. */
+  width?: number;
+}
+
 /**
- * Arrivals per second for each policy (one panel each, the new requests dashed), with the server's
- * crash threshold per second: the article's budget figure.
+ * Arrivals per second for each policy (one panel each, the new requests dashed), on one shared
+ * y scale so that equal bars mean equal load, with the server's crash threshold: the article's
+ * budget figure.
  */
-export function perSecondSpec(points: readonly PerSecondPoint[], policies: readonly string[], o: { outage: { startS: number; endS: number } }): TopLevelSpec {
+export function perSecondSpec(points: readonly PerSecondPoint[], policies: readonly string[], o: PerSecondOptions): TopLevelSpec {
   const horizon = Math.max(0, ...points.map((p) => p.second)) + 1;
-  const x = { type: 'quantitative' as const, scale: { domain: [0, horizon], nice: false } };
+  const xTitle = 'time (s); the outage shaded';
+  const x = { type: 'quantitative' as const, scale: { domain: [0, horizon], nice: false }, title: xTitle };
+  const top = Math.max(o.crashPerSecond ?? 0, ...points.map((p) => p.arrivals));
+  const y = { type: 'quantitative' as const, title: 'arrivals per s', scale: { domain: [0, top], nice: true } };
+  const threshold = o.crashPerSecond;
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     config: CHART_CONFIG,
     data: { values: points as PerSecondPoint[] },
-    transform: [{ calculate: 'datum.second + 0.9', as: 'secondEnd' }],
+    transform: [
+      { calculate: 'datum.second + 0.9', as: 'secondEnd' },
+      { calculate: "datum.policy + ' at ' + datum.second + ' s: ' + datum.arrivals + ' arrivals, ' + datum.fresh + ' new'", as: 'label' },
+    ],
     facet: {
       row: {
         field: 'policy',
         type: 'nominal',
         sort: [...policies],
         title: null,
-        header: { labelAngle: 0, labelAlign: 'left', labelAnchor: 'start', labelOrient: 'top', labelPadding: 2, labelFontSize: 12 },
+        // The policy is written above its panel by a text mark: a facet header label reserves its
+        // whole length beside the panels, widening the chart far past a narrow screen.
+        header: { labels: false },
       },
     },
-    spacing: 6,
+    spacing: 22,
     spec: {
-      width: 680,
-      height: 70,
+      width: o.width ?? 680,
+      height: 80,
       layer: [
+        {
+          transform: [{ filter: 'datum.second === 0' }],
+          mark: { type: 'text', align: 'left', baseline: 'bottom', dy: -4, fontSize: 12, color: '#222', limit: o.width ?? 680 },
+          encoding: { x: { value: 0 }, y: { value: 0 }, text: { field: 'policy' } },
+        },
         {
           mark: { type: 'rect', color: '#f2b6b6', opacity: 0.35 },
           transform: [{ filter: `datum.second === ${o.outage.startS}` }, { calculate: `${o.outage.endS}`, as: 'end' }],
-          encoding: { x: { field: 'second', ...x, title: null }, x2: { field: 'end' } },
+          encoding: { x: { field: 'second', ...x }, x2: { field: 'end' } },
         },
         {
           mark: { type: 'rect', color: BAR_COLOR },
           encoding: {
-            x: { field: 'second', ...x, title: 'time (s); the outage shaded' },
+            x: { field: 'second', ...x },
             x2: { field: 'secondEnd' },
-            y: { field: 'arrivals', type: 'quantitative', title: 'per s' },
+            y: { field: 'arrivals', ...y },
+            description: { field: 'label' },
+            tooltip: [{ field: 'second', title: 'second' }, { field: 'arrivals', title: 'arrivals' }, { field: 'fresh', title: 'new' }],
           },
         },
         {
-          mark: { type: 'line', color: CAPACITY_COLOR, strokeDash: [4, 3], interpolate: 'step-after' },
-          encoding: { x: { field: 'second', ...x }, y: { field: 'fresh', type: 'quantitative' } },
+          mark: { type: 'line', color: '#333', strokeDash: [4, 3], interpolate: 'step-after', strokeWidth: 1.2 },
+          encoding: { x: { field: 'second', ...x }, y: { field: 'fresh', ...y } },
         },
+        ...(threshold === undefined
+          ? []
+          : [
+              {
+                transform: [{ filter: 'datum.second === 0' }],
+                mark: { type: 'rule' as const, color: CAPACITY_COLOR, strokeDash: [6, 4], strokeWidth: 1.5 },
+                encoding: { y: { datum: threshold, ...y }, description: { value: `crash threshold: about ${threshold} arrivals per s` } },
+              },
+              {
+                transform: [{ filter: 'datum.second === 0' }],
+                mark: { type: 'text' as const, color: CAPACITY_COLOR, align: 'right' as const, baseline: 'bottom' as const, dy: -2, fontSize: 10 },
+                encoding: { x: { datum: horizon, ...x }, y: { datum: threshold, ...y }, text: { value: `crash threshold ≈ ${threshold}/s` } },
+              },
+            ]),
       ],
     },
-    resolve: { scale: { y: 'independent' } },
-  };
+    resolve: { scale: { y: 'shared' } },
+  } as TopLevelSpec;
 }

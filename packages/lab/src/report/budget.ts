@@ -1,4 +1,4 @@
-import { BUDGET_POLICIES, budgetTrace, formatFixed } from 'herdless/sim';
+import { ARTICLE_SERVER, BUDGET_POLICIES, budgetTrace, formatFixed } from 'herdless/sim';
 import { perSecondSpec, tokensSpec, type PerSecondPoint, type TokenPoint } from '../charts/specs.js';
 import { budgetCsv, budgetJson, budgetPolicies, budgetTable, budgetTitle, runBudgetExperiment, type BudgetResult } from '../experiments/budget.js';
 import { defineExperiment, defineFigure } from './registry.js';
@@ -6,6 +6,8 @@ import { defineExperiment, defineFigure } from './registry.js';
 const SEEDS = Array.from({ length: 20 }, (_, i) => i);
 const OUTAGE = { startS: 5, endS: 15 };
 const TICK_S = 0.01;
+/** The article's server crashes when more than crashLimit requests arrive within its crash window: per second, about this many. */
+const CRASH_PER_SECOND = (ARTICLE_SERVER.crashLimit * 1000) / (ARTICLE_SERVER.crashWindowTicks * ARTICLE_SERVER.tickMs);
 
 /** Ten clients, the downstream down 5–15 s: the article's budget table plus our rows. */
 export const budgetExperiment = defineExperiment<BudgetResult>({
@@ -43,20 +45,20 @@ const tokensFigure = defineFigure<TokenPoint>({
   },
   command: 'npm run lab -- budget --trace 0 --series tokens',
   data: () => Array.from(budgetTrace(0, []).tokens, (tokens, tick) => ({ t: Number((tick * TICK_S).toFixed(2)), tokens })),
-  spec: (points) => tokensSpec(points, { outage: OUTAGE, maxTokens: 10 }),
+  spec: (points, size) => tokensSpec(points, { outage: OUTAGE, maxTokens: 10, ...size }),
 });
 
 const perSecondFigure = defineFigure<PerSecondPoint>({
   id: 'budget-arrivals',
   section: 'budget',
-  title: 'Arrivals per second for each policy, seed 0 (new requests dashed, the outage shaded)',
+  title: 'Arrivals per second for each policy, seed 0 (new requests dashed, the outage shaded, one scale for all)',
   explanation: (points) => {
     const four = points.filter((p) => p.policy === '4 attempts' && p.second >= 5 && p.second < 15);
     const ratio = four.reduce((a, p) => a + p.arrivals, 0) / four.reduce((a, p) => a + p.fresh, 0);
     return (
       `The bars are all requests reaching the server each second, the dashed line the new ones. With 4 attempts and no budget, arrivals ` +
       `during the outage are ${formatFixed(ratio, 2)}× the new requests, and after 15 s the retries alone keep them near 1,200 a second, ` +
-      `above the crash threshold (1,000 a second), so the server keeps crashing until the run ends. With gRPC throttling the bars hug the ` +
+      `above the crash threshold (the red line, ${CRASH_PER_SECOND} a second), so the server keeps crashing until the run ends. Every panel has the same scale. With gRPC throttling the bars hug the ` +
       `dashed line throughout; the 10% ratio adds a visible layer of retries during the outage, twice as thick when retries are counted ` +
       `only when sent. Finagle’s budget and the AWS retry quota spend their reserves in a burst as the outage begins, then throttle.`
     );
@@ -64,7 +66,7 @@ const perSecondFigure = defineFigure<PerSecondPoint>({
   command: 'npm run lab -- budget --trace 0 --series per-second',
   data: () =>
     budgetTrace(0, BUDGET_POLICIES).perSecond.flatMap((p) => p.arrivals.map((arrivals, second) => ({ policy: p.policy, second, arrivals, fresh: p.fresh[second]! }))),
-  spec: (points) => perSecondSpec(points, BUDGET_POLICIES, { outage: OUTAGE }),
+  spec: (points, size) => perSecondSpec(points, BUDGET_POLICIES, { outage: OUTAGE, crashPerSecond: CRASH_PER_SECOND, ...size }),
 });
 
 /** The budget section's figures. */

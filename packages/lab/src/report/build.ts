@@ -1,4 +1,5 @@
 import { renderSvg } from '../charts/render.js';
+import { NARROW_WIDTH } from '../charts/specs.js';
 import { rowsToCsv } from '../charts/series.js';
 import { reportHtml, type ReportMeta, type ShownSection } from './html.js';
 import type { Figure, LabExperiment, LabResults } from './registry.js';
@@ -10,7 +11,8 @@ export interface ReportFile {
 }
 
 /**
- * Builds every file of the report from the experiments' results: `index.html`, `figures/ID.svg`,
+ * Builds every file of the report from the experiments' results: `index.html`, `figures/ID.svg` (and
+ * `figures/ID.narrow.svg`, the same figure drawn for screens from 360 px wide),
  * and the data as `data/ID.json` and `data/ID.csv` for each experiment and each figure.
  * @throws Error when a figure names a section that is not among the experiments.
  */
@@ -33,15 +35,17 @@ export async function buildReport(
     if (!section) throw new Error(`report: figure "${figure.id}" belongs to section "${figure.section}", which was not run`);
     const rows = await figure.data(results);
     const svg = `figures/${figure.id}.svg`;
+    const narrow = `figures/${figure.id}.narrow.svg`;
     const json = `data/${figure.id}.json`;
     const csv = `data/${figure.id}.csv`;
     files.push(
-      { path: svg, content: await renderSvg(figure.spec(rows)) },
+      { path: svg, content: await renderSvg(figure.spec(rows, {})) },
+      { path: narrow, content: await renderSvg(figure.spec(rows, { width: NARROW_WIDTH })) },
       { path: json, content: `${JSON.stringify(rows)}\n` },
       { path: csv, content: `${rowsToCsv(rows)}\n` },
     );
     const explanation = typeof figure.explanation === 'string' ? figure.explanation : figure.explanation(rows);
-    section.figures.push({ figure, explanation, svg, json, csv });
+    section.figures.push({ figure, explanation, svg, narrow, json, csv });
   }
   files.unshift({ path: 'index.html', content: reportHtml(sections, meta) });
   return files;

@@ -87,14 +87,14 @@ const arrivalsFigure = defineFigure<ArrivalBin>({
     const herd = resultOf<HerdResult>(results, 'herd');
     return [...binsOf(herd, 'exponential'), ...binsOf(herd, 'full jitter')];
   },
-  spec: (rows) =>
+  spec: (rows, size) =>
     arrivalsSpec(
       rows,
       [
         { series: 'exponential', title: 'exponential backoff, no jitter' },
         { series: 'full jitter', title: 'full jitter', yMax: 200 },
       ],
-      { capacity: CAPACITY_PER_BIN, binMs: BIN_MS, windowS: WINDOW_S },
+      { capacity: CAPACITY_PER_BIN, binMs: BIN_MS, windowS: WINDOW_S, ...size },
     ),
 });
 
@@ -116,7 +116,7 @@ const waitsFigure = defineFigure({
       herdBackoff('exponential'),
       { clients: 40, failures: 10, seed: 0 },
     ),
-  spec: (rows) => waitsSpec(rows, JITTERS),
+  spec: (rows, size) => waitsSpec(rows, JITTERS, size),
 });
 
 const summaryFigure = defineFigure({
@@ -130,7 +130,7 @@ const summaryFigure = defineFigure({
     'third more than the other two.',
   command: 'npm run lab -- herd --seeds 0-19 --format csv',
   data: (results) => summaryRows(resultOf<HerdResult>(results, 'herd')),
-  spec: (rows) => summarySpec(rows, { horizonS: 120 }),
+  spec: (rows, size) => summarySpec(rows, { horizonS: 120, ...size }),
 });
 
 const spreadFigure = defineFigure<ArrivalBin>({
@@ -151,14 +151,14 @@ const spreadFigure = defineFigure<ArrivalBin>({
     const spread = resultOf<HerdResult>(results, 'herd-spread');
     return [...binsOf(spread, 'fixed 1s'), ...binsOf(spread, 'exponential')];
   },
-  spec: (rows) =>
+  spec: (rows, size) =>
     arrivalsSpec(
       rows,
       [
         { series: 'fixed 1s', title: 'fixed 1 s' },
         { series: 'exponential', title: 'exponential backoff, no jitter' },
       ],
-      { capacity: CAPACITY_PER_BIN, binMs: BIN_MS, windowS: WINDOW_S },
+      { capacity: CAPACITY_PER_BIN, binMs: BIN_MS, windowS: WINDOW_S, ...size },
     ),
 });
 

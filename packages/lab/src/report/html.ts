@@ -5,6 +5,8 @@ export interface ShownFigure {
   figure: Figure;
   explanation: string;
   svg: string;
+  /** The figure drawn narrow, shown on screens up to 640 px wide. */
+  narrow: string;
   json: string;
   csv: string;
 }
@@ -42,6 +44,10 @@ const STYLE = `
   figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
   .meta { color: #555; font-size: 13px; }
   nav a { margin-right: 14px; }
+  @media (max-width: 640px) {
+    main { padding: 12px 10px 32px; }
+    body { font-size: 14px; }
+  }
 `;
 
 /** The report's index.html: per experiment its explanation, command, table and figures. */
@@ -51,7 +57,10 @@ export function reportHtml(sections: readonly ShownSection[], meta: ReportMeta):
   const figureHtml = (f: ShownFigure): string => `
     <figure id="${e(f.figure.id)}">
       <h3>${e(f.figure.title)}</h3>
-      <img src="${e(f.svg)}" alt="${e(f.figure.title)}">
+      <picture>
+        <source media="(max-width: 640px)" srcset="${e(f.narrow)}">
+        <img src="${e(f.svg)}" alt="${e(f.figure.title)}">
+      </picture>
       <figcaption>
         <p>${e(f.explanation)}</p>
         <p class="meta">Data: <code>${e(f.figure.command)}</code> · ${link(f.json)} · ${link(f.csv)}</p>

@@ -1,4 +1,5 @@
 import type { TopLevelSpec } from 'vega-lite';
+import type { ChartSize } from '../charts/specs.js';
 
 /*
  * What the report is made of. `npm run lab` runs every experiment of LAB_EXPERIMENTS (printing its
@@ -9,7 +10,8 @@ import type { TopLevelSpec } from 'vega-lite';
  *     stored under its id, the report gets a section with the table and the data files;
  *   - a figure: `defineFigure({ id, section, title, explanation, command, data, spec })` — `data`
  *     builds plain rows from the results (or runs the engine itself), `spec` turns them into a
- *     Vega-Lite spec; the report writes figures/ID.svg, data/ID.json and data/ID.csv.
+ *     Vega-Lite spec; the report writes figures/ID.svg, figures/ID.narrow.svg (for screens from 360 px),
+ *     data/ID.json and data/ID.csv.
  */
 
 /** Every experiment's result, by experiment id. */
@@ -52,7 +54,8 @@ export interface Figure<Row extends object = object> {
   command: string;
   /** Builds the figure's rows from the experiments' results (or runs the engine itself). */
   data(results: LabResults): Row[] | Promise<Row[]>;
-  spec(rows: readonly Row[]): TopLevelSpec;
+  /** The Vega-Lite spec; `size.width` set for the narrow copy (screens from 360 px), unset for the default. */
+  spec(rows: readonly Row[], size: ChartSize): TopLevelSpec;
 }
 
 /** Declares a figure, keeping its row type for `data`, `spec` and `explanation`. */
