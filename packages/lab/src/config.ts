@@ -83,7 +83,7 @@ export function parseConfig(json: unknown, where = 'config'): LabConfig {
   const parsed = fileSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    const field = pathText(issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0]!] : issue.path);
+    const field = pathText(issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0]!] : issueField(issue, json));
     throw new ConfigError(where, field, describeIssue(issue, json));
   }
   const c = parsed.data;
@@ -141,6 +141,21 @@ export function parseConfig(json: unknown, where = 'config'): LabConfig {
     policies,
     ...(c.seeds === undefined ? {} : { seeds: c.seeds }),
   };
+}
+
+/**
+ * The path of the field an issue is about. A policy that is an object but fails the union of
+ * "strategy name or object" is about the field inside it that is wrong (`policies[0].maxAttempts`),
+ * as its message says, not the whole policy.
+ */
+function issueField(issue: z.core.$ZodIssue, root: unknown): readonly PropertyKey[] {
+  if (issue.code !== 'invalid_union' || !/policies\[\d+\]$/.test(pathText(issue.path))) return issue.path;
+  const value = valueAt(root, issue.path);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return issue.path;
+  const inner = policyObjectSchema.safeParse(value);
+  if (inner.success) return issue.path;
+  const first = inner.error.issues[0]!;
+  return [...issue.path, ...(first.code === 'unrecognized_keys' ? [...first.path, first.keys[0]!] : first.path)];
 }
 
 function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {

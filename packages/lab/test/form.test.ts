@@ -60,3 +60,20 @@ describe('the lab page’s form', () => {
     expect(inputOfField(field)).toBe(name);
   });
 });
+
+describe('the form reads numbers as strictly as the CLI', () => {
+  it.each<[string, Partial<FormValues>, string, string]>([
+    ['hex clients', { clients: '0x10' }, 'clients', 'clients must be a number, got "0x10"'],
+    ['exponent capacity', { capacity: '1e1' }, 'capacity', 'server.capacityPerTick must be a number, got "1e1"'],
+    ['Infinity spread', { spreadMs: 'Infinity' }, 'spreadMs', 'arrivals.spreadMs must be a number, got "Infinity"'],
+    ['fractional max attempts', { maxAttempts: '2.5' }, 'maxAttempts', 'policies[0].maxAttempts must be an integer, got 2.5'],
+    ['text max attempts', { maxAttempts: 'lots' }, 'maxAttempts', 'policies[0].maxAttempts must be'],
+    ['hex backoff option', param('maxBackoffMs', '0x10'), 'param:maxBackoffMs', 'policies[0].backoff.maxBackoffMs must be'],
+  ])('%s is refused beside its input', (_name, change, inputName, message) => {
+    const r = validateForm(edit(change));
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.error.input).toBe(inputName);
+    expect(r.error.message).toContain(message);
+  });
+});

@@ -9,6 +9,7 @@ import { buildReport } from '../report/build.js';
 import { FIGURES, LAB_EXPERIMENTS } from '../report/catalog.js';
 import { checkReportDir, writeReport } from '../report/write.js';
 import { parseSeeds } from './seeds.js';
+import { DECIMAL, INTEGER } from '../numbers.js';
 import { arrivalBins, rowsToCsv, waitPoints } from '../charts/series.js';
 import { budgetCsv, budgetJson, budgetPolicies, budgetTable, budgetTitle, budgetTraceCsv, budgetTraceJson, configPolicies, grpcPolicy, runBudgetExperiment } from '../experiments/budget.js';
 import { BUDGET_POLICIES, budgetTrace, herdBackoff, runLayers, runScenario, scenarioFromSpec, type BudgetPolicyName } from 'herdless/sim';
@@ -35,9 +36,6 @@ interface HerdFlags {
   bins?: string;
 }
 
-/** Plain decimal numerals only: `3`, `0.9`, `.5` — not `0x10`, `3e0`, `Infinity` or an empty string, which `Number()` would take. */
-const DECIMAL = /^-?(?:\d+\.?\d*|\.\d+)$/;
-const INTEGER = /^-?\d+$/;
 
 /** A numeric flag: a plain decimal number (an integer when `integer`) from min to max. @throws UsageError naming the flag and the value. */
 function parseNumberFlag(flag: string, text: string, min: number, max: number, integer = false): number {

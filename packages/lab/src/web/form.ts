@@ -3,6 +3,7 @@ import { ARTICLE_SERVER, HERD_STRATEGIES, herdBackoff, type HerdStrategy } from 
 import { parseSeeds } from '../cli/seeds.js';
 import { ConfigError, parseConfig } from '../config.js';
 import type { HerdRun } from '../experiments/herd.js';
+import { plainNumber } from '../numbers.js';
 import { UsageError } from '../usage-error.js';
 
 /*
@@ -61,12 +62,15 @@ export function strategyFields(strategy: HerdStrategy): Pick<FormValues, 'strate
   return { strategy, kind, params: Object.fromEntries(Object.entries(options).map(([k, v]) => [k, String(v)])), maxAttempts: '' };
 }
 
-/** Text to a number for the scenario file; text that is not a number stays text, so the check names it. */
+/**
+ * Text to a number for the scenario file, read as strictly as the CLI reads its flags (plain
+ * decimal: `0x10`, `1e3` or `Infinity` are refused); text that is not one stays text, so the check
+ * names the field and the value.
+ */
 function numeric(text: string): number | string | undefined {
   const t = text.trim();
   if (t === '') return undefined;
-  const n = Number(t);
-  return Number.isFinite(n) ? n : t;
+  return plainNumber(t) ?? t;
 }
 
 /** The scenario file the form stands for (what `npm run lab -- herd --config FILE` would read). */

@@ -1,0 +1,16 @@
+/*
+ * How the lab reads a number typed by a user, on the command line and in the page alike: plain
+ * decimal numerals only. `Number()` would also take `0x10`, `1e3`, `Infinity`, `0b1` and an empty
+ * string (as 0); a flag or a form field refuses them rather than guess.
+ */
+
+/** Plain decimal numerals: `3`, `-2`, `0.9`, `.5`, `5.`. */
+export const DECIMAL = /^-?(?:\d+\.?\d*|\.\d+)$/;
+/** Plain integers: `3`, `-2`. */
+export const INTEGER = /^-?\d+$/;
+
+/** The number `text` spells in plain decimal (surrounding spaces allowed), or undefined when it is not one. */
+export function plainNumber(text: string): number | undefined {
+  const t = text.trim();
+  return DECIMAL.test(t) ? Number(t) : undefined;
+}
