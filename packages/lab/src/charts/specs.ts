@@ -407,3 +407,37 @@ export function perSecondSpec(points: readonly PerSecondPoint[], policies: reado
     resolve: { scale: { y: 'shared' } },
   } as TopLevelSpec;
 }
+
+/** One bar of {@link layersSpec}: the calls that reached one service under one policy. */
+export interface LayerCallsRow {
+  service: string;
+  calls: number;
+}
+
+/** The lab page's layers chart: the calls reaching each service of the chain, top to bottom, under one policy. */
+export function layersSpec(rows: readonly LayerCallsRow[], title: string, size: ChartSize = {}): TopLevelSpec {
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    config: CHART_CONFIG,
+    data: { values: rows as LayerCallsRow[] },
+    title: { text: title, limit: size.width ?? 480 },
+    width: size.width ?? 480,
+    height: { step: 26 },
+    transform: [{ calculate: "datum.service + ': ' + datum.calls + ' calls'", as: 'label' }],
+    layer: [
+      {
+        mark: { type: 'bar', color: BAR_COLOR },
+        encoding: {
+          y: { field: 'service', type: 'nominal', sort: null, title: null },
+          x: { field: 'calls', type: 'quantitative', title: 'calls' },
+          description: { field: 'label' },
+          tooltip: [{ field: 'service' }, { field: 'calls' }],
+        },
+      },
+      {
+        mark: { type: 'text', align: 'left', dx: 4, fontSize: 11 },
+        encoding: { y: { field: 'service', type: 'nominal', sort: null }, x: { field: 'calls', type: 'quantitative' }, text: { field: 'calls' } },
+      },
+    ],
+  } as TopLevelSpec;
+}

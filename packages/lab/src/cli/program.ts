@@ -11,7 +11,8 @@ import { checkReportDir, writeReport } from '../report/write.js';
 import { parseSeeds } from './seeds.js';
 import { DECIMAL, INTEGER } from '../numbers.js';
 import { arrivalBins, rowsToCsv, waitPoints } from '../charts/series.js';
-import { budgetCsv, budgetJson, budgetPolicies, budgetTable, budgetTitle, budgetTraceCsv, budgetTraceJson, configPolicies, grpcPolicy, runBudgetExperiment } from '../experiments/budget.js';
+import { budgetCsv, budgetJson, budgetPolicies, budgetTable, budgetTitle, budgetTraceCsv, budgetTraceJson, configPolicies } from '../experiments/budget.js';
+import { grpcPolicy, runBudgetExperiment } from '../experiments/budget-run.js';
 import { BUDGET_POLICIES, budgetTrace, herdBackoff, runLayers, runScenario, scenarioFromSpec, type BudgetPolicyName } from 'herdless/sim';
 import { layersCsv, layersJson, layersTable, layersTitle } from '../experiments/layers.js';
 

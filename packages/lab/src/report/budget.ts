@@ -1,6 +1,7 @@
 import { ARTICLE_SERVER, BUDGET_POLICIES, budgetTrace, formatFixed } from 'herdless/sim';
 import { perSecondSpec, tokensSpec, type PerSecondPoint, type TokenPoint } from '../charts/specs.js';
-import { budgetCsv, budgetJson, budgetPolicies, budgetTable, budgetTitle, runBudgetExperiment, type BudgetResult } from '../experiments/budget.js';
+import { budgetCsv, budgetJson, budgetPolicies, budgetTable, budgetTitle, type BudgetResult } from '../experiments/budget.js';
+import { runBudgetExperiment } from '../experiments/budget-run.js';
 import { defineExperiment, defineFigure } from './registry.js';
 
 const SEEDS = Array.from({ length: 20 }, (_, i) => i);

@@ -1,5 +1,7 @@
 /** The lab page's HTML: the form and the result areas; `page.js` fills the choices and does the rest. */
 export function pageHtml(): string {
+  const checkbox = (name: string, label: string) => `
+      <label class="field check" data-input="${name}"><input type="checkbox" name="${name}"> <span>${label}</span></label>`;
   const field = (name: string, label: string, hint: string, value = '') => `
       <label class="field" data-input="${name}">
         <span class="label">${label} <small>${hint}</small></span>
@@ -34,8 +36,18 @@ export function pageHtml(): string {
   .status { display: flex; gap: 10px; align-items: center; color: #555; }
   progress { width: 220px; }
   .links a { margin-right: 12px; }
-  #chart-arrivals, #chart-seeds { overflow-x: auto; max-width: 100%; }
+  .chart { overflow-x: auto; max-width: 100%; }
   button { font: inherit; padding: 4px 14px; }
+  .buttons { display: flex; gap: 8px; }
+  .check { display: flex; gap: 6px; align-items: baseline; }
+  .check input { width: auto; }
+  .stale #shown { opacity: 0.45; }
+  .stale-note { background: #fff6d6; border: 1px solid #e6c200; padding: 4px 8px; }
+  @media (max-width: 760px) {
+    .layout { grid-template-columns: 1fr; padding: 10px; gap: 10px; }
+    header { padding: 10px; }
+    .results { padding: 10px; }
+  }
 </style>
 </head>
 <body>
@@ -49,7 +61,7 @@ export function pageHtml(): string {
       <legend>Experiment</legend>
       <label class="field" data-input="experiment"><span class="label">preset</span><select name="experiment"></select></label>
     </fieldset>
-    <fieldset>
+    <fieldset data-group="herd">
       <legend>Policy</legend>
       <label class="field" data-input="strategy"><span class="label">strategy</span><select name="strategy"></select></label>
       <label class="field" data-input="kind"><span class="label">backoff kind <small>backoff.kind</small></span><select name="kind"></select>
@@ -57,27 +69,61 @@ export function pageHtml(): string {
       <div id="params"></div>
       ${field('maxAttempts', 'max attempts', 'maxAttempts; empty = no cap')}
     </fieldset>
-    <fieldset>
+    <fieldset data-group="herd">
       <legend>Clients and server</legend>
       ${field('clients', 'clients', 'clients')}
       ${field('capacity', 'capacity per 10 ms tick', 'server.capacityPerTick')}
       ${field('crashLimit', 'crash limit per 100 ms', 'server.crashLimit')}
       ${field('spreadMs', 'first sends spread over', 'arrivals.spreadMs, ms')}
+    </fieldset>
+    <fieldset data-group="budget" hidden>
+      <legend>Budget experiment: 10 clients, the downstream down</legend>
+      <div class="field" data-input="budgetPolicies" role="group" aria-label="policies">
+        <span class="label">policies <small>one table row each</small></span>
+        <div id="budget-policies"></div>
+        <span class="error" role="alert" data-error-for="budgetPolicies"></span>
+      </div>
+      ${field('outageStartS', 'outage from', 'seconds, 0–40')}
+      ${field('outageEndS', 'outage until', 'seconds, at most 37')}
+      ${field('ratePerSecond', 'new requests per second, per client', 'arrivals.ratePerSecond; 30 = about 300/s in all')}
+    </fieldset>
+    <fieldset data-group="layers" hidden>
+      <legend>Layers experiment: a chain of services, the last always failing</legend>
+      ${field('depth', 'depth', 'services in the chain, 1–10')}
+      ${field('attempts', 'attempts per layer', 'maxAttempts of every caller, 1–10')}
+      ${checkbox('oneLayer', 'retry at one layer only (the services below answer “overloaded; don’t retry”)')}
+    </fieldset>
+    <fieldset data-group="herd budget">
       ${field('seeds', 'seeds', 'e.g. 0-19 or 1,5,9')}
     </fieldset>
     <span class="error" role="alert" data-error-for="form"></span>
-    <button type="submit" id="run">Run</button>
+    <div class="buttons"><button type="submit" id="run">Run</button><button type="button" id="cancel" disabled>Cancel</button></div>
   </form>
-  <section class="results" aria-live="polite">
+  <section class="results" id="results" aria-live="polite">
     <div class="status"><progress id="progress" max="1" value="0"></progress><span id="status">starting…</span></div>
-    <h2>Table</h2>
-    <pre id="table"></pre>
-    <p class="links" id="links"></p>
-    <p>The same numbers from the command line: <code id="cli"></code></p>
-    <h2>Arrivals per 100 ms, first seed</h2>
-    <div id="chart-arrivals"></div>
-    <h2>Each seed</h2>
-    <div id="chart-seeds"></div>
+    <p id="stale-note" class="stale-note" hidden>These results are for earlier inputs: they update when the new run finishes.</p>
+    <div id="shown">
+      <h2>Table</h2>
+      <pre id="table"></pre>
+      <p class="links" id="links"></p>
+      <p>The same numbers from the command line: <code id="cli"></code></p>
+      <div data-results="herd">
+        <h2>Arrivals per 100 ms, first seed</h2>
+        <div id="chart-arrivals" class="chart"></div>
+        <h2>Each seed</h2>
+        <div id="chart-seeds" class="chart"></div>
+      </div>
+      <div data-results="budget" hidden>
+        <h2>Arrivals per second, first seed</h2>
+        <div id="chart-per-second" class="chart"></div>
+        <h2>One client’s tokens under gRPC retryThrottling, first seed</h2>
+        <div id="chart-tokens" class="chart"></div>
+      </div>
+      <div data-results="layers" hidden>
+        <h2>Calls reaching each service</h2>
+        <div id="chart-layers" class="chart"></div>
+      </div>
+    </div>
   </section>
 </div>
 <script type="module" src="/page.js"></script>

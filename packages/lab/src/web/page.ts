@@ -1,14 +1,16 @@
 // The lab page: a form, a Web Worker running the library's engine, and the report's own charts.
 import { BACKOFF_KINDS } from 'herdless';
-import { HERD_STRATEGIES, herdRow, type HerdStrategy } from 'herdless/sim';
+import { BUDGET_POLICIES, HERD_STRATEGIES, herdRow, LAYERS_POLICIES, type HerdStrategy } from 'herdless/sim';
 import { parse, View } from 'vega';
 import { expressionInterpreter } from 'vega-interpreter';
 import { compile, type TopLevelSpec } from 'vega-lite';
 import { seedRows } from '../charts/series.js';
-import { arrivalsSpec, perSeedSpec } from '../charts/specs.js';
+import { arrivalsSpec, layersSpec, perSecondSpec, perSeedSpec, tokensSpec } from '../charts/specs.js';
+import { budgetCsv, budgetJson, budgetTable, budgetTitle, type BudgetResult } from '../experiments/budget.js';
 import { describeRun, herdCsv, herdJson, herdTable, seedText, type HerdResult, type HerdRun } from '../experiments/herd.js';
-import { defaultForm, kindDefaults, PAGE_EXPERIMENTS, strategyFields, validateForm, type FormError, type FormValues } from './form.js';
-import type { RunRequest, WorkerMessage } from './protocol.js';
+import { layersCsv, layersJson, layersTable, layersTitle } from '../experiments/layers.js';
+import { defaultForm, experimentKind, kindDefaults, PAGE_EXPERIMENTS, strategyFields, validatePage, type BudgetPageRun, type FormError, type FormValues, type LayersPageRun, type PageFormResult } from './form.js';
+import type { BudgetDone, DoneMessage, HerdDone, LayersDone, RunRequest, WorkerMessage } from './protocol.js';
 
 const $ = <T extends Element>(selector: string): T => {
   const el = document.querySelector<T>(selector);
@@ -20,6 +22,8 @@ const form = $<HTMLFormElement>('#settings');
 const input = (name: string): HTMLInputElement | HTMLSelectElement => form.elements.namedItem(name) as HTMLInputElement | HTMLSelectElement;
 const status = $<HTMLElement>('#status');
 const progress = $<HTMLProgressElement>('#progress');
+const results = $<HTMLElement>('#results');
+const cancelButton = $<HTMLButtonElement>('#cancel');
 
 function options(select: HTMLSelectElement, items: readonly { value: string; label: string }[]): void {
   select.replaceChildren(...items.map(({ value, label }) => new Option(label, value)));
@@ -28,6 +32,18 @@ function options(select: HTMLSelectElement, items: readonly { value: string; lab
 options(input('experiment') as HTMLSelectElement, PAGE_EXPERIMENTS.map((x) => ({ value: x.id, label: x.title })));
 options(input('strategy') as HTMLSelectElement, [...HERD_STRATEGIES.map((s) => ({ value: s, label: s })), { value: 'custom', label: 'custom (edit the backoff below)' }]);
 options(input('kind') as HTMLSelectElement, BACKOFF_KINDS.map((k) => ({ value: k, label: k })));
+$<HTMLElement>('#budget-policies').replaceChildren(
+  ...BUDGET_POLICIES.map((name) => {
+    const label = document.createElement('label');
+    label.className = 'check';
+    const box = document.createElement('input');
+    box.type = 'checkbox';
+    box.name = 'budgetPolicies';
+    box.value = name;
+    label.append(box, ` ${name}`);
+    return label;
+  }),
+);
 
 /** Shows the backoff options of the form's kind as inputs. */
 function renderParams(values: FormValues): void {
@@ -51,17 +67,26 @@ function renderParams(values: FormValues): void {
   );
 }
 
+const TEXT_INPUTS = ['experiment', 'strategy', 'kind', 'maxAttempts', 'clients', 'capacity', 'crashLimit', 'spreadMs', 'seeds', 'outageStartS', 'outageEndS', 'ratePerSecond', 'depth', 'attempts'] as const;
+
+/** Shows the inputs of the chosen experiment only. */
+function showGroups(experiment: string): void {
+  const kind = experimentKind(experiment);
+  for (const el of form.querySelectorAll<HTMLElement>('[data-group]')) el.hidden = !el.dataset.group!.split(' ').includes(kind);
+}
+
 function writeForm(values: FormValues): void {
-  for (const key of ['experiment', 'strategy', 'kind', 'maxAttempts', 'clients', 'capacity', 'crashLimit', 'spreadMs', 'seeds'] as const) {
-    input(key).value = values[key];
-  }
+  for (const key of TEXT_INPUTS) input(key).value = values[key];
+  for (const box of form.querySelectorAll<HTMLInputElement>('input[name=budgetPolicies]')) box.checked = values.budgetPolicies.includes(box.value);
+  (input('oneLayer') as HTMLInputElement).checked = values.oneLayer;
   renderParams(values);
+  showGroups(values.experiment);
 }
 
 function readForm(): FormValues {
   const params: Record<string, string> = {};
   for (const el of form.querySelectorAll<HTMLInputElement>('#params input')) params[el.name.slice('param:'.length)] = el.value;
-  const v = (name: string): string => input(name).value;
+  const v = (name: (typeof TEXT_INPUTS)[number]): string => input(name).value;
   return {
     experiment: v('experiment'),
     strategy: v('strategy'),
@@ -73,27 +98,37 @@ function readForm(): FormValues {
     crashLimit: v('crashLimit'),
     spreadMs: v('spreadMs'),
     seeds: v('seeds'),
+    budgetPolicies: [...form.querySelectorAll<HTMLInputElement>('input[name=budgetPolicies]:checked')].map((b) => b.value),
+    outageStartS: v('outageStartS'),
+    outageEndS: v('outageEndS'),
+    ratePerSecond: v('ratePerSecond'),
+    depth: v('depth'),
+    attempts: v('attempts'),
+    oneLayer: (input('oneLayer') as HTMLInputElement).checked,
   };
 }
 
+/** Puts the message beside its input and highlights that input (`.invalid`, `aria-invalid`). */
 function showError(error: FormError | null): void {
   for (const el of form.querySelectorAll('[data-error-for]')) el.textContent = '';
   for (const el of form.querySelectorAll('.invalid')) el.classList.remove('invalid');
+  for (const el of form.querySelectorAll('[aria-invalid]')) el.removeAttribute('aria-invalid');
   if (!error) return;
   const slot = form.querySelector(`[data-error-for="${CSS.escape(error.input)}"]`) ?? form.querySelector('[data-error-for="form"]')!;
   slot.textContent = error.message;
-  form.querySelector(`[data-input="${CSS.escape(error.input)}"]`)?.classList.add('invalid');
+  const field = form.querySelector(`[data-input="${CSS.escape(error.input)}"]`);
+  field?.classList.add('invalid');
+  for (const el of field?.querySelectorAll('input, select') ?? []) el.setAttribute('aria-invalid', 'true');
 }
 
-/** The CLI command that prints the same table. */
-function cliCommand(values: FormValues, run: HerdRun): string {
+/** The CLI command that prints the same herd table. */
+function herdCommand(values: FormValues, run: HerdRun): string {
   const viaConfig = `npm run lab -- herd --config scenario.json --seeds ${seedText(run.seeds)}`;
   // A custom backoff is no herd preset: only the scenario file reproduces it.
   if (!(HERD_STRATEGIES as readonly string[]).includes(values.strategy)) return viaConfig;
   const preset = defaultForm(values.strategy as HerdStrategy);
   const strategy = strategyFields(values.strategy as HerdStrategy);
   const standard =
-    (HERD_STRATEGIES as readonly string[]).includes(values.strategy) &&
     values.kind === strategy.kind &&
     JSON.stringify(Object.entries(values.params).map(([k, v]) => [k, Number(v)])) === JSON.stringify(Object.entries(strategy.params).map(([k, v]) => [k, Number(v)])) &&
     values.maxAttempts.trim() === '' &&
@@ -106,6 +141,17 @@ function cliCommand(values: FormValues, run: HerdRun): string {
   return `npm run lab -- herd${spread} --strategies "${values.strategy}" --seeds ${seedText(run.seeds)}`;
 }
 
+/** The CLI command that prints the same budget table: the article's set-up with flags, anything else through the scenario file. */
+function budgetCommand(run: BudgetPageRun): string {
+  const seeds = seedText(run.seeds);
+  const article = defaultForm();
+  if (run.outage.startMs !== 5000 || run.outage.endMs !== 15_000 || run.ratePerSecond !== Number(article.ratePerSecond)) {
+    return `npm run lab -- budget --config scenario.json --seeds ${seeds}`;
+  }
+  const all = run.policies.length === BUDGET_POLICIES.length;
+  return `npm run lab -- budget${all ? '' : ` --policies "${run.policies.map((p) => p.name).join(',')}"`} --seeds ${seeds}`;
+}
+
 const views = new Map<string, View>();
 
 /** Renders a spec into a container with Vega's SVG renderer and its CSP-safe expression interpreter. */
@@ -114,6 +160,11 @@ async function draw(selector: string, spec: TopLevelSpec): Promise<void> {
   const view = new View(parse(compile(spec).spec, undefined, { ast: true }), { renderer: 'svg', container: selector, hover: true, expr: expressionInterpreter });
   views.set(selector, view);
   await view.runAsync();
+}
+
+/** The plot width that fits a chart container: its width less the axes (charts stay readable from 360 px). */
+function plotWidth(selector: string, max: number): number {
+  return Math.max(220, Math.min(max, $<HTMLElement>(selector).clientWidth - 90));
 }
 
 function dataLink(text: string, type: string, file: string, label: string): HTMLAnchorElement {
@@ -128,68 +179,101 @@ function dataLink(text: string, type: string, file: string, label: string): HTML
 let worker: Worker | null = null;
 let busy = false;
 let runId = 0;
+/** What the current run is doing, for the status line of a cancel. */
+let lastProgress = '';
 
-function setState(state: 'running' | 'done' | 'invalid' | 'failed'): void {
+function setState(state: 'running' | 'done' | 'invalid' | 'failed' | 'cancelled'): void {
   document.body.dataset.state = state;
+  cancelButton.disabled = state !== 'running';
+}
+
+/** Marks the results shown as coming from older inputs (until a run of the new ones finishes). */
+function markStale(stale: boolean): void {
+  const shown = document.body.dataset.doneId !== undefined;
+  const on = stale && shown;
+  results.classList.toggle('stale', on);
+  $<HTMLElement>('#stale-note').hidden = !on;
+  document.body.dataset.stale = String(on);
+}
+
+function stopWorker(): void {
+  worker?.terminate();
+  worker = null;
+  busy = false;
 }
 
 function start(): void {
   const values = readForm();
-  const checked = validateForm(values);
+  const checked = validatePage(values);
   if (!checked.ok) {
     showError(checked.error);
-    status.textContent = 'fix the highlighted field to run';
+    status.textContent = `fix the highlighted field to run: ${checked.error.message}`;
     setState('invalid');
     return;
   }
   showError(null);
-  if (worker && busy) {
-    worker.terminate(); // a newer request wins; the old run is dropped
-    worker = null;
-  }
+  if (busy) stopWorker(); // a newer request wins; the old run is dropped
   worker ??= new Worker('/sim-worker.js', { type: 'module' });
   const id = ++runId;
-  const { run } = checked;
   const started = performance.now();
   busy = true;
+  document.body.dataset.runId = String(id);
   setState('running');
   progress.value = 0;
+  document.body.dataset.progress = '0';
   status.textContent = 'running…';
+  lastProgress = '';
   worker.onmessage = (event: MessageEvent<WorkerMessage>) => {
     const msg = event.data;
     if (msg.id !== id) return;
     if (msg.type === 'progress') {
-      progress.value = msg.done / msg.total;
-      status.textContent = `running: ${msg.done} of ${msg.total} runs`;
+      const share = (msg.done + msg.fraction) / msg.total;
+      progress.value = share;
+      document.body.dataset.progress = share.toFixed(3);
+      lastProgress = `run ${msg.done + 1} of ${msg.total} (${msg.policy}, seed ${msg.seed})`;
+      status.textContent = `running ${lastProgress}: ${Math.round(msg.fraction * 100)}% of its simulated time`;
     } else if (msg.type === 'error') {
       busy = false;
       status.textContent = `the run failed: ${msg.message}`;
       setState('failed');
     } else {
       busy = false;
-      void show(values, run, checked.scenario, msg.runs, msg.bins, performance.now() - started, id);
+      void show(values, checked, msg, performance.now() - started, id);
     }
   };
-  worker.postMessage({ type: 'run', id, run } satisfies RunRequest);
+  worker.postMessage(request(id, checked));
 }
 
-async function show(
-  values: FormValues,
-  run: HerdRun,
-  scenario: object,
-  runs: Extract<WorkerMessage, { type: 'done' }>['runs'],
-  bins: Extract<WorkerMessage, { type: 'done' }>['bins'],
-  ms: number,
-  id: number,
-): Promise<void> {
+function request(id: number, checked: Extract<PageFormResult, { ok: true }>): RunRequest {
+  if (checked.kind === 'herd') return { type: 'run', id, experiment: 'herd', run: checked.run };
+  if (checked.kind === 'budget') return { type: 'run', id, experiment: 'budget', run: checked.run };
+  return { type: 'run', id, experiment: 'layers', run: checked.run };
+}
+
+function cancel(): void {
+  if (!busy) return;
+  stopWorker();
+  runId++; // late messages of the cancelled run are ignored
+  status.textContent = `cancelled at ${lastProgress || 'the start'}; change an input or press Run to start again`;
+  setState('cancelled');
+}
+
+/** Shows only the result charts of `kind`. */
+function showResults(kind: 'herd' | 'budget' | 'layers'): void {
+  for (const el of document.querySelectorAll<HTMLElement>('[data-results]')) el.hidden = el.dataset.results !== kind;
+}
+
+async function showHerd(values: FormValues, run: HerdRun, scenario: object, msg: HerdDone): Promise<number> {
+  const { runs, bins } = msg;
   const result: HerdResult = { run, rows: runs.map((r) => herdRow(r.policy, r.results)), runs };
   $<HTMLElement>('#table').textContent = `${describeRun(run)}\n${herdTable(result)}`;
-  $<HTMLElement>('#cli').textContent = cliCommand(values, run);
+  $<HTMLElement>('#cli').textContent = herdCommand(values, run);
   $<HTMLElement>('#links').replaceChildren(
     dataLink(JSON.stringify(herdJson(result, true)), 'application/json', 'herd.json', 'JSON (as --format json --per-seed)'),
     dataLink(`${herdCsv(result, true)}\n`, 'text/csv', 'herd.csv', 'CSV'),
     dataLink(`${JSON.stringify(scenario, null, 2)}\n`, 'application/json', 'scenario.json', 'scenario.json (for --config)'),
   );
+  showResults('herd');
   const server = run.base.server;
   const end = Math.max(1, ...bins.map((b) => b.t2));
   await draw(
@@ -199,12 +283,64 @@ async function show(
       binMs: 100,
       windowS: Math.ceil(end),
       height: 200,
+      width: plotWidth('#chart-arrivals', 720),
     }),
   );
-  await draw('#chart-seeds', perSeedSpec(seedRows(result)));
+  await draw('#chart-seeds', perSeedSpec(seedRows(result), { width: plotWidth('#chart-seeds', 1000) + 90 }));
+  return runs.reduce((n, r) => n + r.results.length, 0);
+}
+
+async function showBudget(values: FormValues, run: BudgetPageRun, scenario: object, msg: BudgetDone): Promise<number> {
+  const result: BudgetResult = { run: { policies: [], seeds: run.seeds }, rows: msg.rows };
+  const a = run.outage;
+  const article = a.startMs === 5000 && a.endMs === 15_000 && run.ratePerSecond === 30;
+  const title = article
+    ? budgetTitle(seedText(run.seeds))
+    : `# budget: 10 clients, ${run.ratePerSecond} new requests/s each, the downstream down from ${a.startMs / 1000} s to ${a.endMs / 1000} s, seeds ${seedText(run.seeds)}`;
+  $<HTMLElement>('#table').textContent = `${title}\n${budgetTable(result)}`;
+  $<HTMLElement>('#cli').textContent = budgetCommand(run);
+  $<HTMLElement>('#links').replaceChildren(
+    dataLink(JSON.stringify(budgetJson(result)), 'application/json', 'budget.json', 'JSON (as --format json)'),
+    dataLink(`${budgetCsv(result)}\n`, 'text/csv', 'budget.csv', 'CSV'),
+    dataLink(`${JSON.stringify(scenario, null, 2)}\n`, 'application/json', 'scenario.json', 'scenario.json (for budget --config)'),
+  );
+  showResults('budget');
+  const outage = { startS: a.startMs / 1000, endS: a.endMs / 1000 };
+  const server = run.base.server;
+  const crashPerSecond = (server.crashLimit * 1000) / (server.crashWindowTicks * server.tickMs);
+  await draw('#chart-per-second', perSecondSpec(msg.perSecond, run.policies.map((p) => p.name), { outage, crashPerSecond, width: plotWidth('#chart-per-second', 680) }));
+  await draw('#chart-tokens', tokensSpec(msg.tokens, { outage, maxTokens: 10, width: plotWidth('#chart-tokens', 720) }));
+  return run.policies.length * run.seeds.length;
+}
+
+async function showLayers(run: LayersPageRun, msg: LayersDone): Promise<number> {
+  $<HTMLElement>('#table').textContent = `${layersTitle(run.depth, run.attempts)}\n${layersTable(msg.rows)}`;
+  $<HTMLElement>('#cli').textContent = `npm run lab -- layers --depth ${run.depth} --attempts ${run.attempts}`;
+  $<HTMLElement>('#links').replaceChildren(
+    dataLink(JSON.stringify(layersJson(msg.rows)), 'application/json', 'layers.json', 'JSON (as --format json)'),
+    dataLink(`${layersCsv(msg.rows)}\n`, 'text/csv', 'layers.csv', 'CSV'),
+  );
+  showResults('layers');
+  const policy = run.oneLayer ? LAYERS_POLICIES[1] : LAYERS_POLICIES[0];
+  const row = msg.rows.find((r) => r.policy === policy)!;
+  const bars = Object.entries(row.calls).map(([service, calls]) => ({ service, calls }));
+  await draw('#chart-layers', layersSpec(bars, `${policy}: ${run.attempts} attempts per caller`, { width: plotWidth('#chart-layers', 480) }));
+  return 2;
+}
+
+async function show(values: FormValues, checked: Extract<PageFormResult, { ok: true }>, msg: DoneMessage, ms: number, id: number): Promise<void> {
+  let runs: number;
+  if (checked.kind === 'herd' && msg.experiment === 'herd') runs = await showHerd(values, checked.run, checked.scenario, msg);
+  else if (checked.kind === 'budget' && msg.experiment === 'budget') runs = await showBudget(values, checked.run, checked.scenario, msg);
+  else if (checked.kind === 'layers' && msg.experiment === 'layers') runs = await showLayers(checked.run, msg);
+  else throw new Error(`lab page: a ${msg.experiment} result for a ${checked.kind} run`);
   if (id !== runId) return;
   progress.value = 1;
-  status.textContent = `done: ${runs.reduce((n, r) => n + r.results.length, 0)} runs in ${(ms / 1000).toFixed(1)} s`;
+  document.body.dataset.progress = '1';
+  document.body.dataset.experiment = checked.kind;
+  document.body.dataset.doneId = String(id);
+  markStale(false);
+  status.textContent = checked.kind === 'layers' ? 'done: both policies' : `done: ${runs} runs in ${(ms / 1000).toFixed(1)} s`;
   setState('done');
 }
 
@@ -224,20 +360,27 @@ form.addEventListener('change', (event) => {
     writeForm({ ...values, strategy: 'custom', params });
   } else if (target.name === 'experiment') {
     const preset = PAGE_EXPERIMENTS.find((x) => x.id === values.experiment);
-    if (preset) input('spreadMs').value = String(preset.spreadMs);
+    if (preset && 'spreadMs' in preset) input('spreadMs').value = String(preset.spreadMs);
+    showGroups(values.experiment);
   }
+  markStale(true);
   schedule();
 });
 form.addEventListener('input', (event) => {
   const name = (event.target as HTMLInputElement).name;
   // Editing the backoff makes it a policy of one's own (the table then names it "custom …").
   if (name.startsWith('param:') || name === 'maxAttempts') input('strategy').value = 'custom';
+  markStale(true);
   schedule();
 });
 form.addEventListener('submit', (event) => {
   event.preventDefault();
   clearTimeout(timer);
   start();
+});
+cancelButton.addEventListener('click', () => {
+  clearTimeout(timer);
+  cancel();
 });
 
 writeForm(defaultForm());

@@ -1,34 +1,61 @@
-import type { RunResult } from 'herdless/sim';
+import type { BudgetRow, LayersRow, RunResult } from 'herdless/sim';
 import type { ArrivalBin } from '../charts/series.js';
+import type { PerSecondPoint, TokenPoint } from '../charts/specs.js';
 import type { HerdRun } from '../experiments/herd.js';
+import type { BudgetPageRun, LayersPageRun } from './form.js';
 
 /*
  * Messages between the lab page and its Web Worker. The worker runs the library's engine; the page
- * only draws. Results cross as plain data (structured clone).
+ * only draws. Results cross as plain data (structured clone). Every message carries the id of the
+ * run it belongs to, so that the page drops messages of a run it replaced or cancelled.
  */
 
-/** Page → worker: run every policy of `run` over its seeds. */
-export interface RunRequest {
-  type: 'run';
-  id: number;
-  run: Omit<HerdRun, 'workers'>;
-}
+/** Page → worker: run one experiment. */
+export type RunRequest =
+  | { type: 'run'; id: number; experiment: 'herd'; run: Omit<HerdRun, 'workers'> }
+  | { type: 'run'; id: number; experiment: 'budget'; run: BudgetPageRun }
+  | { type: 'run'; id: number; experiment: 'layers'; run: LayersPageRun };
 
-/** Worker → page, after each finished run. */
+/** Worker → page, while a run goes: `done` of `total` runs finished, and how far the current one is. */
 export interface ProgressMessage {
   type: 'progress';
   id: number;
   done: number;
   total: number;
+  /** The run under way: its policy and seed, and the share of its ticks simulated (0–1). */
+  policy: string;
+  seed: number;
+  fraction: number;
 }
 
-/** Worker → page: every run (in policy, then seed order) and the first seed's arrivals per 100 ms. */
-export interface DoneMessage {
+/** Worker → page, herd: every run (in policy, then seed order) and the first seed's arrivals per 100 ms. */
+export interface HerdDone {
   type: 'done';
   id: number;
+  experiment: 'herd';
   runs: { policy: string; results: Omit<RunResult, 'perTick'>[] }[];
   bins: ArrivalBin[];
 }
+
+/** Worker → page, budget: the table's rows, the first seed's arrivals per second, and client 0's tokens under gRPC throttling. */
+export interface BudgetDone {
+  type: 'done';
+  id: number;
+  experiment: 'budget';
+  rows: BudgetRow[];
+  perSecond: PerSecondPoint[];
+  tokens: TokenPoint[];
+}
+
+/** Worker → page, layers: the calls reaching each service under both policies. */
+export interface LayersDone {
+  type: 'done';
+  id: number;
+  experiment: 'layers';
+  rows: LayersRow[];
+}
+
+export type DoneMessage = HerdDone | BudgetDone | LayersDone;
 
 /** Worker → page: the run failed (a bug, or an option the form did not catch). */
 export interface ErrorMessage {

@@ -1,0 +1,80 @@
+import { isInvalidOptionError, parseGrpcServiceConfig } from 'herdless';
+import { budgetScenario, summarize, type BudgetRow, type ClientPolicy, type ScenarioSpec } from 'herdless/sim';
+import { describePath, readUserFile, userPath } from '../paths.js';
+import { progressBar } from '../progress.js';
+import { runBudgetJobs } from '../runner.js';
+import { UsageError } from '../usage-error.js';
+import type { BudgetResult, BudgetRun } from './budget.js';
+import { policySpecOf } from './policy-spec.js';
+
+/**
+ * A policy from a gRPC service config file (gRFC A6 JSON): its retryPolicy (maxAttempts capped at 5,
+ * backoffs, ±20% jitter) and, if present, its retryThrottling as one token bucket per client. Every
+ * failure in the lab's model is the server being down or over capacity — gRPC's UNAVAILABLE — so a
+ * policy whose retryableStatusCodes leave UNAVAILABLE out retries nothing here; so does a config in
+ * which no retryPolicy applies. Both are reported as warnings, with the parser's own (the maxAttempts
+ * cap, clamped backoffs, …). A relative `file` is resolved against the folder the command was started from.
+ * @throws UsageError naming the file (with its absolute path) and the JSON path of the problem.
+ */
+export function grpcPolicy(file: string): { policy: ClientPolicy; warnings: string[] } {
+  const path = userPath('--grpc-service-config', file);
+  const where = describePath(path);
+  const text = readUserFile(path);
+  try {
+    const config = parseGrpcServiceConfig(text);
+    const warnings = config.warnings.map((w) => `${where}: ${w}`);
+    const { backoff } = config.retryOptions;
+    let maxAttempts = config.retryOptions.maxAttempts;
+    if (config.retryPolicy === undefined) {
+      warnings.push(`${where}: no retryPolicy applies, so gRPC would not retry (maxAttempts 1)`);
+    } else if (!config.retryPolicy.retryableStatusCodes.includes('UNAVAILABLE')) {
+      warnings.push(
+        `${where}: retryableStatusCodes (${config.retryPolicy.retryableStatusCodes.join(', ')}) leave out UNAVAILABLE, the only failure of the lab's server, so nothing is retried`,
+      );
+      maxAttempts = 1;
+    }
+    const createBudget = config.createBudget;
+    const policy: ClientPolicy = { name: 'gRPC service config', backoff, maxAttempts, ...(createBudget ? { budget: () => createBudget() } : {}) };
+    return { policy, warnings };
+  } catch (error) {
+    if (isInvalidOptionError(error)) throw new UsageError(`${where}: ${error.field} ${error.requirement}, got ${JSON.stringify(error.value) ?? String(error.value)}`);
+    throw error;
+  }
+}
+
+/** The article's budget scenario without its policy: 10 clients, Poisson arrivals, the outage at 5–15 s, 40 s. */
+function articleBase(): Omit<ScenarioSpec, 'policy'> {
+  const { policy: _policy, ...base } = budgetScenario('no retry');
+  return base;
+}
+
+/**
+ * Runs every policy over every seed, on worker threads unless `run.workers` is 0 (runs are
+ * independent and deterministic: the thread count changes the wall time, never a number).
+ */
+export async function runBudgetExperiment(run: BudgetRun): Promise<BudgetResult> {
+  const base = run.base ?? articleBase();
+  const jobs = run.policies.flatMap((policy) => {
+    const spec = { ...base, policy: policySpecOf(policy) };
+    return run.seeds.map((seed) => ({ spec, seed }));
+  });
+  const bar = progressBar('budget');
+  let metrics: Awaited<ReturnType<typeof runBudgetJobs>>;
+  try {
+    metrics = await runBudgetJobs(jobs, { ...(run.workers === undefined ? {} : { workers: run.workers }), onProgress: bar.update });
+  } finally {
+    bar.stop();
+  }
+  const n = run.seeds.length;
+  const rows = run.policies.map((policy, i): BudgetRow => {
+    const m = metrics.slice(i * n, (i + 1) * n);
+    return {
+      policy: policy.name,
+      load: summarize(m.map((x) => x.load)),
+      crashesAfter: summarize(m.map((x) => x.crashesAfter)),
+      backToNormal: summarize(m.map((x) => x.backToNormal)),
+      retryShare: summarize(m.map((x) => x.retryShare)),
+    };
+  });
+  return { run, rows };
+}
