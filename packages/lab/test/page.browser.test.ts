@@ -3,14 +3,19 @@ import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { tempDir } from './temp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServe, type ServeProcess } from './lab-server.js';
+import { tempDir } from './temp.js';
 
 /*
  * The lab page in a real browser: Debian's chromium driven by playwright-core (no browser download).
  * `.ci/run` installs chromium when it is missing; on a developer machine without it the test is
  * skipped with a note, but under CI=true a missing browser is a failure.
+ *
+ * Every wait waits for a run by its id: the page numbers each run it starts (`data-run-id` on
+ * <body>) and records the id of the run whose results it shows (`data-done-id`). A test presses
+ * Run, reads the id of the run that press started, and waits for that id — never for a state that
+ * an older run could also produce, and never for a length of time.
  */
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -24,25 +29,46 @@ const cli = (...args: string[]): string => {
   return r.stdout;
 };
 
-/** The page's state after its latest run: the table, the JSON download, and the charts' mark labels. */
-async function read(page: Page) {
-  return page.evaluate(async () => {
-    const href = document.querySelector<HTMLAnchorElement>('#download-herd-json')!.href;
+/** The page's state after its latest run: the table, a download's content, and the charts' mark labels. */
+async function read(page: Page, download = 'herd-json') {
+  return page.evaluate(async (download) => {
+    const file = (id: string) => {
+      const href = document.querySelector<HTMLAnchorElement>(`#download-${id}`)?.href;
+      return href === undefined ? undefined : decodeURIComponent(href.slice(href.indexOf(',') + 1));
+    };
     const labels = (sel: string) => [...document.querySelectorAll(`${sel} svg [aria-label]`)].map((e) => e.getAttribute('aria-label')!);
     return {
       table: document.querySelector('#table')!.textContent!,
-      json: JSON.parse(decodeURIComponent(href.slice(href.indexOf(',') + 1))),
-      scenario: decodeURIComponent(document.querySelector<HTMLAnchorElement>('#download-scenario-json')!.href.split(',').slice(1).join(',')),
+      json: JSON.parse(file(download)!),
+      scenario: file('scenario-json'),
       cli: document.querySelector('#cli')!.textContent!,
       arrivals: labels('#chart-arrivals'),
       seeds: labels('#chart-seeds'),
+      perSecond: labels('#chart-per-second'),
+      tokens: labels('#chart-tokens'),
+      layers: labels('#chart-layers'),
     };
-  });
+  }, download);
 }
 
-/** Waits until the page has finished a run whose table contains `text`. */
-async function settled(page: Page, text: string): Promise<void> {
-  await page.waitForFunction((t) => document.body.dataset.state === 'done' && document.querySelector('#table')!.textContent!.includes(t), text, { timeout: 30_000 });
+/** Presses Run and waits until the run that press started is shown; returns its id. */
+async function run(page: Page): Promise<string> {
+  await page.click('#run');
+  const id = await page.evaluate(() => document.body.dataset.runId!);
+  await page.waitForFunction((id) => document.body.dataset.doneId === id || (document.body.dataset.runId === id && document.body.dataset.state === 'failed'), id, { timeout: 60_000 });
+  expect(await page.evaluate(() => [document.body.dataset.state, document.body.dataset.stale])).toEqual(['done', 'false']);
+  return id;
+}
+
+/** Presses Run on a form with a mistake: nothing starts, the field is highlighted. */
+async function refused(page: Page, input: string, message: string): Promise<void> {
+  const before = await page.evaluate(() => document.body.dataset.runId);
+  await page.click('#run');
+  expect(await page.evaluate(() => [document.body.dataset.state, document.body.dataset.runId])).toEqual(['invalid', before]);
+  expect(await page.textContent(`[data-error-for="${input}"]`)).toContain(message);
+  expect(await page.getAttribute(`[data-input="${input}"]`, 'class')).toContain('invalid');
+  expect(await page.locator('.invalid').count()).toBe(1);
+  expect(await page.textContent('#status')).toContain('fix the highlighted field');
 }
 
 const bars = (labels: string[]) =>
@@ -67,7 +93,10 @@ describe.skipIf(!haveChromium && !process.env.CI)('the lab page in chromium', ()
       if (m.type() === 'error' || m.type() === 'warning') problems.push(`${m.type()}: ${m.text()}`);
     });
     page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-  }, 60_000);
+    await page.goto(server.url);
+    // The page runs its defaults once on load: wait for that run by its id.
+    await page.waitForFunction(() => document.body.dataset.runId !== undefined && document.body.dataset.doneId === document.body.dataset.runId, undefined, { timeout: 60_000 });
+  }, 90_000);
 
   afterAll(async () => {
     await context?.close();
@@ -75,16 +104,14 @@ describe.skipIf(!haveChromium && !process.env.CI)('the lab page in chromium', ()
   });
 
   it('switching exponential → full jitter updates the table and the charts to the CLI’s numbers', async () => {
-    await page.goto(server.url);
-    await settled(page, 'exponential');
     await page.fill('input[name=seeds]', '0-1');
-    await settled(page, 'seeds 0-1\n');
+    await run(page);
     const before = await read(page);
     expect(before.table).toContain('exponential    120.00 (120.00-120.00)      17000 (   17000-   17000)    14.0 (2 unfinished)');
     expect(bars(before.arrivals).every((b) => b.series === 'exponential' && b.arrivals === 1000)).toBe(true);
 
     await page.selectOption('select[name=strategy]', 'full jitter');
-    await settled(page, 'full jitter');
+    await run(page);
     const after = await read(page);
 
     // The table: the very lines `herdless-lab herd` prints for the same strategy and seeds.
@@ -96,10 +123,11 @@ describe.skipIf(!haveChromium && !process.env.CI)('the lab page in chromium', ()
     expect(after.json.rows).toEqual(cliJson.rows);
     expect(after.json.runs).toEqual(cliJson.runs);
     expect(cliJson.runs.map((r: { finish: number }) => r.finish)).toEqual([10.5, 11.13]);
-    // The charts: each seed's bars carry the CLI's finish time and requests…
-    for (const run of cliJson.runs as { seed: number; finish: number; requests: number }[]) {
-      expect(after.seeds).toContain(`full jitter seed ${run.seed}: finishS ${run.finish}`);
-      expect(after.seeds).toContain(`full jitter seed ${run.seed}: requests ${run.requests}`);
+    // The charts: each seed's bars carry the CLI's finish time, requests and gave-up count…
+    for (const r of cliJson.runs as { seed: number; finish: number; requests: number; gaveUp: number }[]) {
+      expect(after.seeds).toContain(`full jitter seed ${r.seed}: finishS ${r.finish}`);
+      expect(after.seeds).toContain(`full jitter seed ${r.seed}: requests ${r.requests}`);
+      expect(after.seeds).toContain(`full jitter seed ${r.seed}: gaveUp ${r.gaveUp}`);
     }
     // …and seed 0's arrivals add up to its requests, no longer one bar of 1000 per return.
     const arrivals = bars(after.arrivals);
@@ -109,43 +137,164 @@ describe.skipIf(!haveChromium && !process.env.CI)('the lab page in chromium', ()
 
     // The scenario file the page offers runs to the same numbers through --config.
     const file = join(tempDir('herdless-page-'), 'scenario.json');
-    writeFileSync(file, after.scenario);
+    writeFileSync(file, after.scenario!);
     expect(JSON.parse(cli('herd', '--config', file, '--format', 'json')).rows).toEqual(cliJson.rows);
 
     const shot = join(process.env.HERDLESS_SCREENSHOT_DIR ?? tempDir('herdless-shot-'), 'lab-page.png');
     await page.screenshot({ path: shot, fullPage: true });
     expect(statSync(shot).size).toBeGreaterThan(20_000);
-    console.log(`lab page screenshot: ${shot}`);
+  }, 120_000);
+
+  it('an invalid value is highlighted beside its input, marks the results stale and runs nothing', async () => {
+    await page.fill('input[name=capacity]', '-1');
+    await refused(page, 'capacity', 'server.capacityPerTick must be ≥ 0, got -1');
+    // The results shown are from the inputs before: marked so.
+    expect(await page.evaluate(() => document.body.dataset.stale)).toBe('true');
+    expect(await page.isVisible('#stale-note')).toBe(true);
+    expect(await page.getAttribute('input[name=capacity]', 'aria-invalid')).toBe('true');
+    await page.fill('input[name=capacity]', '5');
+    // Numbers are read as strictly as the CLI reads them.
+    await page.fill('input[name=clients]', '0x10');
+    await refused(page, 'clients', 'clients must be a number, got "0x10"');
+    await page.fill('input[name=clients]', '1000');
+    for (const [text, message] of [
+      ['2.5', 'policies[0].maxAttempts must be an integer, got 2.5'],
+      ['lots', 'policies[0].maxAttempts must be'],
+    ]) {
+      await page.fill('input[name=maxAttempts]', text!);
+      await refused(page, 'maxAttempts', message!);
+    }
+    await page.fill('input[name=maxAttempts]', '');
+    await page.fill('input[name="param:maxBackoffMs"]', '-3');
+    await refused(page, 'param:maxBackoffMs', 'policies[0].backoff.maxBackoffMs must be ≥ 0, got -3');
+    expect(await page.inputValue('select[name=strategy]')).toBe('custom');
+    await page.fill('input[name="param:maxBackoffMs"]', '10000');
+    await run(page);
+    expect(await page.textContent('[data-error-for=capacity]')).toBe('');
+    expect(await page.locator('.invalid').count()).toBe(0);
+    expect(await page.isVisible('#stale-note')).toBe(false);
   }, 90_000);
 
-  it('an invalid value shows an inline message naming the field, and runs nothing', async () => {
-    await page.fill('input[name=capacity]', '-1');
-    await page.waitForFunction(() => document.body.dataset.state === 'invalid', undefined, { timeout: 10_000 });
-    expect(await page.textContent('[data-error-for=capacity]')).toBe('server.capacityPerTick must be ≥ 0, got -1');
-    expect(await page.getAttribute('[data-input=capacity]', 'class')).toContain('invalid');
-    await page.fill('input[name=capacity]', '5');
-    await settled(page, 'full jitter');
-    expect(await page.textContent('[data-error-for=capacity]')).toBe('');
-    await page.fill('input[name="param:maxBackoffMs"]', '-3');
-    await page.waitForFunction(() => document.body.dataset.state === 'invalid', undefined, { timeout: 10_000 });
-    expect(await page.textContent('[data-error-for="param:maxBackoffMs"]')).toBe('policies[0].backoff.maxBackoffMs must be ≥ 0, got -3');
-    expect(await page.inputValue('select[name=strategy]')).toBe('custom');
-  }, 30_000);
-
-  it('a custom backoff runs too: table, charts, command and scenario file all follow it', async () => {
-    await page.fill('input[name="param:maxBackoffMs"]', '10000');
+  it('a custom backoff with an attempt cap: table, command, scenario file, and the requests that gave up per seed', async () => {
     await page.fill('input[name="param:initialBackoffMs"]', '50');
-    await page.waitForFunction(() => document.body.dataset.state === 'done', undefined, { timeout: 30_000 });
+    await page.fill('input[name=maxAttempts]', '3');
+    await run(page);
     const custom = await read(page);
     expect(custom.cli).toBe('npm run lab -- herd --config scenario.json --seeds 0-1');
-    const scenario = JSON.parse(custom.scenario);
+    const scenario = JSON.parse(custom.scenario!);
     expect(scenario.policies[0].backoff.initialBackoffMs).toBe(50);
+    expect(scenario.policies[0].maxAttempts).toBe(3);
     const file = join(tempDir('herdless-page-'), 'scenario.json');
-    writeFileSync(file, custom.scenario);
+    writeFileSync(file, custom.scenario!);
     const viaCli = JSON.parse(cli('herd', '--config', file, '--format', 'json', '--per-seed'));
     expect(custom.json.rows).toEqual(viaCli.rows);
-    // The charts were redrawn for the custom policy: seed 0's arrivals add up to its requests.
+    // With 3 attempts some requests give up, and the per-seed chart shows how many.
+    const gaveUp = (viaCli.runs as { seed: number; gaveUp: number }[]).map((r) => r.gaveUp);
+    expect(Math.min(...gaveUp)).toBeGreaterThan(0);
+    for (const r of viaCli.runs as { strategy: string; seed: number; gaveUp: number }[]) expect(custom.seeds).toContain(`${r.strategy} seed ${r.seed}: gaveUp ${r.gaveUp}`);
     expect(bars(custom.arrivals).reduce((n, b) => n + b.arrivals, 0)).toBe(viaCli.runs[0].requests);
+  }, 90_000);
+
+  it('a long run shows its progress within a seed and can be cancelled', async () => {
+    await page.selectOption('select[name=strategy]', 'immediate'); // 12 million requests per run: seconds per seed
+    await page.fill('input[name=seeds]', '0-19');
+    await page.click('#run');
+    const id = await page.evaluate(() => document.body.dataset.runId!);
+    // Progress moves within the first seed, before any run has finished.
+    await page.waitForFunction((id) => document.body.dataset.runId === id && Number(document.body.dataset.progress) > 0, id, { timeout: 30_000 });
+    const status = await page.textContent('#status');
+    expect(status).toMatch(/^running run 1 of 20 \(immediate, seed 0\): \d+% of its simulated time$/);
+    expect(await page.isEnabled('#cancel')).toBe(true);
+    await page.click('#cancel');
+    expect(await page.evaluate(() => document.body.dataset.state)).toBe('cancelled');
+    expect(await page.textContent('#status')).toMatch(/^cancelled at run \d+ of 20 \(immediate, seed \d+\)/);
+    expect(await page.isEnabled('#cancel')).toBe(false);
+    // The cancelled run never shows: the results are still the last finished run's, marked stale.
+    expect(await page.evaluate(() => [document.body.dataset.doneId !== undefined && document.body.dataset.doneId !== document.body.dataset.runId, document.body.dataset.stale])).toEqual([true, 'true']);
+    await page.fill('input[name=seeds]', '0');
+    await page.selectOption('select[name=strategy]', 'full jitter');
+    await run(page);
+    expect((await read(page)).table).toContain('full jitter');
+  }, 90_000);
+
+  it('budget: policies, outage and rate run to the CLI’s table, with the arrivals and token charts', async () => {
+    await page.selectOption('select[name=experiment]', 'budget');
+    expect(await page.isVisible('input[name=outageStartS]')).toBe(true);
+    expect(await page.isVisible('input[name=clients]')).toBe(false);
+    for (const box of await page.locator('input[name=budgetPolicies]').all()) {
+      const name = await box.getAttribute('value');
+      await box.setChecked(name === '4 attempts' || name === '4 attempts + gRPC throttling');
+    }
+    await page.fill('input[name=seeds]', '0-1');
+    await run(page);
+    const article = await read(page, 'budget-json');
+    const policies = '4 attempts,4 attempts + gRPC throttling';
+    expect(article.cli).toBe(`npm run lab -- budget --policies "${policies}" --seeds 0-1`);
+    expect(article.table).toBe(cli('budget', '--policies', policies, '--seeds', '0-1').trimEnd());
+    expect(article.json.rows).toEqual(JSON.parse(cli('budget', '--policies', policies, '--seeds', '0-1', '--format', 'json')).rows);
+    expect(article.json.rows[0].load.mean).toBeGreaterThan(3.8);
+    // The figures: seed 0's arrivals per second of both policies, and client 0's tokens.
+    const trace = cli('budget', '--trace', '0', '--series', 'per-second', '--policies', policies).trimEnd().split('\n').slice(1);
+    for (const line of trace.slice(0, 12)) {
+      const [, policy, second, fresh, arrivals] = /^"(.*)",(\d+),(\d+),(\d+),/.exec(line)!;
+      expect(article.perSecond).toContain(`${policy} at ${second} s: ${arrivals} arrivals, ${fresh} new`);
+    }
+    expect(article.perSecond.filter((l) => l === 'crash threshold: about 1000 arrivals per s')).toHaveLength(2);
+    expect(article.tokens.length).toBeGreaterThan(0);
+
+    // A shorter outage and a lower rate: the scenario file reproduces it through budget --config.
+    await page.fill('input[name=outageStartS]', '8');
+    await page.fill('input[name=outageEndS]', '12');
+    await page.fill('input[name=ratePerSecond]', '20');
+    await run(page);
+    const mine = await read(page, 'budget-json');
+    expect(mine.cli).toBe('npm run lab -- budget --config scenario.json --seeds 0-1');
+    expect(mine.table.split('\n')[0]).toBe('# budget: 10 clients, 20 new requests/s each, the downstream down from 8 s to 12 s, seeds 0-1');
+    const file = join(tempDir('herdless-page-'), 'scenario.json');
+    writeFileSync(file, mine.scenario!);
+    expect(mine.json.rows).toEqual(JSON.parse(cli('budget', '--config', file, '--format', 'json')).rows);
+    expect(mine.json.rows).not.toEqual(article.json.rows);
+
+    await page.fill('input[name=outageEndS]', '0x10');
+    await refused(page, 'outageEndS', 'outage end (s) must be a number from 0 to 37 in plain decimal, got "0x10"');
+    await page.fill('input[name=outageEndS]', '12');
+    for (const box of await page.locator('input[name=budgetPolicies]').all()) await box.setChecked(false);
+    await refused(page, 'budgetPolicies', 'pick at least one policy');
+    await page.locator('input[name=budgetPolicies]').first().setChecked(true);
+  }, 120_000);
+
+  it('layers: depth, attempts per layer and the one-layer switch', async () => {
+    await page.selectOption('select[name=experiment]', 'layers');
+    expect(await page.isVisible('input[name=seeds]')).toBe(false);
+    await page.fill('input[name=depth]', '4');
+    await page.fill('input[name=attempts]', '2');
+    await run(page);
+    const every = await read(page, 'layers-json');
+    expect(every.table).toBe(cli('layers', '--depth', '4', '--attempts', '2').trimEnd());
+    expect(every.cli).toBe('npm run lab -- layers --depth 4 --attempts 2');
+    expect(every.layers).toEqual(expect.arrayContaining(['frontend: 2 calls', 'backend 1: 4 calls', 'backend 2: 8 calls', 'db: 16 calls']));
+    await page.check('input[name=oneLayer]');
+    await run(page);
+    expect((await read(page, 'layers-json')).layers).toEqual(expect.arrayContaining(['frontend: 2 calls', 'backend 1: 2 calls', 'backend 2: 2 calls', 'db: 2 calls']));
+    await page.fill('input[name=attempts]', '11');
+    await refused(page, 'attempts', 'attempts per layer must be an integer from 1 to 10 in plain decimal, got "11"');
+    await page.fill('input[name=attempts]', '2');
+  }, 60_000);
+
+  it('at 360 px wide the form and every chart fit the screen', async () => {
+    await page.setViewportSize({ width: 360, height: 800 });
+    await run(page); // layers, redrawn for the narrow screen
+    await page.selectOption('select[name=experiment]', 'herd');
+    await page.fill('input[name=seeds]', '0-1');
+    await run(page);
+    const fit = await page.evaluate(() => ({
+      page: document.documentElement.scrollWidth,
+      charts: [...document.querySelectorAll<HTMLElement>('.chart')].filter((c) => c.offsetParent !== null).map((c) => [c.id, c.scrollWidth, c.clientWidth]),
+    }));
+    expect(fit.page).toBeLessThanOrEqual(360);
+    expect(fit.charts.length).toBe(2);
+    for (const [id, scroll, client] of fit.charts) expect(scroll, String(id)).toBeLessThanOrEqual(Number(client));
+    await page.setViewportSize({ width: 1280, height: 1400 });
   }, 60_000);
 
   it('logged no errors (a CSP violation or a failed load would show here)', () => {
