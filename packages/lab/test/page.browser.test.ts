@@ -193,6 +193,8 @@ describe.skipIf(!haveChromium && !process.env.CI)('the lab page in chromium', ()
     expect(Math.min(...gaveUp)).toBeGreaterThan(0);
     for (const r of viaCli.runs as { strategy: string; seed: number; gaveUp: number }[]) expect(custom.seeds).toContain(`${r.strategy} seed ${r.seed}: gaveUp ${r.gaveUp}`);
     expect(bars(custom.arrivals).reduce((n, b) => n + b.arrivals, 0)).toBe(viaCli.runs[0].requests);
+    // The gave-up panel scales to its bars: the chart stays one or two rows of panels high.
+    expect(await page.evaluate(() => document.querySelector('#chart-seeds')!.scrollHeight)).toBeLessThan(600);
   }, 90_000);
 
   it('a long run shows its progress within a seed and can be cancelled', async () => {

@@ -246,6 +246,7 @@ export function perSeedSpec(rows: readonly SeedRow[], size: ChartSize = {}): Top
     ['gaveUp', 'gave up'],
   ] as const;
   const columns = size.width === undefined ? 3 : Math.max(1, Math.min(3, Math.floor(size.width / 300)));
+  const noneGaveUp = rows.every((r) => r.gaveUp === 0);
   const width = size.width === undefined ? 240 : Math.max(160, Math.floor(size.width / columns) - 80);
   const panel = (field: (typeof fields)[number][0], title: string) => ({
     title: { text: title },
@@ -256,7 +257,8 @@ export function perSeedSpec(rows: readonly SeedRow[], size: ChartSize = {}): Top
     encoding: {
       description: { field: 'label' },
       x: { field: 'seed', type: 'ordinal', title: 'seed', axis: { labelAngle: 0 } },
-      y: { field, type: 'quantitative', title, ...(field === 'gaveUp' ? { scale: { domainMin: 0, domainMax: 1 } } : {}) },
+      // No request gave up: an axis from 0 to 1 rather than a degenerate 0–0 one.
+      y: { field, type: 'quantitative', title, ...(field === 'gaveUp' && noneGaveUp ? { scale: { domain: [0, 1] } } : {}) },
       tooltip: [{ field: 'seed' }, { field, title }],
     },
   });

@@ -324,7 +324,7 @@ async function showLayers(run: LayersPageRun, msg: LayersDone): Promise<number> 
   const policy = run.oneLayer ? LAYERS_POLICIES[1] : LAYERS_POLICIES[0];
   const row = msg.rows.find((r) => r.policy === policy)!;
   const bars = Object.entries(row.calls).map(([service, calls]) => ({ service, calls }));
-  await draw('#chart-layers', layersSpec(bars, `${policy}: ${run.attempts} attempts per caller`, { width: plotWidth('#chart-layers', 480) }));
+  await draw('#chart-layers', layersSpec(bars, policy, { width: plotWidth('#chart-layers', 480) }));
   return 2;
 }
 
