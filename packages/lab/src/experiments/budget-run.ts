@@ -1,10 +1,10 @@
 import { isInvalidOptionError, parseGrpcServiceConfig } from 'herdless';
-import { budgetScenario, summarize, type BudgetRow, type ClientPolicy, type ScenarioSpec } from 'herdless/sim';
+import { budgetScenario, type ClientPolicy, type ScenarioSpec } from 'herdless/sim';
 import { describePath, readUserFile, userPath } from '../paths.js';
 import { progressBar } from '../progress.js';
 import { runBudgetJobs } from '../runner.js';
 import { UsageError } from '../usage-error.js';
-import type { BudgetResult, BudgetRun } from './budget.js';
+import { budgetRowOf, type BudgetResult, type BudgetRun } from './budget.js';
 import { policySpecOf } from './policy-spec.js';
 
 /**
@@ -66,15 +66,5 @@ export async function runBudgetExperiment(run: BudgetRun): Promise<BudgetResult>
     bar.stop();
   }
   const n = run.seeds.length;
-  const rows = run.policies.map((policy, i): BudgetRow => {
-    const m = metrics.slice(i * n, (i + 1) * n);
-    return {
-      policy: policy.name,
-      load: summarize(m.map((x) => x.load)),
-      crashesAfter: summarize(m.map((x) => x.crashesAfter)),
-      backToNormal: summarize(m.map((x) => x.backToNormal)),
-      retryShare: summarize(m.map((x) => x.retryShare)),
-    };
-  });
-  return { run, rows };
+  return { run, rows: run.policies.map((policy, i) => budgetRowOf(policy.name, metrics.slice(i * n, (i + 1) * n))) };
 }

@@ -2,6 +2,8 @@ import {
   BUDGET_POLICIES,
   budgetScenario,
   formatFixed,
+  summarize,
+  type BudgetMetrics,
   type BudgetPolicyName,
   type BudgetRow,
   type BudgetTrace,
@@ -31,6 +33,17 @@ export interface BudgetResult {
 /** The article's policies (or the subset named), as the library's policy objects. */
 export function budgetPolicies(names: readonly BudgetPolicyName[] = BUDGET_POLICIES): ClientPolicy[] {
   return names.map((n) => budgetScenario(n).policy);
+}
+
+/** One row of the budget table: a policy's runs (their metrics, one per seed) folded into mean, min and max. */
+export function budgetRowOf(policy: string, metrics: readonly BudgetMetrics[]): BudgetRow {
+  return {
+    policy,
+    load: summarize(metrics.map((m) => m.load)),
+    crashesAfter: summarize(metrics.map((m) => m.crashesAfter)),
+    backToNormal: summarize(metrics.map((m) => m.backToNormal)),
+    retryShare: summarize(metrics.map((m) => m.retryShare)),
+  };
 }
 
 /** The policies of a scenario file, as the library's policy objects. */

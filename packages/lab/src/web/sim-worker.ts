@@ -1,5 +1,6 @@
 // The lab page's Web Worker: runs the library's own engine (herdless/sim) off the page's thread.
-import { budgetMetrics, budgetTrace, runLayers, runScenario, scenarioFromSpec, summarize, type BudgetMetrics, type RunResult, type ScenarioSpec } from 'herdless/sim';
+import { budgetMetrics, budgetTrace, runLayers, runScenario, scenarioFromSpec, type BudgetMetrics, type RunResult, type ScenarioSpec } from 'herdless/sim';
+import { budgetRowOf } from '../experiments/budget.js';
 import { arrivalBins, type ArrivalBin } from '../charts/series.js';
 import type { PerSecondPoint, TokenPoint } from '../charts/specs.js';
 import type { BudgetPageRun } from './form.js';
@@ -65,13 +66,7 @@ function budget(id: number, run: BudgetPageRun): DoneMessage {
       }
       return budgetMetrics(scenario, result);
     });
-    return {
-      policy: policy.name,
-      load: summarize(metrics.map((m) => m.load)),
-      crashesAfter: summarize(metrics.map((m) => m.crashesAfter)),
-      backToNormal: summarize(metrics.map((m) => m.backToNormal)),
-      retryShare: summarize(metrics.map((m) => m.retryShare)),
-    };
+    return budgetRowOf(policy.name, metrics);
   });
   // The article's token figure: client 0 of the gRPC-throttled policy, first seed, same outage and rate.
   const trace = budgetTrace(run.seeds[0]!, [], { ratePerSecond: run.ratePerSecond, outage: run.outage });
