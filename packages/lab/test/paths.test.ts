@@ -91,7 +91,7 @@ describe('help, version, workers', () => {
     expect(r.stdout).toContain('--strategies <names>');
     const bad = lab('help', 'nope');
     expect(bad.status).toBe(2);
-    expect(bad.stderr.trim()).toBe('herdless-lab: help "nope": unknown command (commands: all, herd, budget, layers, serve, help)');
+    expect(bad.stderr.trim()).toBe('herdless-lab: help "nope": unknown command (commands: all, herd, waits, budget, layers, serve, help)');
   });
 
   it('--version prints the lab’s version', () => {
