@@ -324,13 +324,21 @@ const POLICY_FIELDS = ['maxAttempts', 'initialBackoff', 'maxBackoff', 'backoffMu
  * - a bare retry policy: `{ "maxAttempts": 4, "initialBackoff": "0.1s", ... }`.
  *
  * Every `retryPolicy` in the input is validated — as gRPC rejects a whole service config for one
- * bad entry — and one is picked (see {@link ParseGrpcServiceConfigOptions.service}). The rules,
- * gRFC A6's: all five fields are required; `maxAttempts` an integer ≥ 2, values above 5 treated as
- * 5 (`maxAttemptsCapped`, and a warning); `initialBackoff` and `maxBackoff` durations like `"0.1s"`,
- * > 0; `backoffMultiplier` a number > 0; `retryableStatusCodes` a non-empty array of status names
- * (any case) or codes 0–16; `retryThrottling.maxTokens` in (0, 1000] and `tokenRatio` > 0, both
- * truncated to 3 decimal places. A `hedgingPolicy` next to a `retryPolicy` is an error; alone it
- * is ignored with a warning. Other fields (timeouts, load balancing…) are ignored.
+ * bad entry — and one is picked (see {@link ParseGrpcServiceConfigOptions.service}). It accepts
+ * and rejects what grpc-js 1.14 does (a test runs grpc-js's validator over a table of configs), but
+ * for the deviations docs/grpc.md lists. The rules: all five retry-policy fields are required;
+ * `maxAttempts` an integer ≥ 2, values above 5 treated as 5 (gRFC A6; `maxAttemptsCapped`, and a
+ * warning); `initialBackoff` and `maxBackoff` durations like `"0.1s"`, > 0 (A6); an
+ * `initialBackoff` above `maxBackoff` is accepted (A6's formula caps every wait); `backoffMultiplier`
+ * a number > 0; `retryableStatusCodes` a non-empty array of status names (any letter case, as
+ * grpc-js) or codes 0–16; `retryThrottling.maxTokens` in (0, 1000] and `tokenRatio` > 0, both
+ * truncated to 3 decimal places. Each `methodConfig` entry needs a `name` array; a name's `service`
+ * and `method` are strings, and a name without a service sets no method; no name twice. A
+ * `hedgingPolicy` is validated (`maxAttempts` ≥ 2, `hedgingDelay` a duration, `nonFatalStatusCodes`
+ * statuses), an error next to a `retryPolicy`, and otherwise ignored with a warning (herdless does
+ * not hedge). `waitForReady`, `timeout`, `maxRequestBytes`, `maxResponseBytes`,
+ * `loadBalancingPolicy` and `loadBalancingConfig` are type-checked as grpc-js checks them, then
+ * ignored.
  *
  * The result's `retryOptions` spread into `retry()`: `maxAttempts`, the backoff (gRPC's ±20% jitter
  * by default), a `retryable` predicate that reads the gRPC status of an error (`error.grpcCode` or
@@ -339,7 +347,8 @@ const POLICY_FIELDS = ['maxAttempts', 'initialBackoff', 'maxBackoff', 'backoffMu
  * `keyedBudgets` for one per target, or one per simulated client).
  *
  * @throws InvalidOptionError whose `field` is the JSON path of the bad value, e.g.
- *   `methodConfig[0].retryPolicy.maxAttempts` or `retryThrottling.tokenRatio`.
+ *   `methodConfig[0].retryPolicy.maxAttempts` or `retryThrottling.tokenRatio`; for an unknown
+ *   key in `options` (e.g. `servise`), that key.
  * @example
  * ```ts
  * const grpc = parseGrpcServiceConfig({
