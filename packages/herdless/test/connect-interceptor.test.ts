@@ -4,19 +4,11 @@ import { connectRetryInterceptor, type ConnectRetryInterceptorOptions, type Grpc
 import { grpcThrottleOf } from 'herdless';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FlakyService, startConnectServer, type ConnectFlakyServer } from './support/connect-server.js';
-import type { Outcome } from './support/grpc-server.js';
+import { a6ServiceConfig, expectA6Waits, type Outcome } from './support/grpc-server.js';
 import { invalidOption } from './support/invalid-option.js';
 
 const UNAVAILABLE = Code.Unavailable;
-const a6Config = (throttling?: { maxTokens: number; tokenRatio: number }) => ({
-  methodConfig: [
-    {
-      name: [{ service: 'test.Flaky' }],
-      retryPolicy: { maxAttempts: 4, initialBackoff: '0.1s', maxBackoff: '1s', backoffMultiplier: 2, retryableStatusCodes: ['UNAVAILABLE'] },
-    },
-  ],
-  ...(throttling === undefined ? {} : { retryThrottling: throttling }),
-});
+const a6Config = a6ServiceConfig;
 
 let server: ConnectFlakyServer;
 const sessions: Http2SessionManager[] = [];
@@ -78,13 +70,7 @@ describe.each(Object.keys(PROTOCOLS) as Protocol[])('connectRetryInterceptor ove
     expect(value).toEqual({ ok: true, attempt: 3 });
     const arrivals = arrivalsOf(id);
     expect(arrivals.map((a) => a.previous)).toEqual(['', '1', '2']);
-    const [first, second] = c.retries.map((r) => r.delayMs);
-    expect(first).toBeGreaterThanOrEqual(80);
-    expect(first).toBeLessThanOrEqual(120);
-    expect(second).toBeGreaterThanOrEqual(160);
-    expect(second).toBeLessThanOrEqual(240);
-    expect(arrivals[1]!.at - arrivals[0]!.at).toBeGreaterThanOrEqual(first! - 1);
-    expect(arrivals[2]!.at - arrivals[1]!.at).toBeGreaterThanOrEqual(second! - 1);
+    expectA6Waits(c.retries.map((r) => r.delayMs), arrivals);
   });
 
   it('INVALID_ARGUMENT: 1 attempt, the error as the server sent it', async () => {

@@ -5,6 +5,7 @@
  * with its `grpc-previous-rpc-attempts` header and its arrival time.
  */
 import * as grpc from '@grpc/grpc-js';
+import { expect } from 'vitest';
 
 /** What the server does with one attempt. */
 export type Outcome =
@@ -16,6 +17,19 @@ export type Outcome =
   | { readonly headersThen: number }
   /** Streaming: send one message, then fail with this status. */
   | { readonly messageThen: number };
+
+/** gRFC A6's example retry policy for every method of `test.Flaky`, with `retryThrottling` if given. */
+export function a6ServiceConfig(throttling?: { maxTokens: number; tokenRatio: number }): object {
+  return {
+    methodConfig: [
+      {
+        name: [{ service: 'test.Flaky' }],
+        retryPolicy: { maxAttempts: 4, initialBackoff: '0.1s', maxBackoff: '1s', backoffMultiplier: 2, retryableStatusCodes: ['UNAVAILABLE'] },
+      },
+    ],
+    ...(throttling === undefined ? {} : { retryThrottling: throttling }),
+  };
+}
 
 export interface Request {
   readonly id: string;
@@ -118,4 +132,20 @@ export async function startFlakyServer(): Promise<FlakyServer> {
     arrivals,
     close: async () => server.forceShutdown(),
   };
+}
+
+/**
+ * Checks the "Done when" waits of A6's example policy: the retries' chosen waits in [80, 120] and
+ * [160, 240] ms, and the server saw at least those gaps between the attempts' arrivals (timers never
+ * fire early; a millisecond of rounding allowed).
+ */
+export function expectA6Waits(delaysMs: readonly number[], arrivals: readonly Arrival[]): void {
+  expect(delaysMs).toHaveLength(2);
+  const [first, second] = delaysMs as [number, number];
+  expect(first).toBeGreaterThanOrEqual(80);
+  expect(first).toBeLessThanOrEqual(120);
+  expect(second).toBeGreaterThanOrEqual(160);
+  expect(second).toBeLessThanOrEqual(240);
+  expect(arrivals[1]!.at - arrivals[0]!.at).toBeGreaterThanOrEqual(first - 1);
+  expect(arrivals[2]!.at - arrivals[1]!.at).toBeGreaterThanOrEqual(second - 1);
 }
