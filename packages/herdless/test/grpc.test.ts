@@ -3,7 +3,11 @@ import {
   GRPC_STATUS_CODES,
   grpcDurationMs,
   grpcStatusName,
+  grpcServerName,
   grpcStatusOf,
+  grpcThrottleFor,
+  grpcThrottleOf,
+  parseGrpcPushback,
   parseGrpcServiceConfig,
   type Rng,
 } from 'herdless';
@@ -226,5 +230,47 @@ describe('parseGrpcServiceConfig', () => {
   it('rejects bad options', () => {
     expect(invalidOption(() => parseGrpcServiceConfig(A6_CONFIG, { jitter: 'equal' as never })).field).toBe('options.jitter');
     expect(invalidOption(() => parseGrpcServiceConfig(A6_CONFIG, { method: 'Get' })).field).toBe('options.method');
+  });
+});
+
+describe('parseGrpcPushback (gRFC A6)', () => {
+  it.each([
+    ['2000', 2000],
+    ['0', 0],
+    [' 15 ', 15],
+    [['300', '9'], 300],
+    [Buffer.from('42'), 42],
+    ['99999999999999999999', Number.MAX_SAFE_INTEGER],
+  ])('%j → %j ms', (value, ms) => {
+    expect(parseGrpcPushback(value)).toBe(ms);
+  });
+  it.each(['-1', 'abc', '1.5', '', '1e3', '0x10', '+5', 5, {}])('%j → "do-not-retry"', (value) => {
+    expect(parseGrpcPushback(value)).toBe('do-not-retry');
+  });
+  it.each([undefined, null, []])('%j → undefined (no pushback)', (value) => {
+    expect(parseGrpcPushback(value)).toBeUndefined();
+  });
+});
+
+describe('throttles per server name', () => {
+  it('normalises targets and URLs to one server name', () => {
+    expect(grpcServerName('dns:///API.example.com:443')).toBe('api.example.com:443');
+    expect(grpcServerName('dns://8.8.8.8/api.example.com:443')).toBe('api.example.com:443');
+    expect(grpcServerName('api.example.com:443')).toBe('api.example.com:443');
+    expect(grpcServerName('https://api.example.com:8443/pkg.Svc/Call')).toBe('api.example.com:8443');
+    expect(grpcServerName('unix:/run/app.sock')).toBe('unix:/run/app.sock');
+  });
+
+  it('one bucket per server name; other retryThrottling values start a new, full one', () => {
+    const name = 'throttle-test.invalid:1';
+    expect(grpcThrottleOf(name)).toBeUndefined();
+    const a = grpcThrottleFor(name, { maxTokens: 10, tokenRatio: 0.1 });
+    a.onFailure(0);
+    expect(grpcThrottleFor(`dns:///${name}`, { maxTokens: 10, tokenRatio: 0.1 })).toBe(a);
+    expect(grpcThrottleOf(name)?.tokens).toBe(9);
+    const b = grpcThrottleFor(name, { maxTokens: 20, tokenRatio: 0.1 });
+    expect(b).not.toBe(a);
+    expect(b.tokens).toBe(20);
+    expect(grpcThrottleOf(name)).toBe(b);
   });
 });
