@@ -120,7 +120,14 @@ describe.each(Object.keys(PROTOCOLS) as Protocol[])('connectRetryInterceptor ove
     const c = client(protocol, { random: { random: () => 0.5 } });
     const { error, id } = await unary(c.client, [{ code: UNAVAILABLE }], 500);
     expect(error?.code).toBe(UNAVAILABLE);
-    expect(arrivalsOf(id)).toHaveLength(3); // waits 100 and 200 fit; 400 more would cross 500 ms
+    const arrivals = arrivalsOf(id);
+    expect(arrivals).toHaveLength(3); // waits 100 and 200 fit; 400 more would cross 500 ms
+    // Each retry sends the time that is left, not the whole 500 ms again.
+    const left = arrivals.map((a) => a.timeoutMs!);
+    expect(left[0]).toBeLessThanOrEqual(500);
+    expect(left[1]).toBeLessThanOrEqual(500 - 100);
+    expect(left[2]).toBeLessThanOrEqual(500 - 300);
+    expect(left[2]).toBeGreaterThan(0);
     expect(c.giveUps.map((g) => g.reason)).toEqual(['deadline']);
   });
 });

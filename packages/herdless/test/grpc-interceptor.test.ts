@@ -177,6 +177,7 @@ describe('grpcRetryInterceptor against a real grpc-js server (gRFC A6 behaviour 
     });
     expect(error?.code).toBe(grpc.status.CANCELLED);
     expect(retries).toEqual([1]);
+    expect(c.giveUps.map((g) => g.reason)).toEqual(['aborted']);
     expect(arrivalsOf(id)).toHaveLength(1);
   });
 });

@@ -42,6 +42,7 @@ class RetryingCall implements Call {
   #halfClosed = false;
   #readPending = false;
   #committed = false;
+  #cancelled = false;
   #done = false;
   #current: Call | undefined;
   #timer: unknown;
@@ -123,6 +124,11 @@ class RetryingCall implements Call {
       this.#finish(status);
       return;
     }
+    if (this.#cancelled) {
+      this.#retry.gaveUp(status.code, 'aborted', 'the caller cancelled the call');
+      this.#finish(status);
+      return;
+    }
     if (this.#committed) {
       this.#retry.gaveUp(status.code, 'committed', 'the response had begun (headers or a message arrived): gRFC A6 does not retry a committed call');
       this.#finish(status);
@@ -168,12 +174,14 @@ class RetryingCall implements Call {
     const current = this.#current;
     if (current !== undefined) {
       // Its status (CANCELLED) comes back through onReceiveStatus and ends the call: no retry.
+      this.#cancelled = true;
       this.#commit();
       current.cancelWithStatus(code, details);
       return;
     }
     if (this.#timer !== undefined) this.planner.scheduler.clearTimeout(this.#timer);
     this.#timer = undefined;
+    this.#retry.gaveUp(code, 'aborted', 'the caller cancelled the call during a backoff wait');
     this.#finish({ code, details, metadata: new Metadata() });
   }
 

@@ -41,11 +41,11 @@ export async function startConnectServer(): Promise<ConnectFlakyServer> {
   const counts = new Map<string, number>();
   const routes = (router: ConnectRouter): void => {
     router.service(FlakyService, {
-      unary(req: { value: string }, context: { requestHeader: Headers }) {
+      unary(req: { value: string }, context: { requestHeader: Headers; timeoutMs(): number | undefined }) {
         const { id, script } = JSON.parse(req.value) as Request;
         const n = counts.get(id) ?? 0;
         counts.set(id, n + 1);
-        arrivals.push({ id, method: 'unary', previous: context.requestHeader.get('grpc-previous-rpc-attempts') ?? '', at: performance.now() });
+        arrivals.push({ id, method: 'unary', previous: context.requestHeader.get('grpc-previous-rpc-attempts') ?? '', at: performance.now(), timeoutMs: context.timeoutMs() });
         const outcome = script[Math.min(n, script.length - 1)]!;
         if ('ok' in outcome) return { value: JSON.stringify({ ok: true, attempt: n + 1 }) };
         if ('code' in outcome) {

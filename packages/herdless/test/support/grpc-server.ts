@@ -43,6 +43,8 @@ export interface Arrival {
   readonly previous: string;
   /** performance.now() at arrival. */
   readonly at: number;
+  /** The time the call had left as the server read it (Connect server only), in ms. */
+  readonly timeoutMs?: number | undefined;
 }
 
 const json = {
