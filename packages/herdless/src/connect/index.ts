@@ -4,4 +4,5 @@
  * @packageDocumentation
  */
 export { connectRetryInterceptor, type ConnectRetryInterceptorOptions } from './interceptor.js';
-export type { GrpcRetryInterceptorOptions, GrpcRetryEvent, GrpcGiveUpEvent } from '../grpc/call-retry.js';
+export type { GrpcRetryInterceptorOptions } from '../grpc/interceptor-options.js';
+export type { GrpcRetryEvent, GrpcGiveUpEvent } from '../grpc/call-retry.js';

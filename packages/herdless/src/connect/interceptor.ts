@@ -1,7 +1,8 @@
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { Interceptor, UnaryRequest } from '@connectrpc/connect';
 import type { Scheduler } from '../runtime/scheduler.js';
-import { GrpcCallRetry, grpcRetryPlanner, type GrpcRetryInterceptorOptions } from '../grpc/call-retry.js';
+import { GrpcCallRetry } from '../grpc/call-retry.js';
+import { grpcRetryPlanner, type GrpcRetryInterceptorOptions } from '../grpc/interceptor-options.js';
 import { GRPC_PUSHBACK_HEADER } from '../grpc/pushback.js';
 import { grpcServerName } from '../grpc/throttles.js';
 

@@ -4,5 +4,6 @@
  * @packageDocumentation
  */
 export { grpcRetryInterceptor, type GrpcJsRetryInterceptorOptions } from './interceptor.js';
-export type { GrpcRetryInterceptorOptions, GrpcRetryEvent, GrpcGiveUpEvent } from '../grpc/call-retry.js';
+export type { GrpcRetryInterceptorOptions } from '../grpc/interceptor-options.js';
+export type { GrpcRetryEvent, GrpcGiveUpEvent } from '../grpc/call-retry.js';
 export * from '../grpc/index.js';

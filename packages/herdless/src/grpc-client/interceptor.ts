@@ -1,7 +1,8 @@
 import { InterceptingCall, Metadata, status as Status } from '@grpc/grpc-js';
 import type { Interceptor, InterceptorOptions, InterceptingListener, NextCall, StatusObject } from '@grpc/grpc-js';
 import { InvalidOptionError } from '../core/errors.js';
-import { GrpcCallRetry, grpcRetryPlanner, type GrpcMethodPlan, type GrpcRetryInterceptorOptions, type GrpcRetryPlanner } from '../grpc/call-retry.js';
+import { GrpcCallRetry } from '../grpc/call-retry.js';
+import { grpcRetryPlanner, type GrpcMethodPlan, type GrpcRetryInterceptorOptions, type GrpcRetryPlanner } from '../grpc/interceptor-options.js';
 import { GRPC_PUSHBACK_HEADER } from '../grpc/pushback.js';
 
 const OWNER = 'grpcRetryInterceptor';
