@@ -42,11 +42,11 @@ describe('GrpcCallRetry (gRFC A6, virtual time)', () => {
     expect(call().failed(UNAVAILABLE, '99999999999999')).toMatchObject({ kind: 'give-up', reason: 'hint-too-long' });
   });
 
-  it('the deadline: a wait that would end at or after it is not started', () => {
+  it('the deadline: a wait that would end at or after it is not started', async () => {
     const { call, clock } = setup();
     const c = call(250);
     expect(c.failed(UNAVAILABLE, undefined)).toMatchObject({ kind: 'retry', delayMs: 100 });
-    clock.advance(100);
+    await clock.advance(100);
     expect(c.failed(UNAVAILABLE, undefined)).toMatchObject({ kind: 'give-up', reason: 'deadline', waitMs: 200, limitMs: 150 });
   });
 
