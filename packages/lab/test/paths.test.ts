@@ -1,9 +1,10 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { invocationDir, userPath } from '../src/paths.js';
+import { checkReportDir, writeReport } from '../src/report/write.js';
 import { tempDir } from './temp.js';
 
 const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
@@ -59,6 +60,28 @@ describe('paths resolve against the folder the command was typed in', () => {
     const r = npmLab(sub, '--out', 'rep');
     expect(r.status).toBe(2);
     expect(r.stderr.trim()).toBe(`herdless-lab: --out "rep" (${join(sub, 'rep')}): is a file, not a folder`);
+  });
+
+  it('--out rep writes the report into the subfolder it was typed in (npm’s INIT_CWD), not the root', () => {
+    const { root, sub } = project();
+    rmSync(join(sub, 'rep'));
+    const saved = { INIT_CWD: process.env.INIT_CWD, npm_package_json: process.env.npm_package_json };
+    // As npm starts the lab: in the package's folder (here, this process's), with the user's folder as INIT_CWD.
+    process.env.INIT_CWD = sub;
+    process.env.npm_package_json = join(process.cwd(), 'package.json');
+    try {
+      checkReportDir('rep');
+      const index = writeReport('rep', [{ path: 'index.html', content: 'report' }]);
+      expect(index).toBe(join(sub, 'rep', 'index.html'));
+      expect(readFileSync(index, 'utf8')).toBe('report');
+      expect(readdirSync(join(root, 'rep'))).toEqual([]); // the root's folder of the same name untouched
+      expect(existsSync(join(process.cwd(), 'rep'))).toBe(false);
+    } finally {
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
   });
 
   it('a missing --config names the absolute path it looked at', () => {
