@@ -400,8 +400,9 @@ export function perSecondSpec(points: readonly PerSecondPoint[], policies: reado
               },
               {
                 transform: [{ filter: 'datum.second === 0' }],
-                mark: { type: 'text' as const, color: CAPACITY_COLOR, align: 'right' as const, baseline: 'bottom' as const, dy: -2, fontSize: 10 },
-                encoding: { x: { datum: horizon, ...x }, y: { datum: threshold, ...y }, text: { value: `crash threshold ≈ ${threshold}/s` } },
+                // At the left, where the bars before the outage stay well below the line.
+                mark: { type: 'text' as const, color: CAPACITY_COLOR, align: 'left' as const, baseline: 'bottom' as const, dx: 3, dy: -2, fontSize: 10 },
+                encoding: { x: { value: 0 }, y: { datum: threshold, ...y }, text: { value: `crash threshold ≈ ${threshold}/s` } },
               },
             ]),
       ],
