@@ -1,11 +1,11 @@
 import type { RetryableInfo, RetryableOverride } from '../core/classify/classify.js';
-import { markDoNotRetry } from '../core/classify/hints.js';
+import { isGivenUp, markDoNotRetry } from '../core/classify/hints.js';
 import { InvalidOptionError } from '../core/errors.js';
 import { RetryError, isRetryError, type GiveUpReason } from '../core/retry/errors.js';
 import { callHook, type RetryEvent } from '../runtime/hooks.js';
 import { retry, type RetryContext, type RetryOptions } from '../runtime/retry.js';
 import { bodyKind } from './body.js';
-import { DO_NOT_RETRY_HEADER, IDEMPOTENCY_KEY_HEADER, RETRY_AFTER_STATUSES } from './data.js';
+import { IDEMPOTENCY_KEY_HEADER, RETRY_AFTER_STATUSES } from './data.js';
 import {
   idempotencyKeyOption,
   parseCallOptions,
@@ -19,7 +19,7 @@ import {
 } from './options.js';
 import { retryAfterFromHeaders } from './retry-after.js';
 import { recordRetryInfo } from './retry-info.js';
-import { HttpStatusError, isHttpStatusError } from './status-error.js';
+import { HttpStatusError, hasDoNotRetryHeader, isHttpStatusError } from './status-error.js';
 
 /**
  * A `fetch` that retries: the signature of `fetch`, plus optional per-request options.
@@ -139,11 +139,6 @@ function discard(response: Response): void {
   }
 }
 
-function hasNoRetryMark(headers: Headers): boolean {
-  const value = headers.get(DO_NOT_RETRY_HEADER);
-  return value !== null && value.trim().toLowerCase() === 'no';
-}
-
 /** One call: `retry()` drives the attempts; this turns responses into values it can retry, and back. */
 async function run(fetchFn: FetchFunction, config: HttpConfig, plan: Plan): Promise<Response> {
   let attempts = 0;
@@ -163,7 +158,8 @@ async function run(fetchFn: FetchFunction, config: HttpConfig, plan: Plan): Prom
     pending = response;
     const hint = RETRY_AFTER_STATUSES.includes(response.status) ? retryAfterFromHeaders(response.headers, config.now()) : undefined;
     const failure = new HttpStatusError(response, hint);
-    if (hasNoRetryMark(response.headers)) markDoNotRetry(failure);
+    // A response an inner herdless layer gave up on is never retried here: layers do not multiply.
+    if (hasDoNotRetryHeader(response.headers) || isGivenUp(response)) markDoNotRetry(failure);
     throw failure;
   };
 

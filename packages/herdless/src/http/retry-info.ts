@@ -1,3 +1,4 @@
+import { markDoNotRetry } from '../core/classify/hints.js';
 import type { GiveUpReason, RetryError } from '../core/retry/errors.js';
 
 /**
@@ -46,7 +47,13 @@ export function retryInfo(response: Response): HttpRetryInfo | undefined {
   return typeof response === 'object' && response !== null ? infos.get(response) : undefined;
 }
 
-/** @internal Records how `response` came about. */
+/**
+ * @internal Records how `response` came about. A response returned after giving up also gets the
+ * "do not retry" mark, which `isGivenUp()` (and so every enclosing herdless layer) recognises.
+ */
 export function recordRetryInfo(response: Response, info: HttpRetryInfo): void {
   infos.set(response, Object.freeze(info));
+  if (info.reason !== undefined) markDoNotRetry(response);
 }
+
+export { isGivenUp } from '../core/classify/hints.js';
