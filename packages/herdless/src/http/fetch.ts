@@ -102,11 +102,15 @@ function plan(config: HttpConfig, input: FetchInput, init: RequestInit | undefin
   return { method, url, input, request, init, headers, body, bodyFactory, signal, blocked };
 }
 
-/** Sends one attempt of `plan`. */
-async function send(fetchFn: FetchFunction, plan: Plan, attempt: number, signal: AbortSignal): Promise<Response> {
+/** Sends one attempt of `plan`; a retry carries its number in `attemptHeader`. */
+async function send(fetchFn: FetchFunction, plan: Plan, attempt: number, signal: AbortSignal, attemptHeader: string | undefined): Promise<Response> {
   const init: RequestInit = plan.init === undefined ? {} : { ...plan.init };
   init.signal = signal;
-  if (plan.headers !== undefined) init.headers = plan.headers;
+  if (attempt > 1 && attemptHeader !== undefined) {
+    const headers = new Headers(plan.headers ?? plan.init?.headers ?? plan.request?.headers);
+    headers.set(attemptHeader, String(attempt));
+    init.headers = headers;
+  } else if (plan.headers !== undefined) init.headers = plan.headers;
   let input = plan.input;
   if (plan.body === 'request') {
     // Each attempt sends a copy, so the caller's Request keeps its body for the next one.
@@ -148,7 +152,7 @@ async function run(fetchFn: FetchFunction, config: HttpConfig, plan: Plan): Prom
   const operation = async (context: RetryContext): Promise<Response> => {
     attempts = context.attempt;
     const signal = context.signal;
-    const response = await send(fetchFn, plan, context.attempt, fetchSignal(plan.signal, signal));
+    const response = await send(fetchFn, plan, context.attempt, fetchSignal(plan.signal, signal), config.attemptHeader);
     if (signal.aborted) {
       // A late answer to an attempt that timed out or was aborted: nobody will read it.
       discard(response);
@@ -255,7 +259,11 @@ function giveUp(config: HttpConfig, plan: Plan, reason: GiveUpReason, attempts: 
  *   deadline ends the call at once with that response (reason `'hint-too-long'`). An invalid
  *   value is ignored: the backoff applies.
  * - **Do not retry**: a response carrying `X-Herdless-Retry: no` ({@link DO_NOT_RETRY_HEADER}) is
- *   returned at once (reason `'do-not-retry'`).
+ *   returned at once (reason `'do-not-retry'`), and so is a response an inner herdless layer gave
+ *   up on ({@link isGivenUp}): layers never multiply attempts. A response this call gives up on
+ *   carries that mark in turn.
+ * - **Attempt header**: each retry carries `x-herdless-attempt: <n>` (n ≥ 2;
+ *   {@link ATTEMPT_HEADER}), so the server can count retries; `attemptHeader` renames it or turns it off.
  * - **Bodies**: a string, bytes, `Blob`, `URLSearchParams`, `FormData` or a `Request`'s body is
  *   sent whole on every attempt (a `Request` is cloned per attempt). A stream body is sent once
  *   and not retried (reason `'fatal'`, the message says why) unless `bodyFactory` is given. An

@@ -5,6 +5,7 @@ export {
   IDEMPOTENCY_KEY_HEADER,
   RETRY_AFTER_MS_HEADER,
   DO_NOT_RETRY_HEADER,
+  ATTEMPT_HEADER,
 } from './data.js';
 export { parseHttpDate } from './http-date.js';
 export { parseRetryAfter, parseRetryAfterMs, retryAfterFromHeaders } from './retry-after.js';
