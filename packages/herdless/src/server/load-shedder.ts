@@ -6,17 +6,24 @@ import type { LoadShedderOptions } from './options.js';
 import { LoadShedder, type Admission, type LoadShedderStats } from './shedder.js';
 
 /**
- * The part of node:http's `IncomingMessage` the middleware uses (express's `req` is one). Spelled
- * out so that the library compiles without Node.js's types.
+ * The part of node:http's `IncomingMessage` the middleware uses (express's `req` is one), plus
+ * `url` and `method`. Spelled out so that the library compiles without Node.js's types. For the
+ * whole `IncomingMessage` in a handler wrapped by `node()`, annotate its parameters:
+ * `shedding.node((req: IncomingMessage, res: ServerResponse) => …)`.
  */
 export interface NodeRequest {
   readonly headers: Record<string, string | string[] | undefined>;
+  readonly url?: string | undefined;
+  readonly method?: string | undefined;
   resume(): unknown;
 }
 
-/** The part of node:http's `ServerResponse` the middleware uses (express's `res` is one). */
+/** The part of node:http's `ServerResponse` the middleware uses (express's `res` is one), plus `statusCode`, `setHeader` and `write`. */
 export interface NodeResponse {
   readonly headersSent: boolean;
+  statusCode: number;
+  setHeader(name: string, value: string | number | readonly string[]): unknown;
+  write(chunk: string | Uint8Array): unknown;
   writeHead(status: number, headers?: Record<string, string>): unknown;
   end(body?: string): unknown;
   destroy(error?: Error): unknown;
@@ -139,8 +146,10 @@ export function loadShedder(options: LoadShedderOptions): LoadShedding {
     const admission = shedder.admit(parseAttempt(req.headers[header]), (gone) => {
       onGone = gone;
     });
-    if (admission instanceof Promise) admission.then(decided, config.onHandlerError);
-    else decided(admission);
+    if (admission instanceof Promise) {
+      // Called from a timer or another request's release: a throw here has nobody above to catch it.
+      admission.then(decided).then(undefined, (error: unknown) => answerFailure(error, res));
+    } else decided(admission);
   };
 
   const answerFailure = (error: unknown, res: NodeResponse): void => {

@@ -53,7 +53,15 @@ interface Waiter {
  * The load-shedding state one server shares among all its requests: a limit on requests in
  * flight, a bounded FIFO queue with a maximum wait, and the share of retries among recent
  * requests. Protocol-free: the node:http middleware and the fetch-style wrapper of
- * {@link loadShedder} drive it; use it directly for another server. Made by {@link loadShedder}.
+ * {@link loadShedder} drive it; use it directly for another server (a WebSocket upgrade, a job queue).
+ *
+ * @example
+ * ```ts
+ * const shedder = new LoadShedder({ maxInFlight: 16 });
+ * const admission = await shedder.admit(attemptFromMetadata);
+ * if (admission.kind === 'shed') return reject(admission.doNotRetry ? 'overloaded; don\'t retry' : 'overloaded');
+ * try { await work(); } finally { admission.release(); }
+ * ```
  */
 export class LoadShedder {
   /** The options, checked and normalised. */
@@ -75,13 +83,22 @@ export class LoadShedder {
   #windowFilled = 0;
   #windowRetries = 0;
 
-  /** @throws InvalidOptionError naming the field and the value. */
+  /**
+   * @param options see {@link LoadShedderOptions}; `maxInFlight` is required.
+   * @throws InvalidOptionError naming the field and the value.
+   */
   constructor(options: LoadShedderOptions) {
     this.config = parseLoadShedderOptions(options);
     this.#window = new Uint8Array(this.config.retryRatioWindow);
   }
 
-  /** The counters now. */
+  /**
+   * The counters now.
+   * @example
+   * ```ts
+   * metrics.gauge('in_flight', shedder.stats().inFlight);
+   * ```
+   */
   stats(): LoadShedderStats {
     return {
       inFlight: this.#inFlight,
@@ -97,7 +114,13 @@ export class LoadShedder {
     };
   }
 
-  /** The share of retries among the latest `retryRatioWindow` requests, in [0, 1] (0 before any request). */
+  /**
+   * The share of retries among the latest `retryRatioWindow` requests, in [0, 1] (0 before any request).
+   * @example
+   * ```ts
+   * if (shedder.retryRatio() > 0.1) log.warn('callers are retrying: their other backends fail too');
+   * ```
+   */
   retryRatio(): number {
     return this.#windowFilled === 0 ? 0 : this.#windowRetries / this.#windowFilled;
   }
@@ -110,6 +133,10 @@ export class LoadShedder {
    * @param gone when given, a function that registers a callback for the client going away; a
    *   queued request whose client is gone leaves the queue (counted as `abandoned`) and its promise
    *   never settles — there is nobody to answer.
+   * @example
+   * ```ts
+   * const admission = await shedder.admit(Number(headers.get('x-herdless-attempt') ?? 1));
+   * ```
    */
   admit(attempt: number, gone?: (callback: () => void) => void): Admission | Promise<Admission> {
     this.#requests++;
@@ -137,7 +164,7 @@ export class LoadShedder {
     });
   }
 
-  /** Counts an answer that passed on a downstream give-up. */
+  /** Counts an answer that passed on a downstream give-up (the wrappers of {@link loadShedder} do it). */
   countGivenUp(): void {
     this.#givenUp++;
   }
