@@ -66,7 +66,8 @@ export interface LoadShedding {
   /**
    * Wraps a fetch-style handler: a shed request gets a 503 `Response`; a handler that throws a
    * downstream give-up, or returns a given-up `Response`, is answered with the downstream status and
-   * `X-Herdless-Retry: no`. Another failure is rethrown to the platform.
+   * `X-Herdless-Retry: no`. Another failure is rethrown to the platform. A request is in flight
+   * until its handler returns (or throws): the sending of a streamed body is not counted.
    */
   fetch(handler: FetchHandler): (request: Request) => Promise<Response>;
   /** The counters: in flight, queued, shed, retries seen… */
