@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ManualClock, RetryError, constantBackoff, markDoNotRetry, retryInfo, withRetry } from 'herdless';
+import { ManualClock, PyRandom, RetryError, constantBackoff, markDoNotRetry, retryInfo, withRetry } from 'herdless';
 import { LoadShedder, giveUpAnswer, loadShedder, type Admission, type LoadShedding } from 'herdless/server';
 import { invalidOption } from './support/invalid-option.js';
 
@@ -20,6 +20,8 @@ describe('loadShedder options', () => {
     [{ maxInFlight: 1, maxQueueWaitMs: Infinity }, 'maxQueueWaitMs', Infinity],
     [{ maxInFlight: 1, retryAfterMs: -1 }, 'retryAfterMs', -1],
     [{ maxInFlight: 1, maxRetryRatio: 1.5 }, 'maxRetryRatio', 1.5],
+    [{ maxInFlight: 1, retryAfterJitter: 1 }, 'retryAfterJitter', 1],
+    [{ maxInFlight: 1, random: Math.random }, 'random', Math.random],
     [{ maxInFlight: 1, maxRetryRatio: NaN }, 'maxRetryRatio', NaN],
     [{ maxInFlight: 1, retryRatioWindow: 0 }, 'retryRatioWindow', 0],
     [{ maxInFlight: 1, attemptHeader: 'bad header' }, 'attemptHeader', 'bad header'],
@@ -95,6 +97,37 @@ describe('LoadShedder (virtual time)', () => {
   });
 });
 
+describe('the wait a shed answer asks for', () => {
+  const waits = async (options: Parameters<typeof loadShedder>[0]) => {
+    const shedding = loadShedder(options);
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((r) => (release = r));
+    const handler = shedding.fetch(async () => (await held, new Response('ok')));
+    const holding = handler(new Request('http://app.invalid/'));
+    const shed = await Promise.all(Array.from({ length: 6 }, () => handler(new Request('http://app.invalid/'))));
+    release();
+    await holding;
+    return shed.map((r) => [r.headers.get('retry-after'), r.headers.get('retry-after-ms')]);
+  };
+
+  it('is spread over [retryAfterMs, 2 × retryAfterMs) by default (seeded), Retry-After rounded up to whole seconds', async () => {
+    const shed = await waits({ maxInFlight: 1, retryAfterMs: 1000, random: new PyRandom(7) });
+    const rng = new PyRandom(7);
+    expect(shed).toEqual(Array.from({ length: 6 }, () => {
+      const ms = Math.ceil(1000 * (1 + rng.random()));
+      return [String(Math.ceil(ms / 1000)), String(ms)];
+    }));
+    const ms = shed.map(([, m]) => Number(m));
+    expect(Math.min(...ms)).toBeGreaterThanOrEqual(1000);
+    expect(Math.max(...ms)).toBeLessThanOrEqual(2000);
+    expect(new Set(ms).size).toBe(6);
+  });
+
+  it('is exactly retryAfterMs with retryAfterJitter: false', async () => {
+    expect(await waits({ maxInFlight: 1, retryAfterMs: 250, retryAfterJitter: false })).toEqual(Array.from({ length: 6 }, () => ['1', '250']));
+  });
+});
+
 describe('giveUpAnswer', () => {
   it.each([
     ['a RetryError around a 429', new RetryError('exhausted', 3, { status: 429 }), { status: 429, mark: true }],
@@ -133,7 +166,7 @@ describe('node:http', () => {
   it('a shed request: 503, Retry-After, retry-after-ms; a shed retry also X-Herdless-Retry: no', async () => {
     let release: () => void = () => undefined;
     const held = new Promise<void>((r) => (release = r));
-    const shedding = loadShedder({ maxInFlight: 1, retryAfterMs: 1500, maxRetryRatio: 1 });
+    const shedding = loadShedder({ maxInFlight: 1, retryAfterMs: 1500, retryAfterJitter: false, maxRetryRatio: 1 });
     const origin = await serve(
       shedding.node(async (_req, res) => {
         await held;

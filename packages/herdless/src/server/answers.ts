@@ -27,12 +27,17 @@ export function parseAttempt(value: string | readonly string[] | null | undefine
   return match === null ? 1 : Math.max(1, Number(match[1]));
 }
 
-/** @internal The answer to a shed request: 503, `Retry-After`, and the mark when it must not be retried. */
+/**
+ * @internal The answer to a shed request: 503, the wait (jittered unless turned off), and the mark
+ * when it must not be retried.
+ */
 export function shedAnswer(config: LoadShedderConfig, doNotRetry: boolean): ServerAnswer {
+  const ms = Math.ceil(config.retryAfterJitter ? config.retryAfterMs * (1 + config.random.random()) : config.retryAfterMs);
   const headers: Record<string, string> = {
     'content-type': 'text/plain; charset=utf-8',
-    'retry-after': String(Math.ceil(config.retryAfterMs / 1000)),
-    [RETRY_AFTER_MS_HEADER]: String(Math.ceil(config.retryAfterMs)),
+    // RFC 9110 §10.2.3: whole seconds; rounded up, so a client reading only this waits long enough.
+    'retry-after': String(Math.ceil(ms / 1000)),
+    [RETRY_AFTER_MS_HEADER]: String(ms),
   };
   if (doNotRetry) headers[DO_NOT_RETRY_HEADER] = 'no';
   return { status: 503, headers };

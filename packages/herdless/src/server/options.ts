@@ -2,7 +2,9 @@ import { InvalidOptionError } from '../core/errors.js';
 import { numberOption, objectOption } from '../core/validate.js';
 import { ATTEMPT_HEADER } from '../http/data.js';
 import { headerNameOption } from '../http/options.js';
+import type { Rng } from '../core/rng.js';
 import { systemScheduler, type Scheduler } from '../runtime/scheduler.js';
+import { systemRandom } from '../runtime/system-random.js';
 
 /**
  * Options of {@link loadShedder}. All times in milliseconds.
@@ -27,6 +29,15 @@ export interface LoadShedderOptions {
    * up, RFC 9110 §10.2.3) and `retry-after-ms` exactly. Default 1000.
    */
   retryAfterMs?: number | undefined;
+  /**
+   * Spread the waits: each shed answer asks for a wait drawn uniformly from
+   * [`retryAfterMs`, 2 × `retryAfterMs`), never less than `retryAfterMs`. Without it, every client
+   * shed in the same burst is told the same wait and comes back at the same moment — the herd
+   * again (AWS, "Exponential Backoff And Jitter"). Default true.
+   */
+  retryAfterJitter?: boolean | undefined;
+  /** The randomness of `retryAfterJitter`. Default `systemRandom` (`Math.random`); a seeded `PyRandom` in tests. */
+  random?: Rng | undefined;
   /**
    * The share of retries among recent requests (in [0, 1]) above which every shed answer says
    * "overloaded; don't retry" (`X-Herdless-Retry: no`), not only the shed retries: many retries mean
@@ -65,6 +76,8 @@ export interface LoadShedderConfig {
   readonly maxQueue: number;
   readonly maxQueueWaitMs: number;
   readonly retryAfterMs: number;
+  readonly retryAfterJitter: boolean;
+  readonly random: Rng;
   readonly maxRetryRatio: number;
   readonly retryRatioWindow: number;
   readonly attemptHeader: string;
@@ -79,6 +92,8 @@ const KEYS: readonly string[] = [
   'maxQueue',
   'maxQueueWaitMs',
   'retryAfterMs',
+  'retryAfterJitter',
+  'random',
   'maxRetryRatio',
   'retryRatioWindow',
   'attemptHeader',
@@ -102,6 +117,13 @@ export function parseLoadShedderOptions(options: LoadShedderOptions | undefined)
   if (typeof clock !== 'object' || clock === null || typeof clock.setTimeout !== 'function' || typeof clock.clearTimeout !== 'function' || typeof clock.now !== 'function') {
     throw new InvalidOptionError(OWNER, 'clock', clock, 'must be a Scheduler (now, setTimeout, clearTimeout), e.g. a ManualClock');
   }
+  if (o.retryAfterJitter !== undefined && typeof o.retryAfterJitter !== 'boolean') {
+    throw new InvalidOptionError(OWNER, 'retryAfterJitter', o.retryAfterJitter, 'must be a boolean');
+  }
+  const random = o.random ?? systemRandom;
+  if (typeof random !== 'object' || random === null || typeof random.random !== 'function') {
+    throw new InvalidOptionError(OWNER, 'random', random, 'must be an Rng ({ random(): number })');
+  }
   if (o.propagate !== undefined && typeof o.propagate !== 'boolean') throw new InvalidOptionError(OWNER, 'propagate', o.propagate, 'must be a boolean');
   if (o.onHandlerError !== undefined && typeof o.onHandlerError !== 'function') {
     throw new InvalidOptionError(OWNER, 'onHandlerError', o.onHandlerError, 'must be a function');
@@ -114,7 +136,9 @@ export function parseLoadShedderOptions(options: LoadShedderOptions | undefined)
     maxInFlight: numberOption(OWNER, 'maxInFlight', o.maxInFlight, 1, { integer: true, min: 1, max: 1_000_000 }),
     maxQueue: numberOption(OWNER, 'maxQueue', o.maxQueue, 0, { integer: true, min: 0, max: 1_000_000 }),
     maxQueueWaitMs: numberOption(OWNER, 'maxQueueWaitMs', o.maxQueueWaitMs, 1000, { min: 0, minExclusive: true, max: MAX_TIMER_MS }),
-    retryAfterMs: numberOption(OWNER, 'retryAfterMs', o.retryAfterMs, 1000, { min: 0, max: MAX_TIMER_MS }),
+    retryAfterMs: numberOption(OWNER, 'retryAfterMs', o.retryAfterMs, 1000, { min: 0, max: MAX_TIMER_MS / 2 }),
+    retryAfterJitter: o.retryAfterJitter ?? true,
+    random,
     maxRetryRatio: numberOption(OWNER, 'maxRetryRatio', o.maxRetryRatio, 0.1, { min: 0, max: 1 }),
     retryRatioWindow: numberOption(OWNER, 'retryRatioWindow', o.retryRatioWindow, 100, { integer: true, min: 1, max: 100_000 }),
     attemptHeader,
