@@ -24,7 +24,7 @@ beforeAll(async () => {
     seen.running++;
     seen.maxRunning = Math.max(seen.maxRunning, seen.running);
     // Long enough for 64 clients to outrun 32 slots.
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await new Promise((resolve) => setTimeout(resolve, 30));
     seen.running--;
     res.end('ok');
   });
