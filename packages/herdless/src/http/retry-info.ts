@@ -19,7 +19,8 @@ export interface HttpRetryInfo {
    * returned: `'exhausted'`, `'hint-too-long'` (its `Retry-After` exceeds `maxRetryAfterMs` or the
    * time left), `'do-not-retry'` (`X-Herdless-Retry: no`), `'budget'`, `'deadline'`, or `'fatal'`
    * (the request may not be retried — a `POST` without an idempotency key, a stream body — or the
-   * `retryable` override said no).
+   * `retryable` override said no). A response with a `reason` is also marked "given up"
+   * (`isGivenUp(response)` is true): no herdless layer around this call retries it again.
    */
   readonly reason: GiveUpReason | undefined;
   /**
