@@ -186,6 +186,28 @@ describe('node:http', () => {
     expect(shedding.stats()).toMatchObject({ requests: 3, retriesSeen: 1, shed: 2, shedDoNotRetry: 1, admitted: 1, inFlight: 0 });
   });
 
+  it('a client that leaves frees its slot (in flight) or its place in the queue (abandoned); nothing is left behind', async () => {
+    const shedding = loadShedder({ maxInFlight: 1, maxQueue: 1, maxQueueWaitMs: 60_000 });
+    const origin = await serve(shedding.node(() => new Promise<never>(() => undefined))); // never answers
+    const settle = async () => {
+      for (let i = 0; i < 200 && shedding.stats().inFlight + shedding.stats().queued > 0; i++) await new Promise((r) => setTimeout(r, 5));
+    };
+    const first = new AbortController();
+    const second = new AbortController();
+    const a = fetch(`${origin}/a`, { signal: first.signal }).catch((e: unknown) => e);
+    while (shedding.stats().inFlight === 0) await new Promise((r) => setImmediate(r));
+    const b = fetch(`${origin}/b`, { signal: second.signal }).catch((e: unknown) => e);
+    while (shedding.stats().queued === 0) await new Promise((r) => setImmediate(r));
+    second.abort();
+    await b;
+    for (let i = 0; i < 200 && shedding.stats().abandoned === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(shedding.stats()).toMatchObject({ inFlight: 1, queued: 0, abandoned: 1 });
+    first.abort();
+    await a;
+    await settle();
+    expect(shedding.stats()).toMatchObject({ requests: 2, admitted: 1, inFlight: 0, queued: 0, abandoned: 1, shed: 0 });
+  });
+
   it('propagates a downstream give-up: backend answers 503 + mark, so the frontend does not retry (3 db requests, not 9)', async () => {
     let dbRequests = 0;
     const db = await serve((_req, res) => {
