@@ -2,9 +2,7 @@
  * No composition of herdless layers multiplies attempts: against a real loopback server that always
  * refuses, a call sends at most as many requests as the largest `maxAttempts` of its layers.
  */
-import { once } from 'node:events';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
 import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -22,6 +20,7 @@ import {
   throwIfNotOk,
   withRetry,
 } from 'herdless';
+import { startLoopback, stopLoopback } from './support/loopback.js';
 
 const immediate = constantBackoff({ delayMs: 0 });
 
@@ -33,21 +32,14 @@ let status = 429;
 let headers: Record<string, string> = {};
 
 beforeAll(async () => {
-  server = http.createServer((req, res) => {
+  ({ server, origin } = await startLoopback((req, res) => {
     requests++;
     req.resume();
     res.writeHead(status, headers).end('no');
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }));
 });
 
-afterAll(async () => {
-  server.closeAllConnections();
-  server.close();
-  await once(server, 'close');
-});
+afterAll(() => stopLoopback(server));
 
 beforeEach(() => {
   requests = 0;

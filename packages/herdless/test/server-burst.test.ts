@@ -2,12 +2,11 @@
  * The load shedder under a bounded burst on loopback: 10 000 calls from herdless clients, 64 at a
  * time against a limit of 32 in flight (plus a queue of 8). Asserts counts, never speed.
  */
-import { once } from 'node:events';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ATTEMPT_HEADER, DO_NOT_RETRY_HEADER, fullJitterBackoff, retryInfo, withRetry } from 'herdless';
 import { loadShedder } from 'herdless/server';
+import { startLoopback, stopLoopback } from './support/loopback.js';
 
 const CALLS = 10_000;
 const CLIENTS = 64;
@@ -28,21 +27,14 @@ beforeAll(async () => {
     seen.running--;
     res.end('ok');
   });
-  server = http.createServer((req, res) => {
+  ({ server, origin } = await startLoopback((req, res) => {
     seen.arrived++;
     res.once('finish', () => seen.finished++);
     handler(req, res);
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }));
 });
 
-afterAll(async () => {
-  server.closeAllConnections();
-  server.close();
-  await once(server, 'close');
-});
+afterAll(() => stopLoopback(server));
 
 interface Exchange {
   attempt: number;

@@ -1,10 +1,9 @@
-import { once } from 'node:events';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock, PyRandom, RetryError, constantBackoff, markDoNotRetry, retryInfo, withRetry } from 'herdless';
 import { LoadShedder, giveUpAnswer, loadShedder, type Admission, type LoadShedding } from 'herdless/server';
 import { invalidOption } from './support/invalid-option.js';
+import { startLoopback, stopLoopback } from './support/loopback.js';
 
 const immediate = constantBackoff({ delayMs: 0 });
 
@@ -148,18 +147,12 @@ describe('giveUpAnswer', () => {
 /** A node:http server on 127.0.0.1 with `listener`; closed after each test. */
 const servers: http.Server[] = [];
 async function serve(listener: http.RequestListener): Promise<string> {
-  const server = http.createServer(listener);
+  const { server, origin } = await startLoopback(listener);
   servers.push(server);
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return origin;
 }
 afterEach(async () => {
-  for (const server of servers.splice(0)) {
-    server.closeAllConnections();
-    server.close();
-    await once(server, 'close');
-  }
+  for (const server of servers.splice(0)) await stopLoopback(server);
 });
 
 describe('node:http', () => {
