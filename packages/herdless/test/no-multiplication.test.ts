@@ -115,6 +115,27 @@ describe('a given-up response is never retried again', () => {
   });
 });
 
+describe('the circuit breaker', () => {
+  it('counts a response withRetry gave up on as a failure, by default; a 503 from a raw fetch stays a success', async () => {
+    status = 503;
+    const breaker = circuitBreaker({ counting: consecutiveFailures({ threshold: 2 }) });
+    const api = withRetry(fetch, { maxAttempts: 2, backoff: immediate });
+    const raw = await breaker.execute(() => fetch(`${origin}/x`));
+    await raw.text();
+    expect(breaker.state).toBe('closed');
+    for (let i = 0; i < 2; i++) await (await breaker.execute(() => api(`${origin}/x`))).text();
+    expect(breaker.state).toBe('open');
+    expect(requests).toBe(5);
+  });
+
+  it('its own isResultFailure still decides when given', async () => {
+    status = 503;
+    const breaker = circuitBreaker({ counting: consecutiveFailures({ threshold: 1 }), isResultFailure: () => false });
+    await (await breaker.execute(() => withRetry(fetch, { maxAttempts: 1 })(`${origin}/x`))).text();
+    expect(breaker.state).toBe('closed');
+  });
+});
+
 describe('throwIfNotOk', () => {
   it('returns an ok response as it is', async () => {
     status = 200;
