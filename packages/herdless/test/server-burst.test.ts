@@ -91,6 +91,7 @@ describe('a burst at twice the limit', () => {
       retriesSent: exchanges.filter((e) => e.attempt >= 2).length,
       peakInFlight: stats.peakInFlight,
       callOutcomes: outcomes,
+      server: { arrived: seen.arrived, finished: seen.finished, maxRunning: seen.maxRunning, stats },
     };
     if (process.env.HERDLESS_FIGURES) console.info(JSON.stringify(figures));
 
