@@ -134,6 +134,8 @@ describe('giveUpAnswer', () => {
     ['an error around a given-up response', Object.assign(new Error('x'), { response: markDoNotRetry({ status: 502 }) }), { status: 502, mark: true }],
     ['a marked error with a 200 status', markDoNotRetry(Object.assign(new Error('x'), { status: 200 })), { status: 503, mark: true }],
     ['an ordinary error', new Error('bug'), undefined],
+    ['a fatal RetryError around a bug (no status): not a give-up to pass on', new RetryError('fatal', 1, new TypeError('x is not a function')), undefined],
+    ['a fatal RetryError around a 503 that could not be retried (a POST)', new RetryError('fatal', 1, { status: 503 }), { status: 503, mark: true }],
   ])('%s', (_name, value, expected) => {
     const answer = giveUpAnswer(value);
     expect(answer === undefined ? undefined : { status: answer.status, mark: answer.headers['x-herdless-retry'] === 'no' }).toEqual(expected);

@@ -1,4 +1,5 @@
 import { isGivenUp } from '../core/classify/hints.js';
+import { isRetryError } from '../core/retry/errors.js';
 import { DO_NOT_RETRY_HEADER, RETRY_AFTER_MS_HEADER } from '../http/data.js';
 import type { LoadShedderConfig } from './options.js';
 
@@ -65,7 +66,8 @@ function downstreamStatus(value: unknown): number | undefined {
  * downstream status (from the value, its `response` or `cause`; 503 when none in 400–599 is
  * found), and `X-Herdless-Retry: no` when `propagate` (default true), so that the layers above
  * do not retry what the layer below already retried (SRE book, "Handling Overload"). `undefined`
- * for anything else (an ordinary failure of your handler).
+ * for anything else (an ordinary failure of your handler), and for a `RetryError` with reason
+ * `'fatal'` that carries no downstream status (a bug wrapped by `retry()`: a 500, not a 503).
  *
  * @param value what the handler threw, or the response it got.
  * @param propagate add the "don't retry" mark; false on the edge server, whose callers should retry.
@@ -83,7 +85,11 @@ function downstreamStatus(value: unknown): number | undefined {
  */
 export function giveUpAnswer(value: unknown, propagate = true): ServerAnswer | undefined {
   if (!isGivenUp(value)) return undefined;
+  const status = downstreamStatus(value);
+  // A fatal failure with no downstream status (a TypeError from a bug, wrapped by retry()) is this
+  // server's own fault, not an overloaded dependency: it stays a 500, reported.
+  if (status === undefined && isRetryError(value) && value.reason === 'fatal') return undefined;
   const headers: Record<string, string> = { 'content-type': 'text/plain; charset=utf-8' };
   if (propagate) headers[DO_NOT_RETRY_HEADER] = 'no';
-  return { status: downstreamStatus(value) ?? 503, headers };
+  return { status: status ?? 503, headers };
 }
