@@ -243,6 +243,25 @@ describe('node:http', () => {
     expect(shedding.stats()).toMatchObject({ givenUp: 1, inFlight: 0 });
   });
 
+  it('a handler that fails after sending the head: reported, the connection destroyed, the slot freed', async () => {
+    const errors: unknown[] = [];
+    const shedding = loadShedder({ maxInFlight: 1, onHandlerError: (e) => errors.push(e) });
+    const origin = await serve(
+      shedding.node(async (_req, res) => {
+        res.writeHead(200);
+        res.write('partial');
+        await new Promise((r) => setTimeout(r, 5));
+        throw new Error('late');
+      }),
+    );
+    const res = await fetch(`${origin}/x`);
+    expect(res.status).toBe(200);
+    await expect(res.text()).rejects.toThrow();
+    for (let i = 0; i < 200 && shedding.stats().inFlight > 0; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(errors.map((e) => (e as Error).message)).toEqual(['late']);
+    expect(shedding.stats()).toMatchObject({ inFlight: 0, admitted: 1 });
+  });
+
   it('as connect/express middleware: next() on admission, the errorHandler for a give-up', async () => {
     const shedding = loadShedder({ maxInFlight: 1 });
     const passed: unknown[] = [];

@@ -162,7 +162,8 @@ export function loadShedder(options: LoadShedderOptions): LoadShedding {
       return;
     }
     config.onHandlerError(error);
-    if (res.headersSent) res.destroy(error instanceof Error ? error : undefined);
+    // Already reported: destroying without an error raises no second one on the socket.
+    if (res.headersSent) res.destroy();
     else answerNode(res, { status: 500, headers: { 'content-type': 'text/plain; charset=utf-8' } }, 'internal error\n');
   };
 
