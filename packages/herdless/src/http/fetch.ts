@@ -146,9 +146,14 @@ function discard(response: Response): void {
   }
 }
 
+/**
+ * The header is a list (RFC 9110 §5.3): sent twice, or by a proxy that adds its own, it arrives
+ * combined as `no, no`. Any member `no` marks the response: a mark must not vanish because it was
+ * repeated, and a conflicting `no, yes` errs on the side of fewer retries.
+ */
 function hasNoRetryMark(headers: Headers): boolean {
   const value = headers.get(DO_NOT_RETRY_HEADER);
-  return value !== null && value.trim().toLowerCase() === 'no';
+  return value !== null && value.split(',').some((member) => member.trim().toLowerCase() === 'no');
 }
 
 /** One call: `retry()` drives the attempts; this turns responses into values it can retry, and back. */
