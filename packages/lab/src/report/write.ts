@@ -176,8 +176,11 @@ function makeParents(root: string, path: string): void {
 export function writeReport(dir: string, files: readonly ReportFile[]): string {
   const flag = `--out ${JSON.stringify(dir)}`;
   const root = resolve(dir);
+  // The report's own paths: relative, inside `dir`, not the manifest (nor under it), and no path
+  // both a file and a folder of another (`a` and `a/b`).
+  const folders = new Set(files.flatMap((f) => f.path.split('/').slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join('/'))));
   for (const f of files) {
-    if (!isSafeRelative(f.path) || f.path === MANIFEST) throw new Error(`report: bad file path ${JSON.stringify(f.path)}`);
+    if (!isSafeRelative(f.path) || f.path.split('/')[0] === MANIFEST || folders.has(f.path)) throw new Error(`report: bad file path ${JSON.stringify(f.path)}`);
   }
   checkReportDir(dir);
   const listed = [...new Set(readManifest(root, flag) ?? [])].filter((p) => isSafeRelative(p) && p !== MANIFEST);
@@ -192,13 +195,13 @@ export function writeReport(dir: string, files: readonly ReportFile[]): string {
       throw new UsageError(`${flag}: ${f.path} is there and the lab did not write it; move it away or choose a new folder`);
     }
   }
-  const folders = new Set<string>();
+  const emptied = new Set<string>();
   for (const p of removable) {
     unlinkSync(join(root, ...p.split('/')));
-    for (let d = dirname(p); d !== '.'; d = dirname(d)) folders.add(d);
+    for (let d = dirname(p); d !== '.'; d = dirname(d)) emptied.add(d);
   }
   // Deepest first; only real folders the report made and that are now empty.
-  for (const d of [...folders].sort((a, b) => b.length - a.length)) {
+  for (const d of [...emptied].sort((a, b) => b.length - a.length)) {
     const abs = join(root, ...d.split('/'));
     if (lstat(abs)?.isDirectory() === true && readdirSync(abs).length === 0) rmdirSync(abs);
   }
