@@ -42,6 +42,8 @@ function readManifest(root: string, flag: string): string[] | undefined {
   const refuse = (why: string) =>
     new UsageError(`${flag}: its ${MANIFEST} ${why}, so the folder is not a report the lab wrote; choose a new or empty folder`);
   if (!s.isFile()) throw refuse(`is ${kind(s)}`);
+  // The lab's own manifest lists a few dozen paths: a larger one was not written by it.
+  if (s.size > 1024 * 1024) throw refuse(`is ${s.size} bytes`);
   let parsed: unknown;
   try {
     parsed = JSON.parse(readFileSync(path, 'utf8'));
