@@ -11,7 +11,7 @@ import { FIGURES, LAB_EXPERIMENTS } from '../report/catalog.js';
 import { checkReportDir, writeReport } from '../report/write.js';
 import { parseSeeds } from './seeds.js';
 import { budgetCsv, budgetJson, budgetPolicies, budgetTable, budgetTitle, budgetTraceCsv, budgetTraceJson, configPolicies, grpcPolicy, runBudgetExperiment } from '../experiments/budget.js';
-import { BUDGET_POLICIES, budgetTrace, runLayers, type BudgetPolicyName } from 'herdless/sim';
+import { BUDGET_POLICIES, budgetScenario, budgetTrace, runLayers, type BudgetPolicyName } from 'herdless/sim';
 import { layersCsv, layersJson, layersTable, layersTitle } from '../experiments/layers.js';
 
 type Format = 'table' | 'json' | 'csv';
@@ -171,6 +171,8 @@ async function budgetCommand(flags: BudgetFlags, io: Io): Promise<void> {
     for (const w of warnings) io.err(`herdless-lab: warning: ${w}`);
     policies.push(policy);
   }
+  // The article's scenario (the same for every policy): its clients, arrivals, server and horizon.
+  checkWork(budgetScenario(policies[0]!), policies, seeds.length, maxEvents(flags.maxEvents), 'budget', RAISE);
   const result = runBudgetExperiment({ policies, seeds });
   printBudget(result, flags.format, budgetTitle(seedText(seeds)), io);
 }
@@ -268,7 +270,7 @@ export function buildProgram(io: Io): Command {
     .option('--grpc-service-config <file>', 'add a row for the retryPolicy and retryThrottling of a gRPC service config (gRFC A6 JSON)')
     .option('--trace <seed>', "print one seed's figure data (CSV, or JSON with --format json): client 0's tokens per tick under gRPC throttling, per-second new/arrivals/successes/retries per policy (those of --policies, or all)")
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
-    .option('--max-events <n>', `with --config: refuse a run estimated above this many request events (default ${MAX_EVENTS.toExponential().replace('e+', 'e')})`)
+    .option('--max-events <n>', `refuse a run estimated above this many request events (default ${MAX_EVENTS.toExponential().replace('e+', 'e')})`)
     .action(async (flags: BudgetFlags, command: Command) => budgetCommand({ ...flags, formatGiven: command.getOptionValueSource('format') === 'cli' }, io));
 
   program
