@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { HERD_STRATEGIES, type HerdStrategy } from 'herdless/sim';
 import { loadConfig } from '../config-file.js';
+import { MAX_EVENTS, checkWork } from '../estimate.js';
+import { quote } from '../text.js';
 import { UsageError } from '../usage-error.js';
 import { describeRun, seedText, herdBase, herdCsv, herdJson, herdPerSeed, herdPolicies, herdTable, type HerdRun } from '../experiments/herd.js';
 import { runHerdExperiment } from '../experiments/herd-run.js';
@@ -13,8 +15,12 @@ import { DECIMAL, INTEGER } from '../numbers.js';
 import { arrivalBins, rowsToCsv, waitPoints } from '../charts/series.js';
 import { budgetCsv, budgetJson, budgetPolicies, budgetTable, budgetTitle, budgetTraceCsv, budgetTraceJson, configPolicies } from '../experiments/budget.js';
 import { grpcPolicy, runBudgetExperiment } from '../experiments/budget-run.js';
-import { BUDGET_POLICIES, budgetTrace, herdBackoff, runLayers, runScenario, scenarioFromSpec, type BudgetPolicyName } from 'herdless/sim';
+import { BUDGET_POLICIES, budgetScenario, budgetTrace, herdBackoff, runLayers, runScenario, scenarioFromSpec, type BudgetPolicyName } from 'herdless/sim';
 import { layersCsv, layersJson, layersTable, layersTitle } from '../experiments/layers.js';
+import { LIVE_LAYERS_MAX_CALLS, runLiveLayers } from '../experiments/layers-live.js';
+
+/** The title's ending for a live run: what the counts are. */
+const LIVE_SUFFIX = '\n# live: node:http servers on 127.0.0.1, each calling the next with withRetry(fetch); requests counted by the servers';
 
 type Format = 'table' | 'json' | 'csv';
 
@@ -35,6 +41,7 @@ interface HerdFlags {
   formatGiven?: boolean;
   workers?: string;
   bins?: string;
+  maxEvents?: string;
 }
 
 
@@ -45,7 +52,7 @@ function parseNumberFlag(flag: string, text: string, min: number, max: number, i
   if (!(integer ? INTEGER : DECIMAL).test(text.trim()) || !inRange) {
     // `0x10`, `3e0`, `1.0` for a count: a value in range, written in a form the flag does not take.
     const form = inRange && text.trim() !== '' ? ', in plain decimal' : '';
-    throw new UsageError(`${flag} ${JSON.stringify(text)}: expected ${integer ? 'an integer' : 'a number'} from ${min} to ${max}${form}`);
+    throw new UsageError(`${flag} ${quote(text)}: expected ${integer ? 'an integer' : 'a number'} from ${min} to ${max}${form}`);
   }
   return value;
 }
@@ -55,10 +62,10 @@ function parseNames<N extends string>(flag: string, noun: string, text: string, 
   const names = text.split(',').map((s) => s.trim());
   for (const name of names) {
     if (!(allowed as readonly string[]).includes(name)) {
-      throw new UsageError(`${flag} ${JSON.stringify(text)}: unknown ${noun} ${JSON.stringify(name)} (choose from ${allowed.join(', ')})`);
+      throw new UsageError(`${flag} ${quote(text)}: unknown ${noun} ${quote(name)} (choose from ${allowed.join(', ')})`);
     }
   }
-  if (new Set(names).size !== names.length) throw new UsageError(`${flag} ${JSON.stringify(text)}: a ${noun} is listed twice`);
+  if (new Set(names).size !== names.length) throw new UsageError(`${flag} ${quote(text)}: a ${noun} is listed twice`);
   return names as N[];
 }
 
@@ -77,8 +84,21 @@ function shellQuote(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 }
 
-/** Turns the herd command's flags into a run: the article's preset, or a config file. */
+/** `--max-events N`: the bound on a command's estimated request events (default {@link MAX_EVENTS}). */
+function maxEvents(text: string | undefined): number {
+  return text === undefined ? MAX_EVENTS : parseNumberFlag('--max-events', text, 1, 1e15, true);
+}
+
+const RAISE = 'raise the bound with --max-events N';
+
+/** Turns the herd command's flags into a run: the article's preset, or a config file; refuses a run above the work bound. */
 export function herdRunFromFlags(flags: HerdFlags): HerdRun {
+  const run = herdRunOf(flags);
+  checkWork(run.base, run.policies, run.seeds.length, maxEvents(flags.maxEvents), flags.config === undefined ? 'herd' : `--config ${JSON.stringify(flags.config)}`, RAISE);
+  return run;
+}
+
+function herdRunOf(flags: HerdFlags): HerdRun {
   const common = workersOf(flags.workers);
   if (flags.config !== undefined) {
     if (flags.spread !== undefined) throw new UsageError('--spread cannot be combined with --config: set arrivals.spreadMs in the file');
@@ -88,7 +108,7 @@ export function herdRunFromFlags(flags: HerdFlags): HerdRun {
       const wanted = flags.strategies.split(',').map((s) => s.trim());
       for (const w of wanted) {
         if (!policies.some((p) => p.name === w)) {
-          throw new UsageError(`--strategies ${JSON.stringify(flags.strategies)}: the config has no policy named ${JSON.stringify(w)} (it has ${policies.map((p) => p.name).join(', ')})`);
+          throw new UsageError(`--strategies ${quote(flags.strategies)}: the config has no policy named ${quote(w)} (it has ${policies.map((p) => p.name).join(', ')})`);
         }
       }
       policies = policies.filter((p) => wanted.includes(p.name));
@@ -129,7 +149,7 @@ async function herdCommand(flags: HerdFlags, io: Io): Promise<void> {
  * report's arrival figures (CSV as the report's data file, or JSON).
  */
 function binsCommand(run: HerdRun, flags: HerdFlags, io: Io): void {
-  const bins = JSON.stringify(flags.bins);
+  const bins = quote(flags.bins);
   const tickMs = run.base.server.tickMs;
   const binMs = parseNumberFlag('--bins', flags.bins!, 1, 60_000, true);
   if (binMs % tickMs !== 0) throw new UsageError(`--bins ${bins}: must be a whole number of ${tickMs} ms ticks`);
@@ -183,6 +203,7 @@ interface BudgetFlags {
   /** True when `--format` was on the command line (not its default). */
   formatGiven?: boolean;
   workers?: string;
+  maxEvents?: string;
 }
 
 /** `--workers N` as run settings: `{ workers: N }`, or `{}` for the runner's default. @throws UsageError for a bad count. */
@@ -203,6 +224,7 @@ async function budgetCommand(flags: BudgetFlags, io: Io): Promise<void> {
       throw new UsageError(`--config ${JSON.stringify(flags.config)}: server.outages is empty; the budget table measures an outage`);
     }
     const seeds = configSeeds(flags.seeds, config, flags.config);
+    checkWork(config.base, config.policies, seeds.length, maxEvents(flags.maxEvents), `--config ${JSON.stringify(flags.config)}`, RAISE);
     const result = await runBudgetExperiment({ policies: configPolicies(config.base, config.policies), seeds, base: config.base, name: config.name, ...workers });
     printBudget(result, flags.format, `# budget, scenario "${config.name}": seeds ${seedText(seeds)}`, io);
     return;
@@ -211,7 +233,7 @@ async function budgetCommand(flags: BudgetFlags, io: Io): Promise<void> {
     traceCommand(flags, io);
     return;
   }
-  if (flags.series !== undefined) throw new UsageError(`--series ${JSON.stringify(flags.series)} picks a block of --trace: give --trace SEED too`);
+  if (flags.series !== undefined) throw new UsageError(`--series ${quote(flags.series)} picks a block of --trace: give --trace SEED too`);
   const seeds = parseSeeds(flags.seeds ?? '0-19');
   const policies = budgetPolicies(flags.policies === undefined ? BUDGET_POLICIES : parsePolicies(flags.policies));
   if (flags.grpcServiceConfig !== undefined) {
@@ -219,6 +241,8 @@ async function budgetCommand(flags: BudgetFlags, io: Io): Promise<void> {
     for (const w of warnings) io.err(`herdless-lab: warning: ${w}`);
     policies.push(policy);
   }
+  // The article's scenario (the same for every policy): its clients, arrivals, server and horizon.
+  checkWork(budgetScenario(policies[0]!), policies, seeds.length, maxEvents(flags.maxEvents), 'budget', RAISE);
   const result = await runBudgetExperiment({ policies, seeds, ...workers });
   printBudget(result, flags.format, budgetTitle(seedText(seeds)), io);
 }
@@ -228,14 +252,14 @@ const TRACE_SERIES = ['tokens', 'per-second'] as const;
 
 /** `budget --trace SEED`: one seed's figure data, CSV (the default) or JSON, for every policy or those of `--policies`. */
 function traceCommand(flags: BudgetFlags, io: Io): void {
-  const trace = JSON.stringify(flags.trace);
-  if (flags.seeds !== undefined) throw new UsageError(`--trace ${trace} traces one seed: it cannot be combined with --seeds ${JSON.stringify(flags.seeds)}`);
+  const trace = quote(flags.trace);
+  if (flags.seeds !== undefined) throw new UsageError(`--trace ${trace} traces one seed: it cannot be combined with --seeds ${quote(flags.seeds)}`);
   if (flags.grpcServiceConfig !== undefined) throw new UsageError(`--trace ${trace} traces the article's policies: it cannot be combined with --grpc-service-config`);
   if (flags.formatGiven === true && flags.format === 'table') throw new UsageError(`--trace ${trace} prints CSV or JSON: --format table has no trace form (use --format csv or json)`);
   const seed = parseSeeds(flags.trace!, '--trace');
   if (seed.length !== 1) throw new UsageError(`--trace ${trace}: give one seed`);
   const series = flags.series === undefined ? undefined : parseNames('--series', 'series', flags.series, TRACE_SERIES);
-  if (series !== undefined && series.length !== 1) throw new UsageError(`--series ${JSON.stringify(flags.series)}: give one of ${TRACE_SERIES.join(', ')}`);
+  if (series !== undefined && series.length !== 1) throw new UsageError(`--series ${quote(flags.series)}: give one of ${TRACE_SERIES.join(', ')}`);
   const only = series?.[0];
   if (only === 'tokens' && flags.policies !== undefined) throw new UsageError('--series tokens traces gRPC throttling only: it cannot be combined with --policies');
   const data = budgetTrace(seed[0]!, only === 'tokens' ? [] : flags.policies === undefined ? BUDGET_POLICIES : parsePolicies(flags.policies));
@@ -257,6 +281,7 @@ function printBudget(result: Awaited<ReturnType<typeof runBudgetExperiment>>, fo
 interface LayersFlags {
   depth?: string;
   attempts?: string;
+  live?: boolean;
   format: Format;
   workers?: string;
 }
@@ -266,11 +291,14 @@ async function layersCommand(flags: LayersFlags, io: Io): Promise<void> {
 
   const depth = flags.depth === undefined ? 3 : parseNumberFlag('--depth', flags.depth, 1, 10, true);
   const attempts = flags.attempts === undefined ? 3 : parseNumberFlag('--attempts', flags.attempts, 1, 10, true);
-  if (attempts ** depth > 100_000) throw new UsageError(`--attempts ${attempts} --depth ${depth}: ${attempts}^${depth} calls is more than 100000`);
-  const rows = await runLayers({ depth, attempts });
+  const most = flags.live === true ? LIVE_LAYERS_MAX_CALLS : 100_000;
+  if (attempts ** depth > most) {
+    throw new UsageError(`--attempts ${attempts} --depth ${depth}: ${attempts}^${depth} calls is more than ${most}${flags.live === true ? ' (with --live)' : ''}`);
+  }
+  const rows = flags.live === true ? await runLiveLayers(depth, attempts) : await runLayers({ depth, attempts });
   if (flags.format === 'json') io.out(JSON.stringify(layersJson(rows)));
   else if (flags.format === 'csv') io.out(layersCsv(rows));
-  else io.out(`${layersTitle(depth, attempts)}\n${layersTable(rows)}`);
+  else io.out(`${layersTitle(depth, attempts)}${flags.live === true ? LIVE_SUFFIX : ''}\n${layersTable(rows)}`);
 }
 
 /** The lab's version, from its package.json (dist/cli/ and src/cli/ are both two folders below it). */
@@ -324,6 +352,7 @@ export function buildProgram(io: Io): Command {
     .addOption(format)
     .option('--workers <n>', WORKERS_HELP)
     .option('--bins <ms>', 'print the arrivals per bin of this many ms (e.g. 100) of one seed\'s run per strategy, as CSV or JSON: the report\'s arrival figures; give one seed with --seeds')
+    .option('--max-events <n>', `refuse a run estimated above this many request events (default ${MAX_EVENTS.toExponential().replace('e+', 'e')})`)
     .action(async (flags: HerdFlags, command: Command) => {
       // --seeds has a default; a config file's seeds win unless the flag was given.
       if (command.getOptionValueSource('seeds') === 'default') delete flags.seeds;
@@ -351,6 +380,7 @@ export function buildProgram(io: Io): Command {
     .option('--series <name>', `with --trace, print one block only: ${TRACE_SERIES.join(' or ')}`)
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
     .option('--workers <n>', `${WORKERS_HELP}; --trace runs in this thread`)
+    .option('--max-events <n>', `refuse a run estimated above this many request events (default ${MAX_EVENTS.toExponential().replace('e+', 'e')})`)
     .action(async (flags: BudgetFlags, command: Command) => budgetCommand({ ...flags, formatGiven: command.getOptionValueSource('format') === 'cli' }, io));
 
   program
@@ -358,6 +388,7 @@ export function buildProgram(io: Io): Command {
     .description('calls reaching each service when every layer retries, and under the one-layer rule ("overloaded; don\'t retry")')
     .option('--depth <n>', 'services in the chain (1–10), the last always failing', '3')
     .option('--attempts <n>', 'maxAttempts of every caller (1–10), the first try included', '3')
+    .option('--live', `run the chain on real sockets: node:http servers on 127.0.0.1, herdless's retrying fetch and herdless/server, requests counted by the servers (attempts^depth ≤ ${LIVE_LAYERS_MAX_CALLS})`)
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
     .option('--workers <n>', 'accepted like the other commands (0–64) and checked, but layers always runs in this thread: it is one chain of at most 100000 calls in virtual time, with nothing to spread over threads')
     .action(async (flags: LayersFlags) => layersCommand(flags, io));

@@ -1,8 +1,10 @@
 import { isInvalidOptionError, parseGrpcServiceConfig } from 'herdless';
 import { budgetScenario, type ClientPolicy, type ScenarioSpec } from 'herdless/sim';
-import { describePath, readUserFile, userPath } from '../paths.js';
+import { readJsonFile } from '../json-file.js';
+import { describePath, userPath } from '../paths.js';
 import { progressBar } from '../progress.js';
 import { runBudgetJobs } from '../runner.js';
+import { quote } from '../text.js';
 import { UsageError } from '../usage-error.js';
 import { budgetRowOf, type BudgetResult, type BudgetRun } from './budget.js';
 import { policySpecOf } from './policy-spec.js';
@@ -19,9 +21,9 @@ import { policySpecOf } from './policy-spec.js';
 export function grpcPolicy(file: string): { policy: ClientPolicy; warnings: string[] } {
   const path = userPath('--grpc-service-config', file);
   const where = describePath(path);
-  const text = readUserFile(path);
+  const json = readJsonFile(path.path, where);
   try {
-    const config = parseGrpcServiceConfig(text);
+    const config = parseGrpcServiceConfig(json);
     const warnings = config.warnings.map((w) => `${where}: ${w}`);
     const { backoff } = config.retryOptions;
     let maxAttempts = config.retryOptions.maxAttempts;
@@ -37,7 +39,7 @@ export function grpcPolicy(file: string): { policy: ClientPolicy; warnings: stri
     const policy: ClientPolicy = { name: 'gRPC service config', backoff, maxAttempts, ...(createBudget ? { budget: () => createBudget() } : {}) };
     return { policy, warnings };
   } catch (error) {
-    if (isInvalidOptionError(error)) throw new UsageError(`${where}: ${error.field} ${error.requirement}, got ${JSON.stringify(error.value) ?? String(error.value)}`);
+    if (isInvalidOptionError(error)) throw new UsageError(`${where}: ${error.field} ${error.requirement}, got ${quote(error.value)}`);
     throw error;
   }
 }

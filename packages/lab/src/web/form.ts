@@ -4,6 +4,7 @@ import { policySpecOf } from '../experiments/policy-spec.js';
 import { parseSeeds } from '../cli/seeds.js';
 import { ConfigError, parseConfig } from '../config.js';
 import type { HerdRun } from '../experiments/herd.js';
+import { PAGE_MAX_EVENTS, checkWork } from '../estimate.js';
 import { plainNumber } from '../numbers.js';
 import { UsageError } from '../usage-error.js';
 
@@ -162,6 +163,11 @@ export function validateForm(form: FormValues): FormResult {
     if (config.base.clients * seeds.length > MAX_CLIENT_RUNS) {
       return { ok: false, error: { input: 'seeds', message: `clients × seeds must be ≤ ${MAX_CLIENT_RUNS} in the page (${config.base.clients} × ${seeds.length}); use the CLI for more` } };
     }
+    try {
+      checkWork(config.base, config.policies, seeds.length, PAGE_MAX_EVENTS, 'the page', 'use the CLI (npm run lab -- herd --config scenario.json)');
+    } catch (error) {
+      return { ok: false, error: { input: 'seeds', message: (error as Error).message } };
+    }
     return { ok: true, run: { experiment: 'scenario', name: String(scenario.name), base: config.base, policies: config.policies, seeds }, scenario };
   } catch (error) {
     if (error instanceof ConfigError) return { ok: false, error: { input: inputOfField(error.field), message: error.detail } };
@@ -245,6 +251,11 @@ export function validateBudgetForm(form: FormValues): PageFormResult {
     const seeds = parseSeeds(form.seeds, 'seeds');
     if (seeds.length * names.length > MAX_BUDGET_RUNS) {
       return { ok: false, error: { input: 'seeds', message: `policies × seeds must be ≤ ${MAX_BUDGET_RUNS} in the page (${names.length} × ${seeds.length}); use the CLI for more` } };
+    }
+    try {
+      checkWork(config.base, config.policies, seeds.length, PAGE_MAX_EVENTS, 'the page', 'use the CLI (npm run lab -- budget --config scenario.json)');
+    } catch (error) {
+      return { ok: false, error: { input: 'seeds', message: (error as Error).message } };
     }
     return { ok: true, kind: 'budget', run: { base: config.base, policies: config.policies, seeds, ratePerSecond: rate, outage }, scenario };
   } catch (error) {
