@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { UsageError } from './usage-error.js';
 
@@ -7,7 +6,8 @@ import { UsageError } from './usage-error.js';
  * `--out`, …) is resolved here, against the folder the command was started from. `npm run lab`
  * runs the lab from the repository root, whatever folder the user typed it in; npm passes that
  * folder as INIT_CWD. Reading a same-named file at the root instead would be silently wrong, so
- * there is one rule, used by every flag, and every error names the absolute path it looked at.
+ * there is one rule, used by every flag, and every error names the absolute path it looked at
+ * (`describePath`; the JSON inputs are then read by `readJsonFile` under that name).
  */
 
 /**
@@ -46,18 +46,4 @@ export function userPath(flag: string, given: string, base: string = invocationD
 /** How errors name a user's path: `--config "s2.json" (/home/me/lab/s2.json)`, or just the flag and path when given absolute. */
 export function describePath(p: UserPath): string {
   return p.given === p.path ? `${p.flag} ${JSON.stringify(p.given)}` : `${p.flag} ${JSON.stringify(p.given)} (${p.path})`;
-}
-
-/**
- * Reads a text file named by a flag.
- * @throws UsageError `--flag "given" (/absolute/path): no such file` (or the reason it cannot be read).
- */
-export function readUserFile(p: UserPath): string {
-  try {
-    return readFileSync(p.path, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const reason = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a folder, not a file' : `cannot read it (${code ?? String(error)})`;
-    throw new UsageError(`${describePath(p)}: ${reason}`);
-  }
 }
