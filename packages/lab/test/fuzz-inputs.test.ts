@@ -8,7 +8,7 @@ import { herdRunFromFlags } from '../src/cli/program.js';
 import { MAX_SEEDS, parseSeeds } from '../src/cli/seeds.js';
 import { parseConfig } from '../src/config.js';
 import { MAX_EVENTS, checkWork, estimateRunEvents } from '../src/estimate.js';
-import { grpcPolicy } from '../src/experiments/budget.js';
+import { grpcPolicy } from '../src/experiments/budget-run.js';
 import { decodeUtf8, parseJsonText } from '../src/json-file.js';
 import { writeReport } from '../src/report/write.js';
 import { hasControls } from '../src/text.js';
