@@ -77,6 +77,21 @@ export const sim: typeof runScenario = runScenario;
     console.log(`TypeScript strict, module ${module}, moduleResolution ${moduleResolution}: ok`);
   }
 
+  // A CommonJS TypeScript project: `require()` of an ES module types under `nodenext` / `node20`
+  // (TypeScript ≥ 5.8); `node16` refuses it (TS1479) — docs/versioning.md says so.
+  const cjs = join(app, 'cjs');
+  mkdirSync(cjs);
+  writeFileSync(join(cjs, 'package.json'), JSON.stringify({ type: 'commonjs' }));
+  writeFileSync(join(cjs, 'use.ts'), "import { retry } from 'herdless';\nimport { withRetry } from 'herdless/http';\nexport const call = (): Promise<number> => retry(async () => 1);\nexport const adapter: typeof withRetry = withRetry;\n");
+  for (const module of ['nodenext', 'node20']) {
+    writeFileSync(join(cjs, 'tsconfig.json'), JSON.stringify({
+      compilerOptions: { strict: true, noEmit: true, module, moduleResolution: 'nodenext', target: 'es2022', lib: ['es2023', 'dom'], types: [] },
+      files: ['use.ts'],
+    }));
+    run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', cjs]);
+    console.log(`TypeScript strict, CommonJS, module ${module}: ok`);
+  }
+
   const herd = output('npx', ['--no-install', 'herdless-lab', 'herd', '--seeds', '0', '--strategies', 'full jitter', '--format', 'json'], app);
   const rows = JSON.parse(herd).rows;
   if (rows?.[0]?.strategy !== 'full jitter') throw new Error(`npx herdless-lab herd printed ${herd.slice(0, 200)}`);
