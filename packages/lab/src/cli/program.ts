@@ -4,6 +4,7 @@ import { HERD_STRATEGIES, type HerdStrategy } from 'herdless/sim';
 import { loadConfig } from '../config-file.js';
 import { MAX_EVENTS, checkWork } from '../estimate.js';
 import { quote } from '../text.js';
+import { LAB_JSON_SCHEMA_VERSION } from '../experiments/schema-version.js';
 import { UsageError } from '../usage-error.js';
 import { describeRun, seedText, herdBase, herdCsv, herdJson, herdPerSeed, herdPolicies, herdTable, type HerdRun } from '../experiments/herd.js';
 import { runHerdExperiment } from '../experiments/herd-run.js';
@@ -161,7 +162,7 @@ function binsCommand(run: HerdRun, flags: HerdFlags, io: Io): void {
     const spec = { ...run.base, policy };
     return arrivalBins(policy.name, runScenario(scenarioFromSpec(spec), seed, { perTick: true }), tickMs, binMs);
   });
-  io.out(flags.format === 'json' ? JSON.stringify({ experiment: 'herd-bins', seed, binMs, bins: rows }) : rowsToCsv(rows));
+  io.out(flags.format === 'json' ? JSON.stringify({ schemaVersion: LAB_JSON_SCHEMA_VERSION, experiment: 'herd-bins', seed, binMs, bins: rows }) : rowsToCsv(rows));
 }
 
 interface WaitsFlags {
@@ -185,7 +186,7 @@ function waitsCommand(flags: WaitsFlags, io: Io): void {
     herdBackoff('exponential'),
     { clients, failures, seed },
   );
-  io.out(flags.format === 'json' ? JSON.stringify({ experiment: 'waits', seed, points }) : rowsToCsv(points));
+  io.out(flags.format === 'json' ? JSON.stringify({ schemaVersion: LAB_JSON_SCHEMA_VERSION, experiment: 'waits', seed, points }) : rowsToCsv(points));
 }
 
 /** The jitters the waits figure compares, and `waits` draws by default. */
@@ -264,8 +265,9 @@ function traceCommand(flags: BudgetFlags, io: Io): void {
   if (only === 'tokens' && flags.policies !== undefined) throw new UsageError('--series tokens traces gRPC throttling only: it cannot be combined with --policies');
   const data = budgetTrace(seed[0]!, only === 'tokens' ? [] : flags.policies === undefined ? BUDGET_POLICIES : parsePolicies(flags.policies));
   if (flags.format === 'json') {
-    const json = budgetTraceJson(data) as { tokens: unknown; perSecond: unknown };
-    io.out(JSON.stringify(only === 'tokens' ? { experiment: 'budget-trace', tokens: json.tokens } : only === 'per-second' ? { experiment: 'budget-trace', perSecond: json.perSecond } : json));
+    // The same document (and schema) as without --series: the block left out is an empty list.
+    const json = budgetTraceJson(data) as { tokens: unknown[] };
+    io.out(JSON.stringify(only === 'per-second' ? { ...json, tokens: [] } : json));
     return;
   }
   const [tokens, perSecond] = budgetTraceCsv(data).split('\n\n');

@@ -12,6 +12,7 @@ import {
   type ScenarioSpec,
   scenarioFromSpec,
 } from 'herdless/sim';
+import { LAB_JSON_SCHEMA_VERSION } from './schema-version.js';
 
 /** A budget-experiment run: which policies, which seeds, and the scenario (default: the article's). */
 export interface BudgetRun {
@@ -79,6 +80,7 @@ export function budgetTable(result: BudgetResult): string {
  */
 export function budgetJson(result: BudgetResult): object {
   return {
+    schemaVersion: LAB_JSON_SCHEMA_VERSION,
     experiment: 'budget',
     seeds: result.run.seeds,
     rows: result.rows.map((r) => ({ policy: r.policy, load: r.load, crashesAfter: r.crashesAfter, backToNormal: r.backToNormal, retryShare: r.retryShare })),
@@ -101,6 +103,7 @@ export function budgetCsv(result: BudgetResult): string {
  */
 export function budgetTraceJson(trace: BudgetTrace, tickMs = 10): object {
   return {
+    schemaVersion: LAB_JSON_SCHEMA_VERSION,
     experiment: 'budget-trace',
     tokens: Array.from(trace.tokens, (tokens, tick) => ({ tick, timeS: (tick * tickMs) / 1000, tokens })),
     perSecond: trace.perSecond,

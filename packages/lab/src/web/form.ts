@@ -1,4 +1,5 @@
-import { BACKOFF_KINDS, backoffFromSpec, type BackoffSpec } from 'herdless';
+import { type BackoffSpec } from 'herdless';
+import { BACKOFF_KINDS, backoffFromSpec } from 'herdless/sim';
 import { ARTICLE_SERVER, BUDGET_POLICIES, budgetPolicy, budgetScenario, HERD_STRATEGIES, herdBackoff, type BudgetPolicyName, type HerdStrategy, type PolicySpec, type ScenarioSpec } from 'herdless/sim';
 import { policySpecOf } from '../experiments/policy-spec.js';
 import { parseSeeds } from '../cli/seeds.js';

@@ -1,6 +1,5 @@
 // The lab page: a form, a Web Worker running the library's engine, and the report's own charts.
-import { BACKOFF_KINDS } from 'herdless';
-import { BUDGET_POLICIES, HERD_STRATEGIES, herdRow, LAYERS_POLICIES, type HerdStrategy } from 'herdless/sim';
+import { BACKOFF_KINDS, BUDGET_POLICIES, HERD_STRATEGIES, herdRow, LAYERS_POLICIES, type HerdStrategy } from 'herdless/sim';
 import { parse, View } from 'vega';
 import { expressionInterpreter } from 'vega-interpreter';
 import { compile, type TopLevelSpec } from 'vega-lite';
