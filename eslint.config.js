@@ -9,7 +9,7 @@ const ambient = [
 ];
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', 'lab-out/**', 'coverage/**', 'reports/**', '.stryker-tmp/**', '**/*.d.ts'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', 'lab-out/**', 'coverage/**', 'docs/api/**', 'reports/**', '.stryker-tmp/**', '**/*.d.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -32,6 +32,6 @@ export default tseslint.config(
   },
   {
     files: ['**/*.js', '**/*.mjs'],
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', fetch: 'readonly', performance: 'readonly' } },
   },
 );
