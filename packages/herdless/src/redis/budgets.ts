@@ -40,6 +40,7 @@ class Throttling extends SharedBudget<RetryThrottlingBudget> implements RedisRet
   readonly name = 'retry throttling (redis)' as const;
   private successes = 0;
   private failures = 0;
+  private failureQueued = false;
   private readonly fixed: string[];
   constructor(settings: CommonSettings, local: RetryThrottlingBudget) {
     super(settings, THROTTLING_SCRIPT, local);
@@ -57,7 +58,15 @@ class Throttling extends SharedBudget<RetryThrottlingBudget> implements RedisRet
     this.local.onFailure(now);
     if (this.mode !== 'shared') return;
     this.failures++;
-    this.scheduleFlush();
+    if (this.failureQueued) return;
+    this.failureQueued = true;
+    // A failure must never lag (a lagging one would leave the shared bucket laxer than one bucket):
+    // a retry decision, which comes synchronously after it, takes it along; if none came, it is sent
+    // alone right away — a round trip no call waits for.
+    queueMicrotask(() => {
+      this.failureQueued = false;
+      if (this.failures > 0) void this.flush();
+    });
   }
   protected hasBatch(): boolean {
     return this.successes > 0 || this.failures > 0;
@@ -128,10 +137,10 @@ const RATIO_FIELDS = [...COMMON_FIELDS, 'ratio', 'minRetriesPerWindow', 'windowM
  * - **Atomic**: a retry decision is one Lua script (the pending batch, this failure, the check);
  *   concurrent processes never overdraw — the retries granted are exactly those one A6 bucket
  *   grants for the sequence of batches Redis received.
- * - **Success path without Redis**: successes and failures are counted locally and sent in one
- *   batch at most `flushIntervalMs` after the first (default 100 ms): the shared count lags by
- *   that much. A lagging success makes the bucket stricter, a lagging failure (one that led to no
- *   retry decision) laxer, for one interval at most.
+ * - **Success path without Redis**: successes are counted locally and sent in one batch at most
+ *   `flushIntervalMs` after the first (default 100 ms): the shared tokens lag by that much, which
+ *   only makes the bucket stricter. Failures never lag: each goes with its retry decision, or, when
+ *   no decision follows (the last attempt), alone at once in a round trip that no call waits for.
  * - **Bounded wait**: a decision waits at most `timeoutMs` (default 5 ms) for Redis.
  * - **Fails safe, not open**: when Redis times out or fails, the budget decides with a per-process
  *   A6 bucket of the same size (which has seen all of this process's traffic), calls
