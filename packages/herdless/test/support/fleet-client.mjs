@@ -2,6 +2,7 @@
 // fetch with a retry budget — one shared through Redis (`shared`) or its own (`local`) — and prints
 // what it saw as one JSON line. It runs the built library (dist/), as a user's process would.
 // argv: redisPort httpPort calls mode
+/* global fetch */
 import { createInterface } from 'node:readline';
 import { Redis } from 'ioredis';
 import { constantBackoff, retryThrottlingBudget } from '../../dist/index.js';
