@@ -99,6 +99,47 @@ describe('options', () => {
   });
 });
 
+describe('retry() awaits a budget\'s confirmRetry', () => {
+  const budget = (answers: boolean[]): RetryBudget & { asked: number } => ({
+    name: 'confirming',
+    asked: 0,
+    onAttempt() {},
+    onSuccess() {},
+    onFailure() {},
+    allowRetry: () => true,
+    confirmRetry(this: { asked: number }) {
+      const answer = answers[this.asked++]!;
+      return new Promise<boolean>((resolve) => setTimeout(() => resolve(answer), 1));
+    },
+  });
+  const failing = () => {
+    let n = 0;
+    return async () => {
+      if (++n < 3) throw Object.assign(new Error('reset'), { code: 'ECONNRESET' });
+      return n;
+    };
+  };
+  it.each([
+    ['plain', {}],
+    ['guarded (attempt timeout, deadline)', { attemptTimeoutMs: 5000, deadlineMs: 60_000 }],
+  ])('%s path: a confirmed retry goes ahead; a refusal ends the call with reason "budget" and no onRetry', async (_path, extra) => {
+    const backoff = constantBackoff({ delayMs: 0 });
+    const yes = budget([true, true]);
+    const retried: number[] = [];
+    expect(await retry(failing(), { ...extra, backoff, maxAttempts: 4, budget: yes, onRetry: (e) => retried.push(e.attempt) })).toBe(3);
+    expect([yes.asked, retried]).toEqual([2, [1, 2]]);
+    const no = budget([true, false]);
+    retried.length = 0;
+    const error = await retry(failing(), { ...extra, backoff, maxAttempts: 4, budget: no, onRetry: (e) => retried.push(e.attempt) }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'ERR_HERDLESS_RETRY', reason: 'budget', attempts: 2 });
+    expect(retried).toEqual([1]);
+  });
+  it('a confirmRetry that is not a function is refused', () => {
+    const bad = { ...budget([]), confirmRetry: 5 };
+    expect(invalidOption(() => retry(async () => 1, { budget: bad as never })).field).toBe('budget');
+  });
+});
+
 describe('the wait on Redis is bounded', () => {
   afterEach(() => {
     vi.useRealTimers();
