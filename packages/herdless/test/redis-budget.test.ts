@@ -252,7 +252,15 @@ describe('against a real redis-server', () => {
       }),
     );
     await Promise.all(budgets.map((b) => b.close()));
-    await new Promise((r) => setTimeout(r, 50)); // the MONITOR stream trails the replies
+    // The MONITOR stream trails the replies: wait until every decision and every success has shown up.
+    const count = (field: number, when: (a: string[]) => boolean): number => seen.filter(when).reduce((a, x) => a + Number(x[field]), 0);
+    await vi.waitFor(
+      () => {
+        expect(seen.filter((a) => a[8] === '1')).toHaveLength(20 * 50);
+        expect(count(6, () => true)).toBe(20 * 450);
+      },
+      { timeout: 20_000, interval: 20 },
+    );
     monitor.disconnect();
     const replay = retryThrottlingBudget({ maxTokens: 10, tokenRatio: 0.1 });
     let replayed = 0;
