@@ -75,7 +75,7 @@ describe('npm run lab writes the report', () => {
     expect(lines).toContain('# herd: 1000 clients, first sends spread over 0.9 s, seeds 0-19');
     expect(lines).toContain('fixed 1s        16.89 ( 15.58- 18.98)      11378 (   10514-   12236)    11.7');
     expect(lines).toContain('4 attempts                                   3.88x (3.87-3.89)     25.0           40.0 s (40-40)      74.3% (74.2-74.3)');
-    expect(lines).toContain('4 attempts + shared gRPC throttling           1.00x (1.00-1.00)      0.0           15.0 s (15-15)       0.2% (0.1-0.3)');
+    expect(lines).toContain('4 attempts + shared gRPC throttling             1.00x (1.00-1.00)      0.0           15.0 s (15-15)       0.2% (0.1-0.3)');
     expect(lines).toContain('every layer retries          3         9   27');
     expect(lines.at(-2)).toBe('');
     expect(lines.at(-1)).toBe(`report: ${join(out, 'index.html')}`);

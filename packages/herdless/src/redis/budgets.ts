@@ -180,8 +180,10 @@ export function redisRetryThrottlingBudget(options: RedisRetryThrottlingOptions)
  * runs on the Redis server's clock, so the processes' clocks need not agree.
  *
  * Guarantees as for {@link redisRetryThrottlingBudget}: one atomic script per decision, first tries
- * counted locally and sent at most `flushIntervalMs` late (a late request makes the ratio stricter,
- * never laxer), `timeoutMs` bound, a per-process ratio budget when Redis fails, recovery by itself.
+ * counted locally and sent at most `flushIntervalMs` late (a request is then counted in the bucket
+ * of its batch's arrival: it enters the window, and leaves it, up to that much later — in the lab's
+ * fleet, 1.115× instead of 1.114×), `timeoutMs` bound, a per-process ratio budget when Redis fails,
+ * recovery by itself.
  *
  * @throws InvalidOptionError naming the field (see {@link RedisRetryRatioOptions}).
  * @example

@@ -49,9 +49,10 @@ export interface RedisBudgetCommonOptions {
   keyPrefix?: string | undefined;
   /**
    * The staleness bound: successes (and first tries, for the ratio) are counted locally and sent
-   * in one batch at most this long after the first of them, in ms — late deposits only make the
-   * budget stricter. Failures are never held back (they go with their retry decision, or alone at
-   * once). Default 100. Range [1, 60 000].
+   * in one batch at most this long after the first of them, in ms (the token bucket's late
+   * deposits only make it stricter; the ratio's late first tries shift in its window by as much).
+   * Failures are never held back (they go with their retry decision, or alone at once). Default
+   * 100. Range [1, 60 000].
    */
   flushIntervalMs?: number | undefined;
   /**

@@ -11,9 +11,11 @@ export const FLEET_POLICIES = [
   '4 attempts',
   '4 attempts + gRPC throttling per process',
   '4 attempts + 10% retry ratio per process',
-  '4 attempts + 10% ratio per process, floor 0',
+  '4 attempts + 10% ratio per process (no floor)',
   '4 attempts + shared gRPC throttling',
   '4 attempts + shared 10% retry ratio',
+  '4 attempts + shared gRPC throttling (batched)',
+  '4 attempts + shared 10% retry ratio (batched)',
 ] as const;
 /** One of {@link FLEET_POLICIES}. */
 export type FleetPolicyName = (typeof FLEET_POLICIES)[number];
@@ -30,6 +32,12 @@ export interface FleetOptions {
   outage?: { startMs: number; endMs: number } | undefined;
   /** The horizon, ms. Default 40 000. */
   horizonMs?: number | undefined;
+  /**
+   * The batched shared budgets' `flushIntervalMs`, as `herdless/redis` has it: a process's
+   * successes and first tries reach the shared budget this long after the first of them (or with
+   * its next retry decision, if sooner). Default 100. Range [0, 60 000].
+   */
+  flushIntervalMs?: number | undefined;
 }
 
 /** The options, checked, with their defaults. */
@@ -37,17 +45,19 @@ interface FleetSettings {
   processes: number;
   lifetimeMs: number;
   ratePerSecond: number;
+  flushIntervalMs: number;
   outage: { startMs: number; endMs: number } | undefined;
   horizonMs: number | undefined;
 }
 
 function fleetSettings(options: FleetOptions | undefined): FleetSettings {
   const owner = 'fleet';
-  const o = objectOption(owner, 'options', options, ['processes', 'lifetimeMs', 'ratePerSecond', 'outage', 'horizonMs']);
+  const o = objectOption(owner, 'options', options, ['processes', 'lifetimeMs', 'ratePerSecond', 'outage', 'horizonMs', 'flushIntervalMs']);
   return {
     processes: numberOption(owner, 'processes', o.processes, 200, { min: 1, max: 100_000, integer: true }),
     lifetimeMs: numberOption(owner, 'lifetimeMs', o.lifetimeMs, 2000, { min: 10, max: 3_600_000 }),
     ratePerSecond: numberOption(owner, 'ratePerSecond', o.ratePerSecond, 300, { min: 0, minExclusive: true, max: 1_000_000 }),
+    flushIntervalMs: numberOption(owner, 'flushIntervalMs', o.flushIntervalMs, 100, { min: 0, max: 60_000 }),
     outage: o.outage,
     horizonMs: o.horizonMs,
   };
@@ -93,6 +103,83 @@ class RestartingBudget implements RetryBudget {
   }
 }
 
+/**
+ * The batching of `herdless/redis`, in virtual time: one budget shared by every process, which
+ * each process reaches through a {@link BatchedView}. Successes and first tries wait in the
+ * process's batch and reach the shared budget `flushMs` after the first of them — the flush timer —
+ * or earlier, with the process's next failure (whose retry decision carries the batch, successes
+ * first). Failures and decisions are never delayed. Batches fall due in the order they opened (time
+ * never goes back), so a FIFO is the flush timers' queue.
+ */
+class BatchedShared {
+  private readonly due: { at: number; view: BatchedView }[] = [];
+  private head = 0;
+  constructor(
+    readonly budget: RetryBudget,
+    readonly flushMs: number,
+  ) {}
+  /** Applies every batch whose timer has fired by `now`. */
+  catchUp(now: number): void {
+    const due = this.due;
+    while (this.head < due.length && due[this.head]!.at <= now) {
+      const { at, view } = due[this.head++]!;
+      view.apply(at);
+    }
+    if (this.head > 1024 && this.head * 2 > due.length) {
+      due.splice(0, this.head);
+      this.head = 0;
+    }
+  }
+  open(view: BatchedView, now: number): void {
+    this.due.push({ at: now + this.flushMs, view });
+  }
+}
+
+/** One process's way to the shared budget: its own batch (see {@link BatchedShared}). */
+class BatchedView implements RetryBudget {
+  readonly name: string;
+  private successes = 0;
+  private firstTries = 0;
+  private open = false;
+  constructor(private readonly shared: BatchedShared) {
+    this.name = shared.budget.name;
+  }
+  /** Sends the batch (at `now`); a batch a decision already took is empty. */
+  apply(now: number): void {
+    const b = this.shared.budget;
+    for (; this.firstTries > 0; this.firstTries--) b.onAttempt(now, false);
+    for (; this.successes > 0; this.successes--) b.onSuccess(now);
+    this.open = false;
+  }
+  private add(now: number): void {
+    if (this.open) return;
+    this.open = true;
+    this.shared.open(this, now);
+  }
+  onAttempt(now: number, isRetry: boolean): void {
+    this.shared.catchUp(now);
+    if (isRetry) this.shared.budget.onAttempt(now, true);
+    else {
+      this.firstTries++;
+      this.add(now);
+    }
+  }
+  onSuccess(now: number): void {
+    this.shared.catchUp(now);
+    this.successes++;
+    this.add(now);
+  }
+  onFailure(now: number, isTimeout?: boolean): void {
+    this.shared.catchUp(now);
+    this.apply(now);
+    this.shared.budget.onFailure(now, isTimeout);
+  }
+  allowRetry(now: number): boolean {
+    this.shared.catchUp(now);
+    return this.shared.budget.allowRetry(now);
+  }
+}
+
 const throttling = (): RetryBudget => retryThrottlingBudget({ maxTokens: 10, tokenRatio: 0.1 });
 // The SRE 10% over the last second with herdless's defaults (counted when granted, a floor of 1
 // retry per window): what a user deploys. The floor-0 variant shows the other failure of a
@@ -103,8 +190,9 @@ const ratioNoFloor = (): RetryBudget => retryRatioBudget({ ratio: 0.1, minRetrie
 /**
  * The policy behind each row: gRFC A6's example retryPolicy (as in the budget experiment) with no
  * budget, a budget per process (each process starts a fresh one), or one budget object shared by
- * every process of the run — the model of `herdless/redis`'s budgets, without their batching lag
- * (successes reach the shared budget at once here; with Redis, up to `flushIntervalMs` later).
+ * every process of the run — the model of `herdless/redis`'s budgets — with no lag (successes reach
+ * it at once) or, for the `batched` rows, with `herdless/redis`'s batching: a process's successes
+ * and first tries reach it up to `flushIntervalMs` later (see the option).
  */
 export function fleetPolicy(name: FleetPolicyName, options?: FleetOptions): ClientPolicy {
   const s = fleetSettings(options);
@@ -120,14 +208,29 @@ export function fleetPolicy(name: FleetPolicyName, options?: FleetOptions): Clie
     // The engine makes the budgets of a run in slot order: slot 0 makes the run's one object.
     return { ...base, name, budget: (slot) => (slot === 0 || one === undefined ? (one = make()) : one) };
   };
+  const batched = (make: () => RetryBudget): ClientPolicy => {
+    let one: BatchedShared | undefined;
+    return {
+      ...base,
+      name,
+      budget: (slot) => {
+        if (slot === 0 || one === undefined) one = new BatchedShared(make(), s.flushIntervalMs);
+        return new BatchedView(one);
+      },
+    };
+  };
   switch (name) {
     case '4 attempts':
       return { ...base, name };
+    case '4 attempts + shared gRPC throttling (batched)':
+      return batched(throttling);
+    case '4 attempts + shared 10% retry ratio (batched)':
+      return batched(ratio);
     case '4 attempts + gRPC throttling per process':
       return perProcess(throttling);
     case '4 attempts + 10% retry ratio per process':
       return perProcess(ratio);
-    case '4 attempts + 10% ratio per process, floor 0':
+    case '4 attempts + 10% ratio per process (no floor)':
       return perProcess(ratioNoFloor);
     case '4 attempts + shared gRPC throttling':
       return shared(throttling);
