@@ -41,15 +41,16 @@ afterAll(async () => {
 
 interface Report {
   statuses: Record<string, number>;
+  admitted?: number;
   fallbacks: number;
   stats: { sharedDecisions: number; localDecisions: number } | null;
 }
 
 /** Starts the fleet, lets every process go at once, and collects the reports. */
-async function runFleet(mode: 'shared' | 'local'): Promise<Report[]> {
+async function runFleet(mode: 'shared' | 'local' | 'race', calls = CALLS): Promise<Report[]> {
   const port = (server.address() as AddressInfo).port;
   const children = Array.from({ length: PROCESSES }, () =>
-    spawn(process.execPath, [CLIENT, String(redis.port), String(port), String(CALLS), mode], { stdio: ['pipe', 'pipe', 'inherit'] }),
+    spawn(process.execPath, [CLIENT, String(redis.port), String(port), String(calls), mode], { stdio: ['pipe', 'pipe', 'inherit'] }),
   );
   const exits = children.map((child) => once(child, 'exit') as Promise<[number | null]>);
   const lines = children.map((child) => createInterface({ input: child.stdout! })[Symbol.asyncIterator]());
@@ -65,6 +66,12 @@ async function runFleet(mode: 'shared' | 'local'): Promise<Report[]> {
 }
 
 describe('live: 20 processes share one budget through a real Redis during an outage', () => {
+  it('20 processes × 500 failures racing on one bucket {10, 0.1} admit 4 retries in all, as one A6 bucket does', async () => {
+    const reports = await runFleet('race', 500);
+    for (const r of reports) expect([r.fallbacks, r.stats!.sharedDecisions]).toEqual([0, 500]);
+    expect(reports.reduce((a, r) => a + r.admitted!, 0)).toBe(4);
+  }, 240_000);
+
   it('fleet-wide retries stay within one A6 bucket {10, 0.1}: at most 4, where a bucket per process lets 60 through', async () => {
     requests = 0;
     const shared = await runFleet('shared');
