@@ -26,12 +26,20 @@ describe('herdless-lab fleet', () => {
     const r = lab('fleet', '--format', 'json', '--seeds', '0-1', '--processes', '10', '--lifetime', '40', '--policies', '4 attempts + gRPC throttling per process,4 attempts + shared gRPC throttling');
     expect(r.status).toBe(0);
     const json = JSON.parse(r.stdout);
-    expect(Object.keys(json)).toEqual(['experiment', 'seeds', 'processes', 'lifetimeMs', 'rows']);
-    expect(json).toMatchObject({ experiment: 'fleet', seeds: [0, 1], processes: 10, lifetimeMs: 40_000 });
+    expect(Object.keys(json)).toEqual(['experiment', 'seeds', 'processes', 'lifetimeMs', 'flushIntervalMs', 'rows']);
+    expect(json).toMatchObject({ experiment: 'fleet', seeds: [0, 1], processes: 10, lifetimeMs: 40_000, flushIntervalMs: 100 });
     expect(Object.keys(json.rows[0])).toEqual(['policy', 'load', 'crashesAfter', 'backToNormal', 'retryShare']);
     // Ten processes living the whole run are the budget experiment's ten clients: about 1.01×.
     expect(json.rows[0].load.mean).toBeGreaterThan(1);
     expect(json.rows[0].load.mean).toBeLessThan(1.03);
+  });
+
+  it('--flush-interval sets the batched rows\' lag; a 1 s lag still holds the shared bucket at 1×', () => {
+    const r = lab('fleet', '--format', 'json', '--seeds', '0', '--flush-interval', '1000', '--policies', '4 attempts + shared gRPC throttling (batched)');
+    expect(r.status).toBe(0);
+    const json = JSON.parse(r.stdout);
+    expect(json.flushIntervalMs).toBe(1000);
+    expect(json.rows[0].load.mean).toBeLessThanOrEqual(1.01);
   });
 
   it('--trace prints one seed’s per-second traffic, CSV by default', () => {
@@ -39,7 +47,7 @@ describe('herdless-lab fleet', () => {
     expect(csv[0]).toBe('policy,second,new,arrivals,successes,retries');
     expect(csv).toHaveLength(41);
     const json = JSON.parse(lab('fleet', '--trace', '0', '--policies', '4 attempts', '--format', 'json').stdout);
-    expect(json).toMatchObject({ experiment: 'fleet-trace', seed: 0, processes: 200, lifetimeMs: 2000 });
+    expect(json).toMatchObject({ experiment: 'fleet-trace', seed: 0, processes: 200, lifetimeMs: 2000, flushIntervalMs: 100 });
     expect(json.perSecond[0].arrivals).toHaveLength(40);
   });
 
@@ -47,6 +55,7 @@ describe('herdless-lab fleet', () => {
     [['fleet', '--policies', 'lots'], '--policies "lots": unknown policy "lots"'],
     [['fleet', '--processes', '0'], '--processes "0": expected an integer from 1 to 100000'],
     [['fleet', '--lifetime', 'x'], '--lifetime "x": expected a number from 0.01 to 3600'],
+    [['fleet', '--flush-interval', '-5'], '--flush-interval "-5": expected a number from 0 to 60000'],
     [['fleet', '--trace', '0-3'], '--trace "0-3": give one seed'],
     [['fleet', '--trace', '0', '--seeds', '3'], '--trace "0" traces one seed: it cannot be combined with --seeds "3"'],
     [['fleet', '--trace', '0', '--format', 'table'], '--trace "0" prints CSV or JSON: --format table has no trace form'],

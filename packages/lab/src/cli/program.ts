@@ -182,6 +182,7 @@ interface FleetFlags {
   policies?: string;
   processes?: string;
   lifetime?: string;
+  flushInterval?: string;
   trace?: string;
   format: Format;
 }
@@ -191,17 +192,18 @@ function fleetCommand(flags: FleetFlags, io: Io): void {
   const policies = flags.policies === undefined ? [...FLEET_POLICIES] : parseNames<FleetPolicyName>('--policies', 'policy', flags.policies, FLEET_POLICIES);
   const processes = flags.processes === undefined ? FLEET_DEFAULTS.processes : parseNumberFlag('--processes', flags.processes, 1, 100_000, true);
   const lifetimeMs = flags.lifetime === undefined ? FLEET_DEFAULTS.lifetimeMs : parseNumberFlag('--lifetime', flags.lifetime, 0.01, 3600) * 1000;
+  const flushIntervalMs = flags.flushInterval === undefined ? FLEET_DEFAULTS.flushIntervalMs : parseNumberFlag('--flush-interval', flags.flushInterval, 0, 60_000);
   if (flags.trace !== undefined) {
     if (flags.seeds !== undefined) throw new UsageError(`--trace ${JSON.stringify(flags.trace)} traces one seed: it cannot be combined with --seeds ${JSON.stringify(flags.seeds)}`);
     if (flags.format === 'table') throw new UsageError(`--trace ${JSON.stringify(flags.trace)} prints CSV or JSON: --format table has no trace form`);
     const seed = parseSeeds(flags.trace, '--trace');
     if (seed.length !== 1) throw new UsageError(`--trace ${JSON.stringify(flags.trace)}: give one seed`);
-    const trace = fleetTrace(seed[0]!, policies, { processes, lifetimeMs });
-    io.out(flags.format === 'json' ? JSON.stringify(fleetTraceJson(trace, { seeds: seed, processes, lifetimeMs })) : fleetTraceCsv(trace));
+    const trace = fleetTrace(seed[0]!, policies, { processes, lifetimeMs, flushIntervalMs });
+    io.out(flags.format === 'json' ? JSON.stringify(fleetTraceJson(trace, { seeds: seed, processes, lifetimeMs, flushIntervalMs })) : fleetTraceCsv(trace));
     return;
   }
   const seeds = parseSeeds(flags.seeds ?? '0-19');
-  const result = runFleetExperiment({ policies, seeds, processes, lifetimeMs });
+  const result = runFleetExperiment({ policies, seeds, processes, lifetimeMs, flushIntervalMs });
   if (flags.format === 'json') io.out(JSON.stringify(fleetJson(result)));
   else if (flags.format === 'csv') io.out(fleetCsv(result));
   else io.out(`${fleetTitle({ processes, lifetimeMs }, seedText(seeds))}\n${fleetTable(result)}`);
@@ -290,6 +292,7 @@ export function buildProgram(io: Io): Command {
     .option('--policies <names>', `comma-separated: ${FLEET_POLICIES.join(', ')}`)
     .option('--processes <n>', 'processes alive at once (1–100000; default 200)')
     .option('--lifetime <seconds>', 'how long each process lives before a new one replaces it (default 2)')
+    .option('--flush-interval <ms>', "the batched shared budgets' flushIntervalMs, as herdless/redis has it (0–60000; default 100)")
     .option('--trace <seed>', "print one seed's figure data (CSV, or JSON with --format json): per-second new/arrivals/successes/retries per policy")
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
     .action(async (flags: FleetFlags, command: Command) => {

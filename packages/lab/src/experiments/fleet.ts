@@ -9,6 +9,8 @@ export interface FleetRun {
   processes: number;
   /** Each process's life, ms. */
   lifetimeMs: number;
+  /** The batched shared budgets' flush interval, ms. */
+  flushIntervalMs: number;
 }
 
 /** The result: one row per policy, with the budget table's measures. */
@@ -18,11 +20,11 @@ export interface FleetResult {
 }
 
 /** The defaults: 200 processes of 2 s each, every policy, seeds 0–19. */
-export const FLEET_DEFAULTS = { processes: 200, lifetimeMs: 2000 } as const;
+export const FLEET_DEFAULTS = { processes: 200, lifetimeMs: 2000, flushIntervalMs: 100 } as const;
 
 /** Runs every policy over every seed, in this thread (the whole table takes a few seconds). */
 export function runFleetExperiment(run: FleetRun): FleetResult {
-  const options: FleetOptions = { processes: run.processes, lifetimeMs: run.lifetimeMs };
+  const options: FleetOptions = { processes: run.processes, lifetimeMs: run.lifetimeMs, flushIntervalMs: run.flushIntervalMs };
   return { run, rows: run.policies.map((policy) => fleetRow(policy, run.seeds, options)) };
 }
 
@@ -33,7 +35,7 @@ export function fleetTable(result: FleetResult): string {
 
 /**
  * The JSON contract: `{"experiment":"fleet","seeds":[…],"processes":200,"lifetimeMs":2000,
- * "rows":[{"policy","load":{mean,min,max},"crashesAfter":{…},"backToNormal":{…},"retryShare":{…}}, …]}`
+ * "flushIntervalMs":100,"rows":[{"policy","load":{mean,min,max},"crashesAfter":{…},"backToNormal":{…},"retryShare":{…}}, …]}`
  * — the budget experiment's row shape (load as a ratio, back to normal in seconds, retry share as a fraction).
  */
 export function fleetJson(result: FleetResult): object {
@@ -42,6 +44,7 @@ export function fleetJson(result: FleetResult): object {
     seeds: result.run.seeds,
     processes: result.run.processes,
     lifetimeMs: result.run.lifetimeMs,
+    flushIntervalMs: result.run.flushIntervalMs,
     rows: result.rows.map((r) => ({ policy: r.policy, load: r.load, crashesAfter: r.crashesAfter, backToNormal: r.backToNormal, retryShare: r.retryShare })),
   };
 }
@@ -53,7 +56,7 @@ export function fleetCsv(result: FleetResult): string {
 
 /** The figure's data as JSON: per-second traffic per policy for one seed. */
 export function fleetTraceJson(trace: readonly FleetTrace[], run: Omit<FleetRun, 'policies'>): object {
-  return { experiment: 'fleet-trace', seed: run.seeds[0], processes: run.processes, lifetimeMs: run.lifetimeMs, perSecond: trace };
+  return { experiment: 'fleet-trace', seed: run.seeds[0], processes: run.processes, lifetimeMs: run.lifetimeMs, flushIntervalMs: run.flushIntervalMs, perSecond: trace };
 }
 
 /** The same as CSV: `policy,second,new,arrivals,successes,retries`. */
