@@ -68,7 +68,8 @@ async function runFleet(mode: 'shared' | 'local' | 'race', calls = CALLS): Promi
 describe('live: 20 processes share one budget through a real Redis during an outage', () => {
   it('20 processes × 500 failures racing on one bucket {10, 0.1} admit 4 retries in all, as one A6 bucket does', async () => {
     const reports = await runFleet('race', 500);
-    for (const r of reports) expect([r.fallbacks, r.stats!.sharedDecisions]).toEqual([0, 500]);
+    // Each process's own bucket lets its first 4 failures ask Redis; all 500 failures reach Redis.
+    for (const r of reports) expect([r.fallbacks, r.stats!.sharedDecisions]).toEqual([0, 4]);
     expect(reports.reduce((a, r) => a + r.admitted!, 0)).toBe(4);
   }, 240_000);
 

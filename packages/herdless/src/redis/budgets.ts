@@ -147,8 +147,10 @@ const RATIO_FIELDS = [...COMMON_FIELDS, 'ratio', 'minRetriesPerWindow', 'windowM
  *   `onFallback`, tries Redis again every `recoverIntervalMs`, and resumes sharing by itself
  *   (`onRecover`). The batch in flight when Redis failed is dropped. No call fails because Redis did.
  *
- * Works with `retry()`, `createRetry()` and `herdless/http`'s fetch, which await the decision
- * (`confirmRetry`); a driver that only calls `allowRetry` gets no shared decision. Call `close()`
+ * A decision asks the per-process bucket first (`allowRetry`), then Redis (`confirmRetry`): a retry
+ * needs both, so the shared budget is never laxer than gRPC's own per-process throttling.
+ * `retry()`, `createRetry()` and `herdless/http`'s fetch await `confirmRetry`; a driver that only
+ * calls `allowRetry` gets the per-process limit alone. Call `close()`
  * (or `flush()`) before a short-lived process exits, so that its last batch is counted.
  *
  * @throws InvalidOptionError naming the field: no Redis client, an empty `server`, an option out

@@ -96,19 +96,23 @@ export abstract class SharedBudget<L extends RetryBudget> implements RetryBudget
   abstract onSuccess(now: number, isRetry?: boolean): void;
   abstract onFailure(now: number, isTimeout?: boolean): void;
 
-  /** Shared: no objection yet, Redis decides in {@link confirmRetry}. Fallen back: the local budget decides. */
+  /**
+   * The process's own budget decides first, always: the shared budget is never laxer than a
+   * per-process one, and a driver that never calls {@link confirmRetry} still gets that limit.
+   * Shared: a yes is only provisional, Redis decides in `confirmRetry`. Fallen back: final.
+   */
   allowRetry(now: number): boolean {
-    if (this.shared) return true;
-    this.stats.localDecisions++;
+    if (!this.shared) this.stats.localDecisions++;
     return this.local.allowRetry(now);
   }
 
   /**
-   * The decision, in one script call with the pending batch: Redis's answer, or — if it has not
-   * answered within `timeoutMs` or failed — the local budget's (the budget falls back then). Never
-   * rejects. While fallen back, `allowRetry` already decided: true at once.
+   * The decision, after `allowRetry` said yes, in one script call with the pending batch: Redis's
+   * answer, or — if it has not answered within `timeoutMs` or failed — the local budget's yes
+   * (the budget falls back then). Never rejects. While fallen back, `allowRetry` already decided:
+   * true at once.
    */
-  confirmRetry(now: number): boolean | Promise<boolean> {
+  confirmRetry(_now: number): boolean | Promise<boolean> {
     if (!this.shared) return true;
     return this.call(this.batchArgs(true)).then(
       (answer) => {
@@ -118,7 +122,7 @@ export abstract class SharedBudget<L extends RetryBudget> implements RetryBudget
       (error: unknown) => {
         this.fallBack(error);
         this.stats.localDecisions++;
-        return this.local.allowRetry(now);
+        return true; // the local budget allowed it in allowRetry
       },
     );
   }
