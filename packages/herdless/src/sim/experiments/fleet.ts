@@ -193,6 +193,12 @@ const ratioNoFloor = (): RetryBudget => retryRatioBudget({ ratio: 0.1, minRetrie
  * every process of the run — the model of `herdless/redis`'s budgets — with no lag (successes reach
  * it at once) or, for the `batched` rows, with `herdless/redis`'s batching: a process's successes
  * and first tries reach it up to `flushIntervalMs` later (see the option).
+ *
+ * @throws InvalidOptionError for an unknown name or an option out of range.
+ * @example
+ * ```ts
+ * const policy = fleetPolicy('4 attempts + shared gRPC throttling'); // policy.budget(slot): the run's one bucket
+ * ```
  */
 export function fleetPolicy(name: FleetPolicyName, options?: FleetOptions): ClientPolicy {
   const s = fleetSettings(options);
@@ -248,6 +254,10 @@ export function fleetPolicy(name: FleetPolicyName, options?: FleetOptions): Clie
  * 200 processes of 2 s, 4000 in the run, each sending about 3 requests in its life.
  *
  * @throws InvalidOptionError naming the option for a value out of range.
+ * @example
+ * ```ts
+ * const r = runScenario(fleetScenario('4 attempts + gRPC throttling per process'), 0, { perTick: true });
+ * ```
  */
 export function fleetScenario(policy: FleetPolicyName | ClientPolicy, options?: FleetOptions): Scenario {
   const s = fleetSettings(options);
@@ -260,7 +270,13 @@ export function fleetScenario(policy: FleetPolicyName | ClientPolicy, options?: 
   return scenario;
 }
 
-/** Runs one fleet policy over the seeds: the budget experiment's measures (load, crashes, recovery, retry share). */
+/**
+ * Runs one fleet policy over the seeds: the budget experiment's measures (load, crashes, recovery, retry share).
+ * @example
+ * ```ts
+ * fleetRow('4 attempts + shared gRPC throttling', [0, 1, 2]).load.mean; // about 1.00
+ * ```
+ */
 export function fleetRow(policy: FleetPolicyName | ClientPolicy, seeds: readonly number[], options?: FleetOptions): BudgetRow {
   return budgetRow(fleetScenario(policy, options), seeds);
 }
@@ -268,7 +284,13 @@ export function fleetRow(policy: FleetPolicyName | ClientPolicy, seeds: readonly
 /** Per second, for one policy and seed: new requests, arrivals, successes and retries. */
 export type FleetTrace = ReturnType<typeof perSecondTraffic>;
 
-/** The figure's data for one seed: per-second traffic of each policy. */
+/**
+ * The figure's data for one seed: per-second traffic of each policy.
+ * @example
+ * ```ts
+ * fleetTrace(0, ['4 attempts'])[0].arrivals; // 40 numbers, one per second
+ * ```
+ */
 export function fleetTrace(seed: number, policies: readonly FleetPolicyName[] = FLEET_POLICIES, options?: FleetOptions): FleetTrace[] {
   return policies.map((name) => perSecondTraffic(name, fleetScenario(name, options), seed));
 }
