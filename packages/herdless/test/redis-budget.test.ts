@@ -294,6 +294,23 @@ describe('against a real redis-server', () => {
     expect(total).toBeGreaterThan(4); // successes refill the shared bucket
   });
 
+  it('EVALSHA once the script is loaded; a flushed script cache (a failover) costs an EVAL, not a decision', async () => {
+    const client = await ready(connect());
+    const budget = redisRetryThrottlingBudget({ client, server: 'sha', timeoutMs: 2000 });
+    const calls = async (name: string): Promise<number> =>
+      Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(await admin.info('commandstats'))?.[1] ?? 0);
+    expect(await decideAfterFailure(budget, 0)).toBe(true); // EVAL, and SCRIPT LOAD alongside
+    await vi.waitFor(async () => expect(await calls('script\\|load')).toBeGreaterThanOrEqual(1), { timeout: 5000 });
+    const evalshaBefore = await calls('evalsha');
+    expect(await decideAfterFailure(budget, 1)).toBe(true); // EVALSHA
+    expect(await calls('evalsha')).toBe(evalshaBefore + 1);
+    await admin.script('FLUSH');
+    expect(await decideAfterFailure(budget, 2)).toBe(true); // NOSCRIPT, then EVAL: tokens 7
+    expect(await admin.get('herdless:{sha}:retry-throttling')).toBe('7000');
+    expect(budget.stats).toMatchObject({ sharedDecisions: 3, fallbacks: 0 });
+    await budget.close();
+  });
+
   it('the success path makes no round trip: 2000 successful calls cost a few batches, counted by Redis', async () => {
     const client = await ready(connect());
     const budget = redisRetryThrottlingBudget({ client, server: 'quiet', flushIntervalMs: 50 });

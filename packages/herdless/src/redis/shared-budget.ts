@@ -26,6 +26,7 @@ export interface RedisBudgetStats {
 
 // The SHA1 of each script per client, learned with SCRIPT LOAD (no hashing code needed here).
 const shas = new WeakMap<RedisScriptClient, Map<string, string>>();
+const LOADING = '';
 
 type Timer = ReturnType<typeof setTimeout>;
 
@@ -193,12 +194,16 @@ export abstract class SharedBudget<L extends RetryBudget> implements RetryBudget
     if (known === undefined) shas.set(client, (known = new Map()));
     const sha = known.get(script);
     try {
-      if (sha === undefined) {
-        const cache = known;
-        client.script('LOAD', script).then(
-          (loaded) => void cache.set(script, String(loaded)),
-          () => undefined,
-        );
+      if (sha === undefined || sha === LOADING) {
+        if (sha === undefined) {
+          // One SCRIPT LOAD per client and script, however many calls start before it answers.
+          const cache = known;
+          cache.set(script, LOADING);
+          client.script('LOAD', script).then(
+            (loaded) => void cache.set(script, String(loaded)),
+            () => void cache.delete(script),
+          );
+        }
         return client.eval(script, 1, key, ...args);
       }
       return client.evalsha(sha, 1, key, ...args).catch((error: unknown) => {
