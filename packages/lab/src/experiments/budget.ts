@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { isInvalidOptionError, parseGrpcServiceConfig } from 'herdless';
 import {
   BUDGET_POLICIES,
@@ -14,6 +13,8 @@ import {
   type ScenarioSpec,
   scenarioFromSpec,
 } from 'herdless/sim';
+import { readJsonFile } from '../json-file.js';
+import { quote } from '../text.js';
 import { UsageError } from '../usage-error.js';
 
 /** A budget-experiment run: which policies, which seeds, and the scenario (default: the article's). */
@@ -47,15 +48,9 @@ export function budgetPolicies(names: readonly BudgetPolicyName[] = BUDGET_POLIC
  */
 export function grpcPolicy(file: string): { policy: ClientPolicy; warnings: string[] } {
   const where = `--grpc-service-config ${JSON.stringify(file)}`;
-  let text: string;
+  const json = readJsonFile(file, where);
   try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new UsageError(`${where}: ${code === 'ENOENT' ? 'no such file' : `cannot read it (${code ?? String(error)})`}`);
-  }
-  try {
-    const config = parseGrpcServiceConfig(text);
+    const config = parseGrpcServiceConfig(json);
     const warnings = config.warnings.map((w) => `${where}: ${w}`);
     const { backoff } = config.retryOptions;
     let maxAttempts = config.retryOptions.maxAttempts;
@@ -71,7 +66,7 @@ export function grpcPolicy(file: string): { policy: ClientPolicy; warnings: stri
     const policy: ClientPolicy = { name: 'gRPC service config', backoff, maxAttempts, ...(createBudget ? { budget: () => createBudget() } : {}) };
     return { policy, warnings };
   } catch (error) {
-    if (isInvalidOptionError(error)) throw new UsageError(`${where}: ${error.field} ${error.requirement}, got ${JSON.stringify(error.value) ?? String(error.value)}`);
+    if (isInvalidOptionError(error)) throw new UsageError(`${where}: ${error.field} ${error.requirement}, got ${quote(error.value)}`);
     throw error;
   }
 }
