@@ -33,7 +33,7 @@ describe('herdless-lab herd', () => {
     const r = lab('herd', '--strategies', 'full jitter,exponential', '--seeds', '0-19', '--format', 'json');
     expect(r.status).toBe(0);
     const json = JSON.parse(r.stdout);
-    expect(Object.keys(json)).toEqual(['experiment', 'spread', 'seeds', 'rows']);
+    expect(Object.keys(json)).toEqual(['schemaVersion', 'experiment', 'spread', 'seeds', 'rows']);
     expect(json.experiment).toBe('herd');
     expect(json.spread).toBe(0);
     expect(json.seeds).toEqual([...Array(20).keys()]);

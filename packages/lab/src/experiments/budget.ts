@@ -16,6 +16,7 @@ import {
 import { readJsonFile } from '../json-file.js';
 import { quote } from '../text.js';
 import { UsageError } from '../usage-error.js';
+import { LAB_JSON_SCHEMA_VERSION } from './schema-version.js';
 
 /** A budget-experiment run: which policies, which seeds, and the scenario (default: the article's). */
 export interface BudgetRun {
@@ -113,6 +114,7 @@ export function budgetTable(result: Pick<BudgetResult, 'rows'>): string {
  */
 export function budgetJson(result: BudgetResult): object {
   return {
+    schemaVersion: LAB_JSON_SCHEMA_VERSION,
     experiment: 'budget',
     seeds: result.run.seeds,
     rows: result.rows.map((r) => ({ policy: r.policy, load: r.load, crashesAfter: r.crashesAfter, backToNormal: r.backToNormal, retryShare: r.retryShare })),
@@ -135,6 +137,7 @@ export function budgetCsv(result: Pick<BudgetResult, 'rows'>): string {
  */
 export function budgetTraceJson(trace: BudgetTrace, tickMs = 10): object {
   return {
+    schemaVersion: LAB_JSON_SCHEMA_VERSION,
     experiment: 'budget-trace',
     tokens: Array.from(trace.tokens, (tokens, tick) => ({ tick, timeS: (tick * tickMs) / 1000, tokens })),
     perSecond: trace.perSecond,
