@@ -3,7 +3,6 @@
 // what it saw as one JSON line. It runs the built library (dist/), as a user's process would.
 // argv: redisPort httpPort calls mode — mode `race` calls no server: it reports `calls` failures
 // straight to the shared budget (onFailure, allowRetry, confirmRetry) and counts the retries admitted.
-/* global fetch */
 import { createInterface } from 'node:readline';
 import { Redis } from 'ioredis';
 import { constantBackoff, retryThrottlingBudget } from '../../dist/index.js';

@@ -281,8 +281,14 @@ export function fleetRow(policy: FleetPolicyName | ClientPolicy, seeds: readonly
   return budgetRow(fleetScenario(policy, options), seeds);
 }
 
-/** Per second, for one policy and seed: new requests, arrivals, successes and retries. */
-export type FleetTrace = ReturnType<typeof perSecondTraffic>;
+/** Per second, for one policy and seed: new requests, arrivals, successes and retries (one entry per second). */
+export interface FleetTrace {
+  policy: string;
+  fresh: number[];
+  arrivals: number[];
+  successes: number[];
+  retries: number[];
+}
 
 /**
  * The figure's data for one seed: per-second traffic of each policy.
