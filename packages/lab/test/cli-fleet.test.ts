@@ -26,7 +26,7 @@ describe('herdless-lab fleet', () => {
     const r = lab('fleet', '--format', 'json', '--seeds', '0-1', '--processes', '10', '--lifetime', '40', '--policies', '4 attempts + gRPC throttling per process,4 attempts + shared gRPC throttling');
     expect(r.status).toBe(0);
     const json = JSON.parse(r.stdout);
-    expect(Object.keys(json)).toEqual(['experiment', 'seeds', 'processes', 'lifetimeMs', 'flushIntervalMs', 'rows']);
+    expect(Object.keys(json)).toEqual(['schemaVersion', 'experiment', 'seeds', 'processes', 'lifetimeMs', 'flushIntervalMs', 'rows']);
     expect(json).toMatchObject({ experiment: 'fleet', seeds: [0, 1], processes: 10, lifetimeMs: 40_000, flushIntervalMs: 100 });
     expect(Object.keys(json.rows[0])).toEqual(['policy', 'load', 'crashesAfter', 'backToNormal', 'retryShare']);
     // Ten processes living the whole run are the budget experiment's ten clients: about 1.01×.

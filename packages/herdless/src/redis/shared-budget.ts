@@ -72,6 +72,7 @@ export abstract class SharedBudget<L extends RetryBudget> implements RetryBudget
   private localSince = 0;
 
   protected constructor(
+    /** @internal The checked options. */
     protected readonly settings: CommonSettings,
     private readonly script: string,
     local: L,

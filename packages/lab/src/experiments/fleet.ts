@@ -1,5 +1,6 @@
 import { fleetRow, type BudgetRow, type FleetOptions, type FleetPolicyName, type FleetTrace } from 'herdless/sim';
 import { budgetCsv, budgetTable } from './budget.js';
+import { LAB_JSON_SCHEMA_VERSION } from './schema-version.js';
 
 /** A fleet-experiment run: which policies, which seeds, the fleet's shape. */
 export interface FleetRun {
@@ -34,12 +35,13 @@ export function fleetTable(result: FleetResult): string {
 }
 
 /**
- * The JSON contract: `{"experiment":"fleet","seeds":[…],"processes":200,"lifetimeMs":2000,
+ * The JSON contract (schemas/fleet.schema.json): `{"schemaVersion":1,"experiment":"fleet","seeds":[…],"processes":200,"lifetimeMs":2000,
  * "flushIntervalMs":100,"rows":[{"policy","load":{mean,min,max},"crashesAfter":{…},"backToNormal":{…},"retryShare":{…}}, …]}`
  * — the budget experiment's row shape (load as a ratio, back to normal in seconds, retry share as a fraction).
  */
 export function fleetJson(result: FleetResult): object {
   return {
+    schemaVersion: LAB_JSON_SCHEMA_VERSION,
     experiment: 'fleet',
     seeds: result.run.seeds,
     processes: result.run.processes,
@@ -56,7 +58,7 @@ export function fleetCsv(result: FleetResult): string {
 
 /** The figure's data as JSON: per-second traffic per policy for one seed. */
 export function fleetTraceJson(trace: readonly FleetTrace[], run: Omit<FleetRun, 'policies'>): object {
-  return { experiment: 'fleet-trace', seed: run.seeds[0], processes: run.processes, lifetimeMs: run.lifetimeMs, flushIntervalMs: run.flushIntervalMs, perSecond: trace };
+  return { schemaVersion: LAB_JSON_SCHEMA_VERSION, experiment: 'fleet-trace', seed: run.seeds[0], processes: run.processes, lifetimeMs: run.lifetimeMs, flushIntervalMs: run.flushIntervalMs, perSecond: trace };
 }
 
 /** The same as CSV: `policy,second,new,arrivals,successes,retries`. */
