@@ -27,6 +27,8 @@ const cases: [schema: string, args: string[]][] = [
   ['layers.schema.json', ['layers']],
   ['herd-bins.schema.json', ['herd', '--bins', '100', '--seeds', '0', '--strategies', 'full jitter', '--workers', '0']],
   ['waits.schema.json', ['waits', '--clients', '3', '--failures', '4']],
+  ['fleet.schema.json', ['fleet', '--seeds', '0', '--policies', '4 attempts,4 attempts + shared gRPC throttling (batched)']],
+  ['fleet-trace.schema.json', ['fleet', '--trace', '0', '--policies', '4 attempts']],
 ];
 
 describe('the lab JSON contract: schemaVersion and a JSON Schema per output', () => {

@@ -30,6 +30,10 @@ const FILES = [
   'data/budget-tokens.json',
   'data/budget.csv',
   'data/budget.json',
+  'data/fleet-arrivals.csv',
+  'data/fleet-arrivals.json',
+  'data/fleet.csv',
+  'data/fleet.json',
   'data/herd-arrivals.csv',
   'data/herd-arrivals.json',
   'data/herd-spread-arrivals.csv',
@@ -48,6 +52,8 @@ const FILES = [
   'figures/budget-arrivals.svg',
   'figures/budget-tokens.narrow.svg',
   'figures/budget-tokens.svg',
+  'figures/fleet-arrivals.narrow.svg',
+  'figures/fleet-arrivals.svg',
   'figures/herd-arrivals.narrow.svg',
   'figures/herd-arrivals.svg',
   'figures/herd-spread-arrivals.narrow.svg',
@@ -79,6 +85,7 @@ describe('npm run lab writes the report', () => {
     expect(lines).toContain('# herd: 1000 clients, first sends spread over 0.9 s, seeds 0-19');
     expect(lines).toContain('fixed 1s        16.89 ( 15.58- 18.98)      11378 (   10514-   12236)    11.7');
     expect(lines).toContain('4 attempts                                   3.88x (3.87-3.89)     25.0           40.0 s (40-40)      74.3% (74.2-74.3)');
+    expect(lines).toContain('4 attempts + shared gRPC throttling             1.00x (1.00-1.00)      0.0           15.0 s (15-15)       0.2% (0.1-0.3)');
     expect(lines).toContain('every layer retries          3         9   27');
     expect(lines.at(-2)).toBe('');
     expect(lines.at(-1)).toBe(`report: ${join(out, 'index.html')}`);
@@ -91,7 +98,7 @@ describe('npm run lab writes the report', () => {
     expect(html).toContain('decorrelated    12.86 ( 10.41- 15.20)       8151 (    7404-    8500)     2.9');
     expect(html).toContain('Written by <code>npm run lab</code>');
     expect(html).toContain('Command: <code>npm run lab -- herd --spread 0.9</code> · seeds 0-19');
-    for (const id of ['herd-arrivals', 'backoff-waits', 'herd-summary', 'herd-spread-arrivals', 'budget-tokens', 'budget-arrivals']) {
+    for (const id of ['herd-arrivals', 'backoff-waits', 'herd-summary', 'herd-spread-arrivals', 'budget-tokens', 'budget-arrivals', 'fleet-arrivals']) {
       expect(html).toContain(`<figure id="${id}">`);
       expect(html).toContain(`<img src="figures/${id}.svg"`);
     }
@@ -194,8 +201,8 @@ describe('npm run lab writes the report', () => {
     const sections = [...html.matchAll(/<section id="([^"]+)">[\s\S]*?Command: <code>([^<]*)<\/code>[\s\S]*?<pre>([^<]*)<\/pre>/g)].map((m) => ({ id: m[1]!, command: unescape(m[2]!), table: unescape(m[3]!) }));
     const figures = [...html.matchAll(/<figure id="([^"]+)">[\s\S]*?Data: <code>([^<]*)<\/code>/g)].map((m) => ({ id: m[1]!, command: unescape(m[2]!) }));
     const all = [...html.matchAll(/<code>([^<]*)<\/code>/g)].map((m) => unescape(m[1]!));
-    expect(sections.map((s) => s.id)).toEqual(['herd', 'herd-spread', 'budget', 'layers']);
-    expect(figures).toHaveLength(6);
+    expect(sections.map((s) => s.id)).toEqual(['herd', 'herd-spread', 'budget', 'fleet', 'layers']);
+    expect(figures).toHaveLength(7);
     // Nothing else is shown as a command: the report's own (run above) and the page's.
     expect(all.filter((c) => !sections.some((s) => s.command === c) && !figures.some((f) => f.command === c))).toEqual(['npm run lab', 'npm run lab -- serve']);
     expect(first.status).toBe(0);
@@ -215,7 +222,7 @@ describe('npm run lab writes the report', () => {
         const lines = printed.trimEnd().split('\n');
         expect(lines[0]).toBe('tick,time_s,tokens');
         expect(lines.slice(1).map((l) => { const [, t, tokens] = l.split(','); return { t: Number(t), tokens: Number(tokens) }; })).toEqual(rows);
-      } else if (f.id === 'budget-arrivals') {
+      } else if (f.id === 'budget-arrivals' || f.id === 'fleet-arrivals') {
         const rows = JSON.parse(data(f.id, 'json')) as { policy: string; second: number; arrivals: number; fresh: number }[];
         const lines = printed.trimEnd().split('\n');
         expect(lines[0]).toBe('policy,second,new,arrivals,successes,retries');
