@@ -1,12 +1,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { build, stop } from 'esbuild';
-import { UsageError } from './usage-error.js';
+import { HOST, listenLoopback } from './listen.js';
 import { pageHtml } from './web/page-html.js';
-
-/** The only address the lab page is served on. */
-export const HOST = '127.0.0.1';
 
 interface Asset {
   type: string;
@@ -76,15 +72,7 @@ export async function startServer(port: number): Promise<LabServer> {
     send(200, asset.type, asset.body);
   };
   const server = createServer(handle);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) => {
-      if (error.code === 'EADDRINUSE') reject(new UsageError(`--port ${port}: already in use (try another, or 0 for any free port)`));
-      else if (error.code === 'EACCES') reject(new UsageError(`--port ${port}: not allowed for this user (try a port above 1023)`));
-      else reject(error);
-    });
-    server.listen(port, HOST, () => resolve());
-  });
-  const actual = (server.address() as AddressInfo).port;
+  const actual = await listenLoopback(server, port);
   allowedHosts = new Set([`${HOST}:${actual}`, `localhost:${actual}`]);
   return {
     url: `http://${HOST}:${actual}/`,

@@ -11,6 +11,7 @@ import { parseSeeds } from './seeds.js';
 import { budgetCsv, budgetJson, budgetPolicies, budgetTable, budgetTitle, budgetTraceCsv, budgetTraceJson, configPolicies, grpcPolicy, runBudgetExperiment } from '../experiments/budget.js';
 import { BUDGET_POLICIES, budgetTrace, runLayers, type BudgetPolicyName } from 'herdless/sim';
 import { layersCsv, layersJson, layersTable, layersTitle } from '../experiments/layers.js';
+import { addLiveCommands } from '../live/commands.js';
 
 type Format = 'table' | 'json' | 'csv';
 
@@ -275,6 +276,8 @@ export function buildProgram(io: Io): Command {
       await server.close();
       io.out(`stopped (${signal})`);
     });
+
+  addLiveCommands(program, { ...io, parseNumber: parseNumberFlag, parseNames });
 
   return program;
 }
