@@ -3,7 +3,7 @@ import { PyRandom, withRetry, type Backoff, type FetchFunction } from 'herdless'
 import type { RetryBudget } from 'herdless';
 import type { PerTick, RunResult } from 'herdless/sim';
 import { Agent, fetch as undiciFetch } from 'undici';
-import { RESET_PATH, STATS_PATH, type LiveStatsResponse } from './server.js';
+import { PING_PATH, RESET_PATH, STATS_PATH, type LiveStatsResponse } from './server.js';
 
 /** Where a live run sends its requests, and whether that server is a `lab server` (stats, reset). */
 export interface LiveTarget {
@@ -69,6 +69,9 @@ export interface LiveRunResult extends RunResult {
   server: LiveStatsResponse | undefined;
 }
 
+/** Connections opened before a run at most (one per client of the herd). */
+const MAX_WARM_CONNECTIONS = 1000;
+
 /** p-th percentile (nearest rank) of sorted values; 0 for none. */
 function percentile(sorted: Float64Array, p: number): number {
   if (sorted.length === 0) return 0;
@@ -133,6 +136,20 @@ function poissonArrivals(clients: number, ratePerSecond: number, horizonMs: numb
   return out.sort((a, b) => a.atMs - b.atMs);
 }
 
+/**
+ * Opens up to `n` keep-alive connections to a `lab server` before a run (its ping path is outside
+ * the model), so that the first wave measures the policy rather than TCP connection set-up.
+ */
+async function warmUp(base: string, n: number, dispatcher: Agent): Promise<void> {
+  const url = new URL(PING_PATH, base);
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      const res = await undiciFetch(url, { dispatcher });
+      await res.arrayBuffer();
+    }),
+  );
+}
+
 /** POSTs the `lab server`'s reset, so that its time 0 is the run's. */
 async function resetServer(base: string, dispatcher: Agent): Promise<void> {
   const res = await undiciFetch(new URL(RESET_PATH, base), { method: 'POST', dispatcher });
@@ -159,10 +176,22 @@ export async function readServerStats(base: string, dispatcher?: Agent): Promise
  */
 export async function runLive(spec: LiveRunSpec): Promise<LiveRunResult> {
   const agent = new Agent({ keepAliveTimeout: 10_000, keepAliveMaxTimeout: 10_000 });
-  const abort = new AbortController();
+  // One controller per call, not one for the run: thousands of listeners on one signal make every
+  // add and remove linear, and that cost would show as the instrument's lateness.
+  const controllers = new Set<AbortController>();
+  let stopped = false;
+  const stopAll = (reason: string): void => {
+    stopped = true;
+    const error = new Error(reason);
+    for (const c of controllers) c.abort(error);
+    controllers.clear();
+  };
   const timers = new Set<NodeJS.Timeout>();
   try {
-    if (spec.target.labServer !== undefined) await resetServer(spec.target.labServer, agent);
+    if (spec.target.labServer !== undefined) {
+      await warmUp(spec.target.labServer, Math.min(spec.clients, MAX_WARM_CONNECTIONS), agent);
+      await resetServer(spec.target.labServer, agent);
+    }
     const rng = new PyRandom(spec.seed);
     const arrivals =
       spec.arrivals.kind === 'together'
@@ -201,14 +230,18 @@ export async function runLive(spec: LiveRunSpec): Promise<LiveRunResult> {
           if (reason === 'budget') rec.budgetRefusals++;
         },
       });
-      return api(spec.target.url, { signal: abort.signal }).then(
+      const controller = new AbortController();
+      controllers.add(controller);
+      return api(spec.target.url, { signal: controller.signal }).then(
         async (res) => {
           await res.arrayBuffer().catch(() => undefined);
-          rec.finish(performance.now(), res.status >= 200 && res.status < 300);
+          controllers.delete(controller);
+          if (!stopped) rec.finish(performance.now(), res.status >= 200 && res.status < 300);
         },
         () => {
+          controllers.delete(controller);
           // Cut at the horizon: outstanding. Otherwise out of attempts on network errors.
-          if (!abort.signal.aborted) rec.finish(performance.now(), false);
+          if (!stopped) rec.finish(performance.now(), false);
         },
       );
     };
@@ -242,7 +275,7 @@ export async function runLive(spec: LiveRunSpec): Promise<LiveRunResult> {
     const ended = performance.now();
     for (const t of timers) clearTimeout(t);
     timers.clear();
-    abort.abort(new Error('horizon reached'));
+    stopAll('horizon reached');
     await Promise.all(calls);
     const outstanding = arrivals.length - rec.done;
     const finished = outstanding === 0;
@@ -270,7 +303,7 @@ export async function runLive(spec: LiveRunSpec): Promise<LiveRunResult> {
     };
   } finally {
     for (const t of timers) clearTimeout(t);
-    abort.abort(new Error('run ended'));
+    stopAll('run ended');
     await agent.destroy();
   }
 }

@@ -6,6 +6,8 @@ import { LiveServerModel, type LiveServerStats, type LiveVerdict } from './serve
 
 /** The path of the stats (GET, JSON). Every other path is the model's: 200 or 503. */
 export const STATS_PATH = '/_lab/stats';
+/** Answers 204 at once, outside the model: a client can open its connections before a run. */
+export const PING_PATH = '/_lab/ping';
 /** POST here starts the server's time again (start-up, empty stats): the live lab's runs begin with it. */
 export const RESET_PATH = '/_lab/reset';
 
@@ -32,7 +34,7 @@ const BODIES: Record<LiveVerdict, string> = { 200: 'ok\n', 503: 'unavailable\n' 
 
 /**
  * Starts the article's server model as a real HTTP server on 127.0.0.1:`port` (0 = any free port):
- * see {@link LiveServerModel} for the rules. Any method on any path but the two `/_lab/` ones is a
+ * see {@link LiveServerModel} for the rules. Any method on any path but the three `/_lab/` ones (stats, reset, ping) is a
  * request to the model and gets 200 or 503 with a short text body, at the end of the tick it
  * arrived in. Its time 0 is its start; `POST /_lab/reset` sets it to now.
  *
@@ -74,6 +76,11 @@ export async function startLiveServer(model: ServerModel, port: number): Promise
       const body = JSON.stringify(stats());
       res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store' });
       res.end(req.method === 'HEAD' ? undefined : body);
+      return;
+    }
+    if (path === PING_PATH) {
+      res.writeHead(204);
+      res.end();
       return;
     }
     if (path === RESET_PATH && req.method === 'POST') {

@@ -14,7 +14,8 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
-const MAIN = fileURLToPath(new URL('../main.js', import.meta.url));
+// The compiled command line; tests run this module from its source, beside which the build is in dist/.
+const MAIN = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? '../../dist/main.js' : '../main.js', import.meta.url));
 /** A server that has not printed its address by then is broken. */
 const START_TIMEOUT_MS = 15_000;
 
@@ -28,7 +29,9 @@ export function startServerProcess(args: readonly string[]): Promise<ServerProce
   let out = '';
   child.stdout!.setEncoding('utf8').on('data', (s: string) => (out += s));
   child.stderr!.setEncoding('utf8').on('data', (s: string) => (out += s));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // 'close' comes after 'exit' and after its pipes are closed; the process handle itself is
+  // released in the next turn of the event loop, so the promise resolves after that turn.
+  const exited = new Promise<void>((resolve) => child.once('close', () => setTimeout(resolve, 0)));
   const stop = async (): Promise<void> => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     await exited;
