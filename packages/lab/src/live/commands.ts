@@ -100,6 +100,9 @@ export function addLiveCommands(program: Command, cli: LiveCli): void {
       cli.out(`stopped (${signal}): ${totals.arrivals} arrivals, ${totals.successes} served, ${totals.crashes} crashes since time 0`);
     });
 
+  const print = <R>(format: LiveFlags['format'], result: R, as: { table: (r: R) => string; json: (r: R) => object; csv: (r: R) => string }): void =>
+    cli.out(format === 'json' ? JSON.stringify(as.json(result)) : format === 'csv' ? as.csv(result) : as.table(result));
+
   const live = program
     .command('live')
     .description('the article\'s experiments on real sockets: the library\'s retrying fetch as N clients against a lab server (or --target), beside the simulator');
@@ -122,7 +125,7 @@ export function addLiveCommands(program: Command, cli: LiveCli): void {
     const strategies: HerdStrategy[] = flags.strategies === undefined ? [...LIVE_HERD_STRATEGIES] : cli.parseNames('--strategies', 'strategy', flags.strategies, HERD_STRATEGIES);
     const settings = liveSettings(flags, { clients: 1000, horizonS: 30, minHorizonS: 0.01 }, cli);
     const result = await runLiveHerd(strategies, settings);
-    cli.out(flags.format === 'json' ? JSON.stringify(liveHerdJson(result)) : flags.format === 'csv' ? liveHerdCsv(result) : liveHerdTable(result));
+    print(flags.format, result, { table: liveHerdTable, json: liveHerdJson, csv: liveHerdCsv });
   });
 
   common(
@@ -137,6 +140,6 @@ export function addLiveCommands(program: Command, cli: LiveCli): void {
     // The measures look at 15 s + 3 s after the outage.
     const settings = liveSettings(flags, { clients: 10, horizonS: 40, minHorizonS: 18 }, cli);
     const result = await runLiveBudget(policies, settings);
-    cli.out(flags.format === 'json' ? JSON.stringify(liveBudgetJson(result)) : flags.format === 'csv' ? liveBudgetCsv(result) : liveBudgetTable(result));
+    print(flags.format, result, { table: liveBudgetTable, json: liveBudgetJson, csv: liveBudgetCsv });
   });
 }

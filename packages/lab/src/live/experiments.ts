@@ -11,8 +11,9 @@ import {
   type BudgetRow,
   type HerdRow,
   type HerdStrategy,
+  type Scenario,
 } from 'herdless/sim';
-import { latenessOf, runLive, type Lateness, type LiveRunResult, type LiveTarget } from './fleet.js';
+import { latenessOf, runLive, type Lateness, type LiveArrivals, type LiveRunResult, type LiveTarget } from './fleet.js';
 import { checkTarget, startServerProcess } from './target.js';
 
 /** The generator is the bottleneck, not the policy, when its p99 lateness is above this, ms. */
@@ -112,17 +113,41 @@ function overallLateness(runs: readonly LiveRunResult[]): Lateness {
   return latenessOf(all);
 }
 
-// ---------------------------------------------------------------- herd
-
-/** `lab live herd`: per strategy, the simulator's row (its seeds) and the live run. */
-export interface LiveHerdResult {
+/** What every live result starts with: where it ran, the settings, and the instrument's lateness over all its sends. */
+export interface LiveHeader {
   where: LiveWhere;
   clients: number;
   horizonMs: number;
   seed: number;
   simSeeds: number[];
-  rows: { strategy: HerdStrategy; sim: HerdRow; live: LiveRunResult }[];
   lateness: Lateness;
+}
+
+/** Runs each named policy live in turn, each scenario's policy and tick, against the target (see {@link withTarget}). */
+async function runPolicies<P extends string>(
+  label: string,
+  names: readonly P[],
+  settings: LiveSettings,
+  serverArgs: string[],
+  scenarioOf: (name: P) => Scenario,
+  arrivals: LiveArrivals,
+  stopWhenIdle: boolean,
+): Promise<{ header: LiveHeader; runs: LiveRunResult[] }> {
+  return withTarget(settings, serverArgs, async (target, where) => {
+    const runs = await runEach(label, names, settings, (name, onProgress) => {
+      const scenario = scenarioOf(name);
+      return runLive({ target, clients: settings.clients, arrivals, policy: scenario.policy, horizonMs: settings.horizonMs, seed: settings.seed, stopWhenIdle, tickMs: scenario.server.tickMs, onProgress });
+    });
+    const header = { where, clients: settings.clients, horizonMs: settings.horizonMs, seed: settings.seed, simSeeds: settings.simSeeds, lateness: overallLateness(runs) };
+    return { header, runs };
+  });
+}
+
+// ---------------------------------------------------------------- herd
+
+/** `lab live herd`: per strategy, the simulator's row (its seeds) and the live run. */
+export interface LiveHerdResult extends LiveHeader {
+  rows: { strategy: HerdStrategy; sim: HerdRow; live: LiveRunResult }[];
   /** The simulator's arrivals per tick for its first seed, per strategy (for the report's figure). */
   simArrivals: Int32Array[];
 }
@@ -140,32 +165,8 @@ export async function runLiveHerd(strategies: readonly HerdStrategy[], settings:
   const options = { clients: settings.clients, horizonMs: settings.horizonMs };
   const sims = runHerd(strategies, settings.simSeeds, options);
   const simArrivals = strategies.map((s) => runScenario(herdScenario(s, options), settings.simSeeds[0]!, { perTick: true }).perTick!.arrivals);
-  return withTarget(settings, ['--startup', '1'], async (target, where) => {
-    const runs = await runEach('live herd', strategies, settings, (strategy, onProgress) => {
-      const scenario = herdScenario(strategy, options);
-      return runLive({
-        target,
-        clients: settings.clients,
-        arrivals: { kind: 'together' },
-        policy: scenario.policy,
-        horizonMs: settings.horizonMs,
-        seed: settings.seed,
-        stopWhenIdle: true,
-        tickMs: scenario.server.tickMs,
-        onProgress,
-      });
-    });
-    return {
-      where,
-      clients: settings.clients,
-      horizonMs: settings.horizonMs,
-      seed: settings.seed,
-      simSeeds: settings.simSeeds,
-      rows: strategies.map((strategy, i) => ({ strategy, sim: sims[i]!, live: runs[i]! })),
-      lateness: overallLateness(runs),
-      simArrivals,
-    };
-  });
+  const { header, runs } = await runPolicies('live herd', strategies, settings, ['--startup', '1'], (s) => herdScenario(s, options), { kind: 'together' }, true);
+  return { ...header, rows: strategies.map((strategy, i) => ({ strategy, sim: sims[i]!, live: runs[i]! })), simArrivals };
 }
 
 const pct = (live: number, sim: number): string => (sim === 0 ? '' : `${live >= sim ? '+' : '−'}${formatFixed(Math.abs((live / sim - 1) * 100), 0)}%`);
@@ -293,14 +294,8 @@ export const LIVE_BUDGET_POLICIES: readonly BudgetPolicyName[] = [
 ];
 
 /** `lab live budget`: per policy, the simulator's row and the live run's measures (the same definitions). */
-export interface LiveBudgetResult {
-  where: LiveWhere;
-  clients: number;
-  horizonMs: number;
-  seed: number;
-  simSeeds: number[];
+export interface LiveBudgetResult extends LiveHeader {
   rows: { policy: BudgetPolicyName; sim: BudgetRow; live: LiveRunResult; metrics: BudgetMetrics }[];
-  lateness: Lateness;
 }
 
 /**
@@ -312,31 +307,16 @@ export interface LiveBudgetResult {
 export async function runLiveBudget(policies: readonly BudgetPolicyName[], settings: LiveSettings): Promise<LiveBudgetResult> {
   const options = { clients: settings.clients, horizonMs: settings.horizonMs };
   const sims = policies.map((p) => budgetRow(budgetScenario(p, options), settings.simSeeds));
-  return withTarget(settings, ['--startup', '0', '--outage', '5-15'], async (target, where) => {
-    const runs = await runEach('live budget', policies, settings, (policy, onProgress) => {
-      const scenario = budgetScenario(policy, options);
-      return runLive({
-        target,
-        clients: settings.clients,
-        arrivals: { kind: 'poisson', ratePerSecond: 30 },
-        policy: scenario.policy,
-        horizonMs: settings.horizonMs,
-        seed: settings.seed,
-        stopWhenIdle: false,
-        tickMs: scenario.server.tickMs,
-        onProgress,
-      });
-    });
-    return {
-      where,
-      clients: settings.clients,
-      horizonMs: settings.horizonMs,
-      seed: settings.seed,
-      simSeeds: settings.simSeeds,
-      rows: policies.map((policy, i) => ({ policy, sim: sims[i]!, live: runs[i]!, metrics: budgetMetrics(budgetScenario(policy, options), runs[i]!) })),
-      lateness: overallLateness(runs),
-    };
-  });
+  const { header, runs } = await runPolicies(
+    'live budget',
+    policies,
+    settings,
+    ['--startup', '0', '--outage', '5-15'],
+    (p) => budgetScenario(p, options),
+    { kind: 'poisson', ratePerSecond: 30 },
+    false,
+  );
+  return { ...header, rows: policies.map((policy, i) => ({ policy, sim: sims[i]!, live: runs[i]!, metrics: budgetMetrics(budgetScenario(policy, options), runs[i]!) })) };
 }
 
 /** The side-by-side budget table: per measure, the simulator's mean over its seeds and the live run. */
