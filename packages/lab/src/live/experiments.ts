@@ -81,7 +81,8 @@ async function runEach<P extends string>(
     const l = result.lateness;
     settings.progress(
       `  ${result.finished ? `done at ${formatFixed(result.finishS, 2)} s` : `cut at ${seconds(settings.horizonMs)} s`}: ${result.requests} sent, ` +
-        `${result.server === undefined ? 'crashes unknown' : `${result.crashes} crashes`}, lateness p50 ${ms(l.p50)} p99 ${ms(l.p99)} ms`,
+        `${result.server === undefined ? 'crashes unknown' : `${result.crashes} crashes`}, lateness p50 ${ms(l.p50)} p99 ${ms(l.p99)} ms` +
+        `${result.server === undefined ? '' : `, server timer p99 ${ms(result.server.timerLateness.p99)} ms`}`,
     );
     results.push(result);
   }
@@ -91,14 +92,20 @@ async function runEach<P extends string>(
 const ms = (x: number): string => formatFixed(x, 1);
 
 /** The instrument's summary over every send of the command, with a warning when it limits the figures. */
-export function instrumentLines(lateness: Lateness): string[] {
+export function instrumentLines(lateness: Lateness, server?: Lateness): string[] {
   const lines = [
     `instrument: send lateness (actual send time − the time the policy chose) p50 ${ms(lateness.p50)} ms, p99 ${ms(lateness.p99)} ms, max ${ms(lateness.max)} ms over ${lateness.count} sends`,
   ];
+  if (server !== undefined) {
+    lines.push(`server: tick timer lateness (its worst run) p50 ${ms(server.p50)} ms, p99 ${ms(server.p99)} ms, max ${ms(server.max)} ms over ${server.count} ticks`);
+  }
   if (lateness.p99 > LATENESS_WARNING_MS) {
     lines.push(
       `warning: p99 lateness ${ms(lateness.p99)} ms is above ${LATENESS_WARNING_MS} ms: the client machine (the generator), not the policy, limits these figures — close other load, or run fewer clients`,
     );
+  }
+  if (server !== undefined && server.p99 > LATENESS_WARNING_MS) {
+    lines.push(`warning: the server's tick timer was up to ${ms(server.p99)} ms late (p99): requests it read late were counted in later ticks, which can add crashes`);
   }
   return lines;
 }
@@ -121,10 +128,12 @@ export interface LiveHeader {
   seed: number;
   simSeeds: number[];
   lateness: Lateness;
+  /** The server's tick timer lateness in the run where its p99 was worst (a lab server only). */
+  serverLateness: Lateness | undefined;
 }
 
 /** Runs each named policy live in turn, each scenario's policy and tick, against the target (see {@link withTarget}). */
-async function runPolicies<P extends string>(
+async function runPolicies<P extends string, S>(
   label: string,
   names: readonly P[],
   settings: LiveSettings,
@@ -132,14 +141,19 @@ async function runPolicies<P extends string>(
   scenarioOf: (name: P) => Scenario,
   arrivals: LiveArrivals,
   stopWhenIdle: boolean,
-): Promise<{ header: LiveHeader; runs: LiveRunResult[] }> {
+  simulate: () => S,
+): Promise<{ header: LiveHeader; runs: LiveRunResult[]; sim: S }> {
   return withTarget(settings, serverArgs, async (target, where) => {
+    // The simulator's side runs once the target is known good, so that a bad --target fails at once.
+    const sim = simulate();
     const runs = await runEach(label, names, settings, (name, onProgress) => {
       const scenario = scenarioOf(name);
       return runLive({ target, clients: settings.clients, arrivals, policy: scenario.policy, horizonMs: settings.horizonMs, seed: settings.seed, stopWhenIdle, tickMs: scenario.server.tickMs, onProgress });
     });
-    const header = { where, clients: settings.clients, horizonMs: settings.horizonMs, seed: settings.seed, simSeeds: settings.simSeeds, lateness: overallLateness(runs) };
-    return { header, runs };
+    const server = runs.map((r) => r.server?.timerLateness).filter((l) => l !== undefined);
+    const serverLateness = server.length === 0 ? undefined : server.reduce((a, b) => (b.p99 > a.p99 ? b : a));
+    const header = { where, clients: settings.clients, horizonMs: settings.horizonMs, seed: settings.seed, simSeeds: settings.simSeeds, lateness: overallLateness(runs), serverLateness };
+    return { header, runs, sim };
   });
 }
 
@@ -163,10 +177,12 @@ export const LIVE_HERD_STRATEGIES: readonly HerdStrategy[] = ['fixed 1s', 'expon
  */
 export async function runLiveHerd(strategies: readonly HerdStrategy[], settings: LiveSettings): Promise<LiveHerdResult> {
   const options = { clients: settings.clients, horizonMs: settings.horizonMs };
-  const sims = runHerd(strategies, settings.simSeeds, options);
-  const simArrivals = strategies.map((s) => runScenario(herdScenario(s, options), settings.simSeeds[0]!, { perTick: true }).perTick!.arrivals);
-  const { header, runs } = await runPolicies('live herd', strategies, settings, ['--startup', '1'], (s) => herdScenario(s, options), { kind: 'together' }, true);
-  return { ...header, rows: strategies.map((strategy, i) => ({ strategy, sim: sims[i]!, live: runs[i]! })), simArrivals };
+  const simulate = () => ({
+    rows: runHerd(strategies, settings.simSeeds, options),
+    arrivals: strategies.map((s) => runScenario(herdScenario(s, options), settings.simSeeds[0]!, { perTick: true }).perTick!.arrivals),
+  });
+  const { header, runs, sim } = await runPolicies('live herd', strategies, settings, ['--startup', '1'], (s) => herdScenario(s, options), { kind: 'together' }, true, simulate);
+  return { ...header, rows: strategies.map((strategy, i) => ({ strategy, sim: sim.rows[i]!, live: runs[i]! })), simArrivals: sim.arrivals };
 }
 
 const pct = (live: number, sim: number): string => (sim === 0 ? '' : `${live >= sim ? '+' : '−'}${formatFixed(Math.abs((live / sim - 1) * 100), 0)}%`);
@@ -200,7 +216,7 @@ export function liveHerdTable(result: LiveHerdResult): string {
     );
   }
   if (!result.where.stats) lines.push('? crashes are known only when the target is a lab server');
-  lines.push(...instrumentLines(result.lateness));
+  lines.push(...instrumentLines(result.lateness, result.serverLateness));
   return lines.join('\n');
 }
 
@@ -222,7 +238,10 @@ function liveJson(live: LiveRunResult, windowTicks: number): object {
     networkErrors: live.networkErrors,
     lateness: live.lateness,
     arrivalsPerWindow: fold(live.perTick.arrivals, windowTicks),
-    server: live.server === undefined ? null : { totals: live.server.totals, arrivals: live.server.arrivals, successes: live.server.successes, crashes: live.server.crashes },
+    server:
+      live.server === undefined
+        ? null
+        : { totals: live.server.totals, arrivals: live.server.arrivals, successes: live.server.successes, crashes: live.server.crashes, timerLateness: live.server.timerLateness },
   };
 }
 
@@ -255,6 +274,7 @@ export function liveHerdJson(result: LiveHerdResult): object {
       live: liveJson(live, 10),
     })),
     lateness: result.lateness,
+    serverLateness: result.serverLateness ?? null,
   };
 }
 
@@ -306,8 +326,7 @@ export interface LiveBudgetResult extends LiveHeader {
  */
 export async function runLiveBudget(policies: readonly BudgetPolicyName[], settings: LiveSettings): Promise<LiveBudgetResult> {
   const options = { clients: settings.clients, horizonMs: settings.horizonMs };
-  const sims = policies.map((p) => budgetRow(budgetScenario(p, options), settings.simSeeds));
-  const { header, runs } = await runPolicies(
+  const { header, runs, sim } = await runPolicies(
     'live budget',
     policies,
     settings,
@@ -315,8 +334,9 @@ export async function runLiveBudget(policies: readonly BudgetPolicyName[], setti
     (p) => budgetScenario(p, options),
     { kind: 'poisson', ratePerSecond: 30 },
     false,
+    () => policies.map((p) => budgetRow(budgetScenario(p, options), settings.simSeeds)),
   );
-  return { ...header, rows: policies.map((policy, i) => ({ policy, sim: sims[i]!, live: runs[i]!, metrics: budgetMetrics(budgetScenario(policy, options), runs[i]!) })) };
+  return { ...header, rows: policies.map((policy, i) => ({ policy, sim: sim[i]!, live: runs[i]!, metrics: budgetMetrics(budgetScenario(policy, options), runs[i]!) })) };
 }
 
 /** The side-by-side budget table: per measure, the simulator's mean over its seeds and the live run. */
@@ -335,7 +355,7 @@ export function liveBudgetTable(result: LiveBudgetResult): string {
     );
   }
   if (!result.where.stats) lines.push('? crashes are known only when the target is a lab server');
-  lines.push(...instrumentLines(result.lateness));
+  lines.push(...instrumentLines(result.lateness, result.serverLateness));
   return lines.join('\n');
 }
 
@@ -375,6 +395,7 @@ export function liveBudgetJson(result: LiveBudgetResult): object {
       },
     })),
     lateness: result.lateness,
+    serverLateness: result.serverLateness ?? null,
   };
 }
 

@@ -2,7 +2,8 @@ import { performance } from 'node:perf_hooks';
 import { PyRandom, withRetry, type Backoff, type FetchFunction } from 'herdless';
 import type { RetryBudget } from 'herdless';
 import type { PerTick, RunResult } from 'herdless/sim';
-import { Agent, fetch as undiciFetch } from 'undici';
+import { Agent, Response as UndiciResponse, fetch as undiciFetch } from 'undici';
+import { latenessOf, type Lateness } from './lateness.js';
 import { PING_PATH, RESET_PATH, STATS_PATH, type LiveStatsResponse } from './server.js';
 
 /** Where a live run sends its requests, and whether that server is a `lab server` (stats, reset). */
@@ -47,15 +48,6 @@ export interface LiveRunSpec {
   onProgress?: ((elapsedMs: number, done: number, sent: number) => void) | undefined;
 }
 
-/** Percentiles of the instrument's lateness, ms. */
-export interface Lateness {
-  p50: number;
-  p99: number;
-  max: number;
-  /** Sends measured. */
-  count: number;
-}
-
 /** A live run's result: the simulator's {@link RunResult} shape (so its tables and metrics apply), and what only a live run has. */
 export interface LiveRunResult extends RunResult {
   perTick: PerTick;
@@ -69,19 +61,21 @@ export interface LiveRunResult extends RunResult {
   server: LiveStatsResponse | undefined;
 }
 
+export { latenessOf, type Lateness };
+
 /** Connections opened before a run at most (one per client of the herd). */
 const MAX_WARM_CONNECTIONS = 1000;
 
-/** p-th percentile (nearest rank) of sorted values; 0 for none. */
-function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
-}
-
-/** Summarises lateness samples. */
-export function latenessOf(samples: ArrayLike<number>): Lateness {
-  const sorted = Float64Array.from(samples).sort();
-  return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.length === 0 ? 0 : sorted[sorted.length - 1]!, count: sorted.length };
+/**
+ * undici's fetch with the body read in full before the response is handed on. The retrying fetch
+ * cancels the body of a response it retries (a 503), and cancelling a body undici has not finished
+ * reading closes the connection: the run would then open a new TCP connection for nearly every
+ * retry, and measure that. The lab server's bodies are a few bytes, so reading them costs nothing.
+ */
+async function bufferedFetch(url: string, init: RequestInit | undefined, dispatcher: Agent): Promise<Response> {
+  const res = await undiciFetch(url, { ...(init as object), dispatcher });
+  const body = await res.arrayBuffer();
+  return new UndiciResponse(body, { status: res.status, statusText: res.statusText, headers: res.headers }) as unknown as Response;
 }
 
 /** Per-tick counters on the fleet's own clock, from its time 0. */
@@ -213,7 +207,7 @@ export async function runLive(spec: LiveRunSpec): Promise<LiveRunResult> {
         const now = performance.now();
         attempts++;
         rec.send(now, intended, attempts > 1);
-        return undiciFetch(input as string, { ...(init as object), dispatcher: agent }) as unknown as Promise<Response>;
+        return bufferedFetch(input as string, init, agent);
       };
       const budget = budgets[client];
       const api = withRetry(fetchFn, {
@@ -233,8 +227,7 @@ export async function runLive(spec: LiveRunSpec): Promise<LiveRunResult> {
       const controller = new AbortController();
       controllers.add(controller);
       return api(spec.target.url, { signal: controller.signal }).then(
-        async (res) => {
-          await res.arrayBuffer().catch(() => undefined);
+        (res) => {
           controllers.delete(controller);
           if (!stopped) rec.finish(performance.now(), res.status >= 200 && res.status < 300);
         },

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { performance } from 'node:perf_hooks';
 import type { ServerModel } from 'herdless/sim';
 import { HOST, listenLoopback } from '../listen.js';
+import { latenessOf, type Lateness } from './lateness.js';
 import { LiveServerModel, type LiveServerStats, type LiveVerdict } from './server-model.js';
 
 /** The path of the stats (GET, JSON). Every other path is the model's: 200 or 503. */
@@ -16,6 +17,14 @@ export interface LiveStatsResponse extends LiveServerStats {
   server: ServerModel;
   /** ms since the server's time 0 (its start, or the last reset). */
   nowMs: number;
+  /**
+   * How late the server's tick timer fired against the tick's end, ms, over the latest 10,000
+   * firings since time 0 (nearest-rank percentiles): the server's own clock error. A late timer
+   * means the process was busy or descheduled, and then requests read late land in a later tick.
+   */
+  timerLateness: Lateness;
+  /** TCP connections accepted since time 0 (keep-alive clients open few). */
+  connections: number;
 }
 
 /** A running `lab server`. */
@@ -29,6 +38,8 @@ export interface LiveServer {
   close(): Promise<void>;
 }
 
+/** Timer firings whose lateness the stats keep. */
+const LATENESS_SAMPLES = 10_000;
 const TEXT = { 'Content-Type': 'text/plain; charset=utf-8' };
 const BODIES: Record<LiveVerdict, string> = { 200: 'ok\n', 503: 'unavailable\n' };
 
@@ -46,6 +57,10 @@ export async function startLiveServer(model: ServerModel, port: number): Promise
   const now = (): number => performance.now();
   const sim = new LiveServerModel<ServerResponse>(model, now());
   let timer: NodeJS.Timeout | undefined;
+  let due = 0;
+  const lateness = new Float64Array(LATENESS_SAMPLES);
+  let firings = 0;
+  let connections = 0;
 
   const reply = (res: ServerResponse, verdict: LiveVerdict): void => {
     if (res.destroyed || res.writableEnded) return; // the client gave up on it
@@ -55,18 +70,22 @@ export async function startLiveServer(model: ServerModel, port: number): Promise
   };
   const tick = (): void => {
     timer = undefined;
-    sim.advance(now(), reply);
+    const t = now();
+    lateness[firings++ % LATENESS_SAMPLES] = Math.max(0, t - due);
+    sim.advance(t, reply);
     arm();
   };
   /** Sets the timer for the end of the tick the oldest waiting request belongs to. */
   function arm(): void {
     if (timer !== undefined || !sim.waiting) return;
-    timer = setTimeout(tick, Math.max(0, sim.tickEnd(sim.oldestTick) - now()));
+    due = sim.tickEnd(sim.oldestTick);
+    timer = setTimeout(tick, Math.max(0, due - now()));
   }
   const stats = (): LiveStatsResponse => {
     const t = now();
     sim.advance(t, reply);
-    return { ...sim.snapshot(), server: model, nowMs: t - sim.startedAt };
+    const timerLateness = latenessOf(lateness.subarray(0, Math.min(firings, LATENESS_SAMPLES)), firings);
+    return { ...sim.snapshot(), server: model, nowMs: t - sim.startedAt, timerLateness, connections };
   };
 
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
@@ -85,6 +104,8 @@ export async function startLiveServer(model: ServerModel, port: number): Promise
     }
     if (path === RESET_PATH && req.method === 'POST') {
       for (const left of sim.reset(now())) reply(left, 503);
+      firings = 0;
+      connections = 0;
       res.writeHead(204);
       res.end();
       return;
@@ -94,6 +115,7 @@ export async function startLiveServer(model: ServerModel, port: number): Promise
   };
 
   const server = createServer({ keepAliveTimeout: 10_000 }, handle);
+  server.on('connection', () => connections++);
   const actual = await listenLoopback(server, port);
   return {
     url: `http://${HOST}:${actual}/`,
