@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { createServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { runLiveHerd } from '../src/live/experiments.js';
+import { liveHerdJson, liveHerdTable, runLiveHerd } from '../src/live/experiments.js';
 
 const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 const lab = (...args: string[]) => {
@@ -76,6 +76,20 @@ describe('lab live herd, scaled down: 100 clients, 5 s, real sockets', () => {
       expect(live.lateness.p99).toBeGreaterThanOrEqual(live.lateness.p50);
     }
     expect(lines.some((l) => l.startsWith('live herd: full jitter (1/2)'))).toBe(true);
+
+    // Both sides in the output: the JSON contract and the side-by-side table.
+    const json = liveHerdJson(result) as Record<string, unknown> & { rows: { strategy: string; sim: object; live: Record<string, unknown> }[] };
+    expect(Object.keys(json)).toEqual(['experiment', 'target', 'clients', 'horizon', 'seed', 'simSeeds', 'rows', 'lateness', 'serverLateness']);
+    expect(json.experiment).toBe('live-herd');
+    expect(json.horizon).toBe(5);
+    expect(Object.keys(json.rows[0]!.sim)).toEqual(['finish', 'requests', 'crashes', 'unfinished']);
+    expect(json.rows[0]!.live.requests).toBe(result.rows[0]!.live.requests);
+    expect((json.rows[0]!.live.arrivalsPerWindow as number[]).reduce((a, b) => a + b, 0)).toBe(result.rows[0]!.live.requests);
+    const table = liveHerdTable(result).split('\n');
+    expect(table[0]).toMatch(/^# live herd: 100 clients on real sockets against a lab server in its own process \(http:\/\/127\.0\.0\.1:\d+\/\), horizon 5\.0 s, live seed 0; simulator: seeds 0-1/);
+    expect(table[3]).toMatch(/^full jitter +\d+\.\d\d \( *\d+\.\d\d- *\d+\.\d\d\) +\d+\.\d\d[ *] +[+−]\d+%/);
+    expect(table.some((l) => l.startsWith('instrument: send lateness (actual send time − the time the policy chose) p50 '))).toBe(true);
+    expect(table.some((l) => l.startsWith('server: tick timer lateness (its worst run) p50 '))).toBe(true);
   }, 20_000);
 });
 
