@@ -1,5 +1,8 @@
 import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { liveHerdJson, liveHerdTable, runLiveHerd } from '../src/live/experiments.js';
@@ -124,6 +127,36 @@ describe('lab server', () => {
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(out).toContain('stopped (SIGTERM): 2 arrivals, 1 served, 0 crashes since time 0');
+  }, 20_000);
+});
+
+describe('lab server --config', () => {
+  it('takes the model from a scenario file\'s server, flags over it', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'herdless-live-')), 'scenario.json');
+    const server = { tickMs: 20, capacityPerTick: 3, crashWindowTicks: 5, crashLimit: 40, restartMs: 500, startupMs: 0, outages: [{ startMs: 2000, endMs: 2500 }] };
+    writeFileSync(file, JSON.stringify({ clients: 10, arrivals: { kind: 'together', spreadMs: 0 }, server, horizonMs: 10_000, policies: ['full jitter'] }));
+    try {
+      const child = spawn(process.execPath, [main, 'server', '--config', file, '--startup', '0.5'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(out)), 15_000);
+        child.stdout.on('data', () => {
+          if (/\nmodel: .*\n/.test(out)) {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+      });
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      expect(out).toContain(
+        'model: 3 served per 20 ms tick (first come, first served), a crash above 40 arrivals in 100 ms (down 0.5 s), start-up 0.5 s, outages 2 s–2.5 s\n',
+      );
+    } finally {
+      rmSync(dirname(file), { recursive: true, force: true });
+    }
   }, 20_000);
 });
 

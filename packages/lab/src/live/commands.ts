@@ -89,12 +89,14 @@ export function addLiveCommands(program: Command, cli: LiveCli): void {
       const port = cli.parseNumber('--port', flags.port, 0, 65535, true);
       const model = serverModel(flags, cli);
       const server = await startLiveServer(model, port);
-      cli.out(`lab server: ${server.url} (stats: ${new URL(STATS_PATH, server.url).href}, POST ${RESET_PATH} restarts its time; Ctrl+C stops)`);
-      cli.out(describeModel(model));
-      const signal = await new Promise<string>((resolve) => {
+      // Listen for the signals before printing the address: whoever reads it may stop the server at once.
+      const stopped = new Promise<string>((resolve) => {
         process.once('SIGINT', () => resolve('SIGINT'));
         process.once('SIGTERM', () => resolve('SIGTERM'));
       });
+      cli.out(`lab server: ${server.url} (stats: ${new URL(STATS_PATH, server.url).href}, POST ${RESET_PATH} restarts its time; Ctrl+C stops)`);
+      cli.out(describeModel(model));
+      const signal = await stopped;
       const { totals } = server.stats();
       await server.close();
       cli.out(`stopped (${signal}): ${totals.arrivals} arrivals, ${totals.successes} served, ${totals.crashes} crashes since time 0`);
