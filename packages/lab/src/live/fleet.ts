@@ -182,17 +182,17 @@ export async function runLive(spec: LiveRunSpec): Promise<LiveRunResult> {
   };
   const timers = new Set<NodeJS.Timeout>();
   try {
-    if (spec.target.labServer !== undefined) {
-      await warmUp(spec.target.labServer, Math.min(spec.clients, MAX_WARM_CONNECTIONS), agent);
-      await resetServer(spec.target.labServer, agent);
-    }
     const rng = new PyRandom(spec.seed);
     const arrivals =
       spec.arrivals.kind === 'together'
         ? Array.from({ length: spec.clients }, (_, client) => ({ client, atMs: 0 }))
         : poissonArrivals(spec.clients, spec.arrivals.ratePerSecond, spec.horizonMs, rng);
     const budgets = Array.from({ length: spec.clients }, (_, c) => spec.policy.budget?.(c));
+    if (spec.target.labServer !== undefined) await warmUp(spec.target.labServer, Math.min(spec.clients, MAX_WARM_CONNECTIONS), agent);
+    // Time 0 is taken before the reset is sent, so the server's time 0 is never before the fleet's:
+    // its start-up cannot end early on the fleet's clock. The reset's round trip counts as lateness.
     const t0 = performance.now();
+    if (spec.target.labServer !== undefined) await resetServer(spec.target.labServer, agent);
     const rec = new Recorder(t0, spec.tickMs, Math.ceil(spec.horizonMs / spec.tickMs));
     const maxAttempts = spec.policy.maxAttempts === Infinity ? Number.MAX_SAFE_INTEGER : spec.policy.maxAttempts;
     const calls: Promise<void>[] = [];
