@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { liveHerdJson, liveHerdTable, runLiveHerd } from '../src/live/experiments.js';
+import { LIVE_FIGURES } from '../src/report/live.js';
 
 const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 const lab = (...args: string[]) => {
@@ -93,6 +94,13 @@ describe('lab live herd, scaled down: 100 clients, 5 s, real sockets', () => {
     expect(table[3]).toMatch(/^full jitter +\d+\.\d\d \( *\d+\.\d\d- *\d+\.\d\d\) +\d+\.\d\d[ *] +[+−]\d+%/);
     expect(table.some((l) => l.startsWith('instrument: send lateness (actual send time − the time the policy chose) p50 '))).toBe(true);
     expect(table.some((l) => l.startsWith('server: tick timer lateness (its worst run) p50 '))).toBe(true);
+
+    // The report's figure: the server's arrivals per 100 ms of each live run over the simulator's seed 0.
+    const bins = (await LIVE_FIGURES[0]!.data(new Map([['live', { herd: result }]]))) as { series: string; t: number; arrivals: number }[];
+    const sum = (series: string): number => bins.filter((b) => b.series === series).reduce((a, b) => a + b.arrivals, 0);
+    expect([...new Set(bins.map((b) => b.series))]).toEqual(['full jitter, live', 'full jitter, simulator seed 0', 'exponential, live', 'exponential, simulator seed 0']);
+    expect(sum('full jitter, live')).toBe(result.rows[0]!.live.server!.totals.arrivals);
+    expect(sum('exponential, simulator seed 0')).toBe(result.simArrivals[1]!.reduce((a, b) => a + b, 0));
   }, 20_000);
 });
 
