@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { PyRandom, withRetry, type Backoff, type FetchFunction } from 'herdless';
 import type { RetryBudget } from 'herdless';
 import type { PerTick, RunResult } from 'herdless/sim';
-import { Agent, Response as UndiciResponse, fetch as undiciFetch } from 'undici';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { latenessOf, type Lateness } from './lateness.js';
 import { PING_PATH, RESET_PATH, STATS_PATH, type LiveStatsResponse } from './server.js';
 
@@ -70,12 +70,13 @@ const MAX_WARM_CONNECTIONS = 1000;
  * undici's fetch with the body read in full before the response is handed on. The retrying fetch
  * cancels the body of a response it retries (a 503), and cancelling a body undici has not finished
  * reading closes the connection: the run would then open a new TCP connection for nearly every
- * retry, and measure that. The lab server's bodies are a few bytes, so reading them costs nothing.
+ * retry, and measure that. The lab server's bodies are a few bytes, so reading them costs nothing;
+ * nobody reads them after (cancelling a body already read is a no-op).
  */
 async function bufferedFetch(url: string, init: RequestInit | undefined, dispatcher: Agent): Promise<Response> {
   const res = await undiciFetch(url, { ...(init as object), dispatcher });
-  const body = await res.arrayBuffer();
-  return new UndiciResponse(body, { status: res.status, statusText: res.statusText, headers: res.headers }) as unknown as Response;
+  await res.arrayBuffer();
+  return res as unknown as Response;
 }
 
 /** Per-tick counters on the fleet's own clock, from its time 0. */
