@@ -18,6 +18,9 @@ import {
 } from './experiments.js';
 import { RESET_PATH, STATS_PATH, startLiveServer } from './server.js';
 
+const HERD_HORIZON_S = 30;
+const BUDGET_HORIZON_S = 40;
+
 /** What the live commands need from the CLI: its output and its flag parsers (one set of rules for every command). */
 export interface LiveCli {
   out: (text: string) => void;
@@ -107,11 +110,14 @@ export function addLiveCommands(program: Command, cli: LiveCli): void {
 
   const live = program
     .command('live')
-    .description('the article\'s experiments on real sockets: the library\'s retrying fetch as N clients against a lab server (or --target), beside the simulator');
-  const common = (command: Command, what: string): Command =>
+    .description('the article\'s experiments on real sockets: the library\'s retrying fetch as N clients against a lab server (or --target), beside the simulator')
+    .action(() => {
+      throw new UsageError('live: name the experiment: `live herd` or `live budget` (see `live herd --help`)');
+    });
+  const common = (command: Command, what: string, horizonS: number): Command =>
     command
       .option('--target <url>', `send to this server instead of starting a lab server (http or https; ${what})`)
-      .option('--horizon <seconds>', 'each run stops by itself here')
+      .option('--horizon <seconds>', `each run stops by itself here (default ${horizonS})`)
       .option('--seed <n>', 'the seed of the live runs\' waits (and arrivals)', '0')
       .option('--seeds <list>', 'the simulator\'s seeds for the side-by-side figures', '0-19')
       .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'));
@@ -123,9 +129,10 @@ export function addLiveCommands(program: Command, cli: LiveCli): void {
       .option('--strategies <names>', `comma-separated: ${HERD_STRATEGIES.join(', ')} (default: all but immediate)`)
       .option('--clients <n>', 'clients (default 1000)'),
     'crashes are known only for a lab server',
+    HERD_HORIZON_S,
   ).action(async (flags: LiveFlags & { strategies?: string }) => {
     const strategies: HerdStrategy[] = flags.strategies === undefined ? [...LIVE_HERD_STRATEGIES] : cli.parseNames('--strategies', 'strategy', flags.strategies, HERD_STRATEGIES);
-    const settings = liveSettings(flags, { clients: 1000, horizonS: 30, minHorizonS: 0.01 }, cli);
+    const settings = liveSettings(flags, { clients: 1000, horizonS: HERD_HORIZON_S, minHorizonS: 0.01 }, cli);
     const result = await runLiveHerd(strategies, settings);
     print(flags.format, result, { table: liveHerdTable, json: liveHerdJson, csv: liveHerdCsv });
   });
@@ -137,10 +144,11 @@ export function addLiveCommands(program: Command, cli: LiveCli): void {
       .option('--policies <names>', `comma-separated: ${BUDGET_POLICIES.join(', ')} (default: the first five)`)
       .option('--clients <n>', 'clients, 30 new requests a second each (default 10)'),
     'it must be down from 5 s to 15 s after the run starts for the figures to mean anything',
+    BUDGET_HORIZON_S,
   ).action(async (flags: LiveFlags & { policies?: string }) => {
     const policies: BudgetPolicyName[] = flags.policies === undefined ? [...LIVE_BUDGET_POLICIES] : cli.parseNames('--policies', 'policy', flags.policies, BUDGET_POLICIES);
     // The measures look at 15 s + 3 s after the outage.
-    const settings = liveSettings(flags, { clients: 10, horizonS: 40, minHorizonS: 18 }, cli);
+    const settings = liveSettings(flags, { clients: 10, horizonS: BUDGET_HORIZON_S, minHorizonS: 18 }, cli);
     const result = await runLiveBudget(policies, settings);
     print(flags.format, result, { table: liveBudgetTable, json: liveBudgetJson, csv: liveBudgetCsv });
   });
