@@ -1,7 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { PyRandom, withRetry, type Backoff, type FetchFunction } from 'herdless';
-import type { RetryBudget } from 'herdless';
-import type { PerTick, RunResult } from 'herdless/sim';
+import { withRetry, type Backoff, type FetchFunction, type RetryBudget } from 'herdless';
+import { PyRandom, type PerTick, type RunResult } from 'herdless/sim';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { latenessOf, type Lateness } from './lateness.js';
 import { PING_PATH, RESET_PATH, STATS_PATH, type LiveStatsResponse } from './server.js';
