@@ -1,11 +1,13 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { liveHerdJson, liveHerdTable, runLiveHerd } from '../src/live/experiments.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { budgetRow, budgetScenario } from 'herdless/sim';
+import { liveBudgetJson, liveHerdJson, liveHerdTable, runLiveHerd, type LiveBudgetResult } from '../src/live/experiments.js';
 import { LIVE_FIGURES } from '../src/report/live.js';
 
 const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
@@ -83,7 +85,7 @@ describe('lab live herd, scaled down: 100 clients, 5 s, real sockets', () => {
 
     // Both sides in the output: the JSON contract and the side-by-side table.
     const json = liveHerdJson(result) as Record<string, unknown> & { rows: { strategy: string; sim: object; live: Record<string, unknown> }[] };
-    expect(Object.keys(json)).toEqual(['experiment', 'target', 'clients', 'horizon', 'seed', 'simSeeds', 'rows', 'lateness', 'serverLateness']);
+    expect(Object.keys(json)).toEqual(['schemaVersion', 'experiment', 'target', 'clients', 'horizon', 'seed', 'simSeeds', 'rows', 'lateness', 'serverLateness']);
     expect(json.experiment).toBe('live-herd');
     expect(json.horizon).toBe(5);
     expect(Object.keys(json.rows[0]!.sim)).toEqual(['finish', 'requests', 'crashes', 'unfinished']);
@@ -94,6 +96,21 @@ describe('lab live herd, scaled down: 100 clients, 5 s, real sockets', () => {
     expect(table[3]).toMatch(/^full jitter +\d+\.\d\d \( *\d+\.\d\d- *\d+\.\d\d\) +\d+\.\d\d[ *] +[+−]\d+%/);
     expect(table.some((l) => l.startsWith('instrument: send lateness (actual send time − the time the policy chose) p50 '))).toBe(true);
     expect(table.some((l) => l.startsWith('server: tick timer lateness (its worst run) p50 '))).toBe(true);
+
+    // Both documents hold their JSON Schemas (the budget one built from this run's figures).
+    const ajv = new Ajv2020({ allErrors: true, strict: true });
+    const schema = (name: string) => ajv.compile(JSON.parse(readFileSync(fileURLToPath(new URL(`../schemas/${name}`, import.meta.url)), 'utf8')));
+    const herdSchema = schema('live-herd.schema.json');
+    expect(herdSchema(JSON.parse(JSON.stringify(json))), JSON.stringify(herdSchema.errors)).toBe(true);
+    expect(herdSchema({ ...json, rows: [{ strategy: 'x', sim: {}, live: {} }] })).toBe(false);
+    const budget: LiveBudgetResult = {
+      ...result,
+      rows: [{ policy: 'no retry', sim: budgetRow(budgetScenario('no retry'), [0]), live: result.rows[0]!.live, metrics: { load: 1, crashesAfter: 0, backToNormal: 15, retryShare: 0 } }],
+    };
+    const budgetSchema = schema('live-budget.schema.json');
+    const budgetDoc = JSON.parse(JSON.stringify(liveBudgetJson(budget))) as Record<string, unknown>;
+    expect(Object.keys(budgetDoc)[0]).toBe('schemaVersion');
+    expect(budgetSchema(budgetDoc), JSON.stringify(budgetSchema.errors)).toBe(true);
 
     // The report's figure: the server's arrivals per 100 ms of each live run over the simulator's seed 0.
     const bins = (await LIVE_FIGURES[0]!.data(new Map([['live', { herd: result }]]))) as { series: string; t: number; arrivals: number }[];

@@ -13,6 +13,7 @@ import {
   type HerdStrategy,
   type Scenario,
 } from 'herdless/sim';
+import { LAB_JSON_SCHEMA_VERSION } from '../experiments/schema-version.js';
 import { latenessOf, runLive, type Lateness, type LiveArrivals, type LiveRunResult, type LiveTarget } from './fleet.js';
 import { checkTarget, startServerProcess } from './target.js';
 
@@ -256,12 +257,13 @@ export function fold(series: ArrayLike<number>, size: number): number[] {
 }
 
 /**
- * JSON: `{"experiment":"live-herd","target":{kind,url,stats},"clients","horizon" (s),"seed","simSeeds",
+ * JSON: `{"schemaVersion":1,"experiment":"live-herd","target":{kind,url,stats},"clients","horizon" (s),"seed","simSeeds",
  * "rows":[{"strategy","sim":{finish,requests,crashes,unfinished},"live":{finish,finished,requests,crashes,
  * succeeded,gaveUp,outstanding,networkErrors,lateness:{p50,p99,max,count},arrivalsPerWindow,server}}],"lateness"}`.
  */
 export function liveHerdJson(result: LiveHerdResult): object {
   return {
+    schemaVersion: LAB_JSON_SCHEMA_VERSION,
     experiment: 'live-herd',
     target: result.where,
     clients: result.clients,
@@ -366,12 +368,13 @@ export function livePerSecond(live: LiveRunResult, ticksPerSecond: number): { fr
 }
 
 /**
- * JSON: `{"experiment":"live-budget","target","clients","horizon","seed","simSeeds","rows":[{"policy",
+ * JSON: `{"schemaVersion":1,"experiment":"live-budget","target","clients","horizon","seed","simSeeds","rows":[{"policy",
  * "sim":{load,crashesAfter,backToNormal,retryShare (each {mean,min,max})},"live":{load,crashesAfter,backToNormal,
  * retryShare,requests,gaveUp,budgetRefusals,networkErrors,lateness,perSecond:{fresh,arrivals,successes,retries}}}],"lateness"}`.
  */
 export function liveBudgetJson(result: LiveBudgetResult): object {
   return {
+    schemaVersion: LAB_JSON_SCHEMA_VERSION,
     experiment: 'live-budget',
     target: result.where,
     clients: result.clients,

@@ -14,6 +14,7 @@ import {
   type LiveBudgetResult,
   type LiveHerdResult,
 } from '../live/experiments.js';
+import { LAB_JSON_SCHEMA_VERSION } from '../experiments/schema-version.js';
 import { defineExperiment, defineFigure, resultOf } from './registry.js';
 
 /** The live section's result: the two live commands' results. */
@@ -47,7 +48,7 @@ export const liveExperiment = defineExperiment<LiveReportResult>({
     return { herd, budget };
   },
   table: (r) => `${liveHerdTable(r.herd)}\n\n${liveBudgetTable(r.budget)}`,
-  json: (r) => ({ experiment: 'live', herd: liveHerdJson(r.herd), budget: liveBudgetJson(r.budget) }),
+  json: (r) => ({ schemaVersion: LAB_JSON_SCHEMA_VERSION, experiment: 'live', herd: liveHerdJson(r.herd), budget: liveBudgetJson(r.budget) }),
   csv: (r) =>
     [
       'experiment,series,t_s,arrivals',
