@@ -6,6 +6,7 @@ export default defineConfig({
   resolve: {
     alias: [
       { find: /^herdless\/http$/, replacement: fileURLToPath(new URL('./packages/herdless/src/http/index.ts', import.meta.url)) },
+      { find: /^herdless\/redis$/, replacement: fileURLToPath(new URL('./packages/herdless/src/redis/index.ts', import.meta.url)) },
       { find: /^herdless\/grpc$/, replacement: fileURLToPath(new URL('./packages/herdless/src/grpc-client/index.ts', import.meta.url)) },
       { find: /^herdless\/connect$/, replacement: fileURLToPath(new URL('./packages/herdless/src/connect/index.ts', import.meta.url)) },
       { find: /^herdless\/server$/, replacement: fileURLToPath(new URL('./packages/herdless/src/server/index.ts', import.meta.url)) },
@@ -14,6 +15,8 @@ export default defineConfig({
     ],
   },
   test: {
+    // The default reporter, and a last line saying so when the browser suite could not run.
+    reporters: ['default', './packages/lab/test/browser-skip-reporter.ts'],
     include: ['packages/*/test/**/*.test.ts'],
     testTimeout: 60_000,
     globalSetup: ['packages/lab/test/global-setup.ts'],
