@@ -127,31 +127,36 @@ describe('lab server', () => {
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(out)), 15_000);
-      child.stdout.on('data', () => {
-        const m = /lab server: (http:\/\/127\.0\.0\.1:\d+\/).*\nmodel: .*\n/.exec(out);
-        if (m) {
-          clearTimeout(timer);
-          resolve(m[1]!);
-        }
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(out)), 15_000);
+        child.stdout.on('data', () => {
+          const m = /lab server: (http:\/\/127\.0\.0\.1:\d+\/).*\nmodel: .*\n/.exec(out);
+          if (m) {
+            clearTimeout(timer);
+            resolve(m[1]!);
+          }
+        });
       });
-    });
-    expect(out).toContain('start-up 0.2 s, outages 30 s–40 s');
-    const first = await fetch(url);
-    expect(first.status).toBe(503);
-    expect(await first.text()).toBe('unavailable\n');
-    await new Promise((r) => setTimeout(r, 250));
-    const second = await fetch(new URL('/any/path?x=1', url), { method: 'POST', body: 'ignored' });
-    expect(second.status).toBe(200);
-    expect(await second.text()).toBe('ok\n');
-    const stats = (await (await fetch(new URL('/_lab/stats', url))).json()) as { totals: unknown; server: { startupMs: number; outages: unknown } };
-    expect(stats.totals).toEqual({ arrivals: 2, successes: 1, crashes: 0 });
-    expect(stats.server.startupMs).toBe(200);
-    expect(stats.server.outages).toEqual([{ startMs: 30_000, endMs: 40_000 }]);
-    child.kill('SIGTERM');
-    expect(await exited).toBe(0);
-    expect(out).toContain('stopped (SIGTERM): 2 arrivals, 1 served, 0 crashes since time 0');
+      expect(out).toContain('start-up 0.2 s, outages 30 s–40 s');
+      const first = await fetch(url);
+      expect(first.status).toBe(503);
+      expect(await first.text()).toBe('unavailable\n');
+      await new Promise((r) => setTimeout(r, 250));
+      const second = await fetch(new URL('/any/path?x=1', url), { method: 'POST', body: 'ignored' });
+      expect(second.status).toBe(200);
+      expect(await second.text()).toBe('ok\n');
+      const stats = (await (await fetch(new URL('/_lab/stats', url))).json()) as { totals: unknown; server: { startupMs: number; outages: unknown } };
+      expect(stats.totals).toEqual({ arrivals: 2, successes: 1, crashes: 0 });
+      expect(stats.server.startupMs).toBe(200);
+      expect(stats.server.outages).toEqual([{ startMs: 30_000, endMs: 40_000 }]);
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      expect(out).toContain('stopped (SIGTERM): 2 arrivals, 1 served, 0 crashes since time 0');
+    } finally {
+      // A failed expectation must not leave the server running.
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
   }, 20_000);
 });
 
@@ -160,8 +165,8 @@ describe('lab server --config', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'herdless-live-')), 'scenario.json');
     const server = { tickMs: 20, capacityPerTick: 3, crashWindowTicks: 5, crashLimit: 40, restartMs: 500, startupMs: 0, outages: [{ startMs: 2000, endMs: 2500 }] };
     writeFileSync(file, JSON.stringify({ clients: 10, arrivals: { kind: 'together', spreadMs: 0 }, server, horizonMs: 10_000, policies: ['full jitter'] }));
+    const child = spawn(process.execPath, [main, 'server', '--config', file, '--startup', '0.5'], { stdio: ['ignore', 'pipe', 'pipe'] });
     try {
-      const child = spawn(process.execPath, [main, 'server', '--config', file, '--startup', '0.5'], { stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       child.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -180,6 +185,7 @@ describe('lab server --config', () => {
         'model: 3 served per 20 ms tick (first come, first served), a crash above 40 arrivals in 100 ms (down 0.5 s), start-up 0.5 s, outages 2 s–2.5 s\n',
       );
     } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       rmSync(dirname(file), { recursive: true, force: true });
     }
   }, 20_000);
