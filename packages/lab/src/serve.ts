@@ -1,12 +1,9 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { build, stop } from 'esbuild';
+import { HOST, listenLoopback } from './listen.js';
 import { UsageError } from './usage-error.js';
 import { pageHtml } from './web/page-html.js';
-
-/** The only address the lab page is served on. */
-export const HOST = '127.0.0.1';
 
 interface Asset {
   type: string;
@@ -79,26 +76,17 @@ export async function startServer(port: number, options: { orAnyFreePort?: boole
     send(200, asset.type, asset.body);
   };
   const server = createServer(handle);
-  const listen = (at: number): Promise<void> =>
-    new Promise<void>((resolve, reject) => {
-      server.once('error', (error: NodeJS.ErrnoException) => {
-        if (error.code === 'EADDRINUSE') reject(new UsageError(`--port ${at}: already in use (try another, or 0 for any free port)`));
-        else if (error.code === 'EACCES') reject(new UsageError(`--port ${at}: not allowed for this user (try a port above 1023)`));
-        else reject(error);
-      });
-      server.listen(at, HOST, () => resolve());
-    });
   let movedFrom: number | undefined;
+  let actual: number;
   try {
-    await listen(port);
+    actual = await listenLoopback(server, port);
   } catch (error) {
     // The default port may be taken by another program (or another lab page): any free port will do then.
     if (!options.orAnyFreePort || !(error instanceof UsageError) || !/already in use/.test(error.message)) throw error;
     server.removeAllListeners('error');
     movedFrom = port;
-    await listen(0);
+    actual = await listenLoopback(server, 0);
   }
-  const actual = (server.address() as AddressInfo).port;
   allowedHosts = new Set([`${HOST}:${actual}`, `localhost:${actual}`]);
   return {
     url: `http://${HOST}:${actual}/`,

@@ -18,6 +18,7 @@ import { budgetCsv, budgetJson, budgetPolicies, budgetTable, budgetTitle, budget
 import { grpcPolicy, runBudgetExperiment } from '../experiments/budget-run.js';
 import { BUDGET_POLICIES, budgetScenario, budgetTrace, herdBackoff, runLayers, runScenario, scenarioFromSpec, type BudgetPolicyName } from 'herdless/sim';
 import { layersCsv, layersJson, layersTable, layersTitle } from '../experiments/layers.js';
+import { addLiveCommands } from '../live/commands.js';
 import { FLEET_DEFAULTS, fleetCsv, fleetJson, fleetTable, fleetTitle, fleetTraceCsv, fleetTraceJson, runFleetExperiment } from '../experiments/fleet.js';
 import { FLEET_POLICIES, fleetTrace, type FleetPolicyName } from 'herdless/sim';
 import { LIVE_LAYERS_MAX_CALLS, runLiveLayers } from '../experiments/layers-live.js';
@@ -360,18 +361,22 @@ export function buildProgram(io: Io): Command {
     .description('run every experiment on its defaults, print the tables and write the report (what `npm run lab` does)')
     .option('--out <dir>', 'the report folder: index.html, figures/*.svg, data/*.json and *.csv', 'lab-out')
     .addOption(new Option('--workers <n>', WORKERS_HELP))
-    .action(async (flags: { out: string; workers?: string }, command: Command) => {
+    .option('--live', 'also run the live lab (real sockets, several minutes) and add its "On real sockets" section')
+    .action(async (flags: { out: string; workers?: string; live?: boolean }, command: Command) => {
       const workers = workersOf(flags.workers);
       checkReportDir(flags.out); // before the runs, so a bad --out fails at once
       const results = new Map<string, unknown>();
-      for (const [i, experiment] of LAB_EXPERIMENTS.entries()) {
+      const live = flags.live === true ? await import('../report/live.js') : undefined;
+      const experiments = live === undefined ? LAB_EXPERIMENTS : [...LAB_EXPERIMENTS, live.liveExperiment];
+      for (const [i, experiment] of experiments.entries()) {
         const result = await experiment.run(workers);
         results.set(experiment.id, result);
         if (i > 0) io.out('');
         io.out(experiment.table(result));
       }
-      const invocation = command.getOptionValueSource('out') === 'default' ? 'npm run lab' : `npm run lab -- --out ${shellQuote(flags.out)}`;
-      const files = await buildReport(LAB_EXPERIMENTS, FIGURES, results, { command: invocation });
+      const base = command.getOptionValueSource('out') === 'default' ? 'npm run lab' : `npm run lab -- --out ${shellQuote(flags.out)}`;
+      const invocation = live === undefined ? base : `${base}${base === 'npm run lab' ? ' --' : ''} --live`;
+      const files = await buildReport(experiments, live === undefined ? FIGURES : [...FIGURES, ...live.LIVE_FIGURES], results, { command: invocation });
       const index = writeReport(flags.out, files);
       io.out('');
       io.out(`report: ${index}`);
@@ -462,6 +467,8 @@ export function buildProgram(io: Io): Command {
       await server.close();
       io.out(`stopped (${signal})`);
     });
+
+  addLiveCommands(program, { ...io, parseNumber: parseNumberFlag, parseNames });
 
   return program;
 }

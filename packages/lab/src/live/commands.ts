@@ -1,0 +1,155 @@
+import { Command, Option } from 'commander';
+import { ARTICLE_SERVER, BUDGET_POLICIES, HERD_STRATEGIES, formatFixed, type BudgetPolicyName, type HerdStrategy, type ServerModel } from 'herdless/sim';
+import { loadConfig } from '../config-file.js';
+import { parseSeeds } from '../cli/seeds.js';
+import { UsageError } from '../usage-error.js';
+import {
+  LIVE_BUDGET_POLICIES,
+  LIVE_HERD_STRATEGIES,
+  liveBudgetCsv,
+  liveBudgetJson,
+  liveBudgetTable,
+  liveHerdCsv,
+  liveHerdJson,
+  liveHerdTable,
+  runLiveBudget,
+  runLiveHerd,
+  type LiveSettings,
+} from './experiments.js';
+import { RESET_PATH, STATS_PATH, startLiveServer } from './server.js';
+
+const HERD_HORIZON_S = 30;
+const BUDGET_HORIZON_S = 40;
+
+/** What the live commands need from the CLI: its output and its flag parsers (one set of rules for every command). */
+export interface LiveCli {
+  out: (text: string) => void;
+  err: (text: string) => void;
+  parseNumber: (flag: string, text: string, min: number, max: number, integer?: boolean) => number;
+  parseNames: <N extends string>(flag: string, noun: string, text: string, allowed: readonly N[]) => N[];
+}
+
+/** `--outage 5-15`: seconds, start before end. @throws UsageError naming the flag and the value. */
+export function parseOutage(text: string): { startMs: number; endMs: number } {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*-\s*(\d+(?:\.\d+)?)\s*$/.exec(text);
+  const start = m ? Number(m[1]) : NaN;
+  const end = m ? Number(m[2]) : NaN;
+  if (!m || !(end > start) || end > 86_400) throw new UsageError(`--outage ${JSON.stringify(text)}: expected START-END in seconds, START < END ≤ 86400 (e.g. 5-15)`);
+  return { startMs: Math.round(start * 1000), endMs: Math.round(end * 1000) };
+}
+
+/** The server model of `lab server`: the article's, a scenario file's server, then the flags over it. */
+function serverModel(flags: ServerFlags, cli: LiveCli): ServerModel {
+  const base: ServerModel = flags.config === undefined ? ARTICLE_SERVER : loadConfig(flags.config).base.server;
+  const startupMs = flags.startup === undefined ? base.startupMs : Math.round(cli.parseNumber('--startup', flags.startup, 0, 3600) * 1000);
+  const outages = flags.outage === undefined ? base.outages : flags.outage.map(parseOutage);
+  return { ...base, startupMs, outages };
+}
+
+function describeModel(m: ServerModel): string {
+  const s = (x: number): string => `${formatFixed(x / 1000, 3).replace(/\.?0+$/, '')} s`;
+  const outages = m.outages.length === 0 ? 'none' : m.outages.map((o) => `${s(o.startMs)}–${s(o.endMs)}`).join(', ');
+  return (
+    `model: ${m.capacityPerTick} served per ${m.tickMs} ms tick (first come, first served), ` +
+    `a crash above ${m.crashLimit} arrivals in ${m.crashWindowTicks * m.tickMs} ms (down ${s(m.restartMs)}), start-up ${s(m.startupMs)}, outages ${outages}`
+  );
+}
+
+interface ServerFlags {
+  port: string;
+  config?: string;
+  startup?: string;
+  outage?: string[];
+}
+
+interface LiveFlags {
+  target?: string;
+  clients?: string;
+  horizon?: string;
+  seed: string;
+  seeds: string;
+  format: 'table' | 'json' | 'csv';
+}
+
+function liveSettings(flags: LiveFlags, defaults: { clients: number; horizonS: number; minHorizonS: number }, cli: LiveCli): LiveSettings {
+  const clients = flags.clients === undefined ? defaults.clients : cli.parseNumber('--clients', flags.clients, 1, 10_000, true);
+  const horizonS = flags.horizon === undefined ? defaults.horizonS : cli.parseNumber('--horizon', flags.horizon, defaults.minHorizonS, 3600);
+  if (Math.round(horizonS * 100) !== horizonS * 100) throw new UsageError(`--horizon ${JSON.stringify(flags.horizon)}: expected whole ticks (at most 2 decimals)`);
+  const seed = cli.parseNumber('--seed', flags.seed, 0, 2 ** 32 - 1, true);
+  return { target: flags.target, clients, horizonMs: Math.round(horizonS * 1000), seed, simSeeds: parseSeeds(flags.seeds), progress: cli.err };
+}
+
+/** Adds `server` and `live herd|budget` to the lab's command line. */
+export function addLiveCommands(program: Command, cli: LiveCli): void {
+  program
+    .command('server')
+    .description('the article\'s server model as a real HTTP server on 127.0.0.1: 200 or 503 to any request, stats as JSON at /_lab/stats (Ctrl+C stops)')
+    .option('--port <n>', 'the port (0 = any free port, printed)', '0')
+    .option('--config <file>', 'take the server model (capacity, crash rule, start-up, outages) from a scenario file\'s "server"')
+    .option('--startup <seconds>', 'starting up (every request 503, not a crash) for this long from time 0 (article: 1)')
+    .option('--outage <start-end>', 'a downstream outage in seconds from time 0, e.g. 5-15 (repeat for more)', (v: string, prev: string[] | undefined) => [...(prev ?? []), v])
+    .action(async (flags: ServerFlags) => {
+      const port = cli.parseNumber('--port', flags.port, 0, 65535, true);
+      const model = serverModel(flags, cli);
+      const server = await startLiveServer(model, port);
+      // Listen for the signals before printing the address: whoever reads it may stop the server at once.
+      const stopped = new Promise<string>((resolve) => {
+        process.once('SIGINT', () => resolve('SIGINT'));
+        process.once('SIGTERM', () => resolve('SIGTERM'));
+      });
+      cli.out(`lab server: ${server.url} (stats: ${new URL(STATS_PATH, server.url).href}, POST ${RESET_PATH} restarts its time; Ctrl+C stops)`);
+      cli.out(describeModel(model));
+      const signal = await stopped;
+      const { totals } = server.stats();
+      await server.close();
+      cli.out(`stopped (${signal}): ${totals.arrivals} arrivals, ${totals.successes} served, ${totals.crashes} crashes since time 0`);
+    });
+
+  const print = <R>(format: LiveFlags['format'], result: R, as: { table: (r: R) => string; json: (r: R) => object; csv: (r: R) => string }): void =>
+    cli.out(format === 'json' ? JSON.stringify(as.json(result)) : format === 'csv' ? as.csv(result) : as.table(result));
+
+  const live = program
+    .command('live')
+    .description('the article\'s experiments on real sockets: the library\'s retrying fetch as N clients against a lab server (or --target), beside the simulator')
+    .action(() => {
+      throw new UsageError('live: name the experiment: `live herd` or `live budget` (see `live herd --help`)');
+    });
+  const common = (command: Command, what: string, horizonS: number): Command =>
+    command
+      .option('--target <url>', `send to this server instead of starting a lab server (http or https; ${what})`)
+      .option('--horizon <seconds>', `each run stops by itself here (default ${horizonS})`)
+      .option('--seed <n>', 'the seed of the live runs\' waits (and arrivals)', '0')
+      .option('--seeds <list>', 'the simulator\'s seeds for the side-by-side figures', '0-19')
+      .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'));
+
+  common(
+    live
+      .command('herd')
+      .description('1,000 clients fail together at t = 0 on real sockets, per strategy; immediate is left out by default (100,000 requests a second would measure the machine)')
+      .option('--strategies <names>', `comma-separated: ${HERD_STRATEGIES.join(', ')} (default: all but immediate)`)
+      .option('--clients <n>', 'clients (default 1000)'),
+    'crashes are known only for a lab server',
+    HERD_HORIZON_S,
+  ).action(async (flags: LiveFlags & { strategies?: string }) => {
+    const strategies: HerdStrategy[] = flags.strategies === undefined ? [...LIVE_HERD_STRATEGIES] : cli.parseNames('--strategies', 'strategy', flags.strategies, HERD_STRATEGIES);
+    const settings = liveSettings(flags, { clients: 1000, horizonS: HERD_HORIZON_S, minHorizonS: 0.01 }, cli);
+    const result = await runLiveHerd(strategies, settings);
+    print(flags.format, result, { table: liveHerdTable, json: liveHerdJson, csv: liveHerdCsv });
+  });
+
+  common(
+    live
+      .command('budget')
+      .description('the article\'s 10 clients, ~300 new requests a second, downstream down 5–15 s, on real sockets, per policy (40 s each)')
+      .option('--policies <names>', `comma-separated: ${BUDGET_POLICIES.join(', ')} (default: the first five)`)
+      .option('--clients <n>', 'clients, 30 new requests a second each (default 10)'),
+    'it must be down from 5 s to 15 s after the run starts for the figures to mean anything',
+    BUDGET_HORIZON_S,
+  ).action(async (flags: LiveFlags & { policies?: string }) => {
+    const policies: BudgetPolicyName[] = flags.policies === undefined ? [...LIVE_BUDGET_POLICIES] : cli.parseNames('--policies', 'policy', flags.policies, BUDGET_POLICIES);
+    // The measures look at 15 s + 3 s after the outage.
+    const settings = liveSettings(flags, { clients: 10, horizonS: BUDGET_HORIZON_S, minHorizonS: 18 }, cli);
+    const result = await runLiveBudget(policies, settings);
+    print(flags.format, result, { table: liveBudgetTable, json: liveBudgetJson, csv: liveBudgetCsv });
+  });
+}

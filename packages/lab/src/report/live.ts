@@ -1,0 +1,125 @@
+import { ARTICLE_SERVER, formatFixed } from 'herdless/sim';
+import type { ArrivalBin } from '../charts/series.js';
+import { arrivalsSpec, perSecondSpec, type PerSecondPoint } from '../charts/specs.js';
+import {
+  LIVE_BUDGET_POLICIES,
+  fold,
+  liveBudgetJson,
+  liveBudgetTable,
+  liveHerdJson,
+  liveHerdTable,
+  livePerSecond,
+  runLiveBudget,
+  runLiveHerd,
+  type LiveBudgetResult,
+  type LiveHerdResult,
+} from '../live/experiments.js';
+import { LAB_JSON_SCHEMA_VERSION } from '../experiments/schema-version.js';
+import { defineExperiment, defineFigure, resultOf } from './registry.js';
+
+/** The live section's result: the two live commands' results. */
+export interface LiveReportResult {
+  herd: LiveHerdResult;
+  budget: LiveBudgetResult;
+}
+
+const SEEDS = Array.from({ length: 20 }, (_, i) => i);
+const HERD_STRATEGIES = ['full jitter', 'exponential'] as const;
+const BIN_MS = 100;
+const WINDOW_S = 30;
+const stderr = (line: string): void => void process.stderr.write(`${line}\n`);
+
+/** `npm run lab -- all --live`: the herd (full jitter, exponential) and the budget experiment on real sockets. */
+export const liveExperiment = defineExperiment<LiveReportResult>({
+  id: 'live',
+  title: 'On real sockets',
+  explanation:
+    'The same policy objects as real HTTP clients: each request goes through the library’s withRetry over undici’s fetch (keep-alive, real ' +
+    'timers) to `lab server`, the article’s server model as a node:http server in its own process (5 requests served per 10 ms tick, first ' +
+    'come first served; a crash above 100 arrivals in 100 ms). The tables put the simulator’s figures (seeds 0–19) beside one live run; the ' +
+    'last lines give the instrument’s own lateness — how late the client machine sent each request against the time the policy chose. ' +
+    'When its p99 is above 5 ms, the machine, not the policy, shapes the live figures.',
+  command: 'npm run lab -- live herd --strategies "full jitter,exponential"; npm run lab -- live budget',
+  seeds: '0-19 (simulator); live seed 0',
+  run: async () => {
+    const settings = { clients: 1000, horizonMs: WINDOW_S * 1000, seed: 0, simSeeds: SEEDS, progress: stderr };
+    const herd = await runLiveHerd(HERD_STRATEGIES, settings);
+    const budget = await runLiveBudget(LIVE_BUDGET_POLICIES, { ...settings, clients: 10, horizonMs: 40_000 });
+    return { herd, budget };
+  },
+  table: (r) => `${liveHerdTable(r.herd)}\n\n${liveBudgetTable(r.budget)}`,
+  json: (r) => ({ schemaVersion: LAB_JSON_SCHEMA_VERSION, experiment: 'live', herd: liveHerdJson(r.herd), budget: liveBudgetJson(r.budget) }),
+  csv: (r) =>
+    [
+      'experiment,series,t_s,arrivals',
+      ...herdBins(r.herd).map((b) => `herd,"${b.series}",${b.t},${b.arrivals}`),
+      ...budgetPoints(r.budget).map((p) => `budget,"${p.policy}",${p.second},${p.arrivals}`),
+    ].join('\n'),
+});
+
+/** Per strategy: the live run's arrivals per 100 ms (the server's count) and the simulator's seed 0. */
+function herdBins(herd: LiveHerdResult): ArrivalBin[] {
+  const ticksPerBin = BIN_MS / ARTICLE_SERVER.tickMs;
+  const bins = (series: string, values: readonly number[]): ArrivalBin[] =>
+    values.map((arrivals, b) => ({ series, t: (b * BIN_MS) / 1000, t2: ((b + 1) * BIN_MS) / 1000, arrivals }));
+  return herd.rows.flatMap(({ strategy, live }, i) => [
+    ...bins(`${strategy}, live`, live.server?.arrivals.slice(0, WINDOW_S * 10) ?? fold(live.perTick.arrivals, ticksPerBin)),
+    ...bins(`${strategy}, simulator seed ${herd.simSeeds[0]}`, fold(herd.simArrivals[i]!, ticksPerBin)),
+  ]);
+}
+
+function budgetPoints(budget: LiveBudgetResult): PerSecondPoint[] {
+  return budget.rows.flatMap(({ policy, live }) => {
+    const s = livePerSecond(live, 1000 / ARTICLE_SERVER.tickMs);
+    return s.arrivals.map((arrivals, second) => ({ policy, second, arrivals, fresh: s.fresh[second]! }));
+  });
+}
+
+const herdFigure = defineFigure<ArrivalBin>({
+  id: 'live-herd-arrivals',
+  section: 'live',
+  title: 'Arrivals per 100 ms on real sockets, over the simulator’s seed 0: full jitter and exponential without jitter',
+  explanation: (rows) => {
+    const total = (series: string): number => rows.filter((r) => r.series === series).reduce((a, r) => a + r.arrivals, 0);
+    return (
+      'Each pair is one live run (arrivals counted by the server) above the simulator’s seed 0 for the same 1,000 clients. ' +
+      `Full jitter: ${total('full jitter, live')} arrivals live against ${total('full jitter, simulator seed 0')} simulated; ` +
+      `exponential: ${total('exponential, live')} against ${total('exponential, simulator seed 0')} in the first ${WINDOW_S} s. ` +
+      'Live, the exponential waves arrive smeared over a few 100 ms bins instead of one: a single client machine cannot send 1,000 ' +
+      'requests in the same 10 ms, so the instrument’s lateness widens every wave.'
+    );
+  },
+  command: 'npm run lab -- all --live (data/live-herd-arrivals.csv)',
+  data: (results) => herdBins(resultOf<LiveReportResult>(results, 'live').herd),
+  spec: (rows) =>
+    arrivalsSpec(
+      rows,
+      HERD_STRATEGIES.flatMap((s) => [
+        { series: `${s}, live`, title: `${s}, live`, yMax: 200 },
+        { series: `${s}, simulator seed 0`, title: `${s}, simulator seed 0`, yMax: 200 },
+      ]),
+      { capacity: (ARTICLE_SERVER.capacityPerTick * BIN_MS) / ARTICLE_SERVER.tickMs, binMs: BIN_MS, windowS: WINDOW_S, height: 120 },
+    ),
+});
+
+const budgetFigure = defineFigure<PerSecondPoint>({
+  id: 'live-budget-arrivals',
+  section: 'live',
+  title: 'Arrivals per second for each budget policy on real sockets (new requests dashed, the outage shaded)',
+  explanation: (points) => {
+    const load = (policy: string): string => {
+      const p = points.filter((x) => x.policy === policy && x.second >= 5 && x.second < 15);
+      return formatFixed(p.reduce((a, x) => a + x.arrivals, 0) / p.reduce((a, x) => a + x.fresh, 0), 2);
+    };
+    return (
+      'The budget experiment’s figure from one live run per policy, counted by the clients: during the outage the arrivals are ' +
+      `${load('4 attempts')}× the new requests with 4 attempts and no budget, and ${load('4 attempts + gRPC throttling')}× with gRPC throttling.`
+    );
+  },
+  command: 'npm run -s lab -- live budget --format json (rows[].live.perSecond)',
+  data: (results) => budgetPoints(resultOf<LiveReportResult>(results, 'live').budget),
+  spec: (points) => perSecondSpec(points, LIVE_BUDGET_POLICIES, { outage: { startS: 5, endS: 15 } }),
+});
+
+/** The live section's figures. */
+export const LIVE_FIGURES = [herdFigure, budgetFigure];
