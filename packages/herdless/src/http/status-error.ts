@@ -1,6 +1,18 @@
 import { HerdlessError, isHerdlessError } from '../core/errors.js';
 
 /**
+ * What {@link HttpStatusError} needs of a response: its status (and its status text, if any).
+ * @example
+ * ```ts
+ * const head: StatusLike = { status: 503, statusText: 'Service Unavailable' };
+ * ```
+ */
+export interface StatusLike {
+  readonly status: number;
+  readonly statusText?: string | undefined;
+}
+
+/**
  * A response with a retryable status, seen as the failure of an attempt. `withRetry()` never
  * rejects with it — a 503 is a response, and the call resolves with the last one — but it is what
  * `onRetry` and `onGiveUp` report as `error`, what the `retryable` override receives for a
@@ -17,14 +29,16 @@ import { HerdlessError, isHerdlessError } from '../core/errors.js';
  * });
  * ```
  */
-export class HttpStatusError extends HerdlessError {
+export class HttpStatusError<R extends StatusLike = Response> extends HerdlessError {
   /** The response's status, e.g. 503. */
   readonly status: number;
   /**
-   * The response. Read its headers freely; its body belongs to the adapter: it is cancelled
-   * before the next attempt, or handed to the caller when the call gives up.
+   * The response: a `Response` from the retrying fetch, the response head (`status`, `statusText`,
+   * `headers`) from the undici interceptor, the `AxiosResponse` from the axios adapter. Read its
+   * headers freely; its body belongs to the adapter: it is discarded before the next attempt, or
+   * handed to the caller when the call gives up.
    */
-  readonly response: Response;
+  readonly response: R;
   /** The server's hint in ms (≥ 0, finite), when the response carried a valid one. */
   readonly retryAfterMs?: number;
 
@@ -32,7 +46,7 @@ export class HttpStatusError extends HerdlessError {
    * @param response the response.
    * @param retryAfterMs the parsed hint in ms, if any.
    */
-  constructor(response: Response, retryAfterMs?: number) {
+  constructor(response: R, retryAfterMs?: number) {
     super('ERR_HERDLESS_HTTP_STATUS', `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`);
     this.name = 'HttpStatusError';
     this.status = response.status;
@@ -42,12 +56,13 @@ export class HttpStatusError extends HerdlessError {
 }
 
 /**
- * True for an {@link HttpStatusError} from any copy of herdless.
+ * True for an {@link HttpStatusError} from any copy of herdless. `R` is the response type of the
+ * adapter that made it (default: fetch's `Response`).
  * @example
  * ```ts
  * if (isHttpStatusError(event.error)) console.log(event.error.status);
  * ```
  */
-export function isHttpStatusError(error: unknown): error is HttpStatusError {
+export function isHttpStatusError<R extends StatusLike = Response>(error: unknown): error is HttpStatusError<R> {
   return isHerdlessError(error, 'ERR_HERDLESS_HTTP_STATUS');
 }
