@@ -6,6 +6,9 @@ export default defineConfig({
   resolve: {
     alias: [
       { find: /^herdless\/http$/, replacement: fileURLToPath(new URL('./packages/herdless/src/http/index.ts', import.meta.url)) },
+      { find: /^herdless\/otel$/, replacement: fileURLToPath(new URL('./packages/herdless/src/otel/index.ts', import.meta.url)) },
+      { find: /^herdless\/undici$/, replacement: fileURLToPath(new URL('./packages/herdless/src/undici/index.ts', import.meta.url)) },
+      { find: /^herdless\/axios$/, replacement: fileURLToPath(new URL('./packages/herdless/src/axios/index.ts', import.meta.url)) },
       { find: /^herdless\/sim$/, replacement: fileURLToPath(new URL('./packages/herdless/src/sim/index.ts', import.meta.url)) },
       { find: /^herdless$/, replacement: fileURLToPath(new URL('./packages/herdless/src/index.ts', import.meta.url)) },
     ],

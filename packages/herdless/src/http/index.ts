@@ -9,7 +9,7 @@ export {
 export { parseHttpDate } from './http-date.js';
 export { parseRetryAfter, parseRetryAfterMs, retryAfterFromHeaders } from './retry-after.js';
 export { newIdempotencyKey } from './idempotency-key.js';
-export { HttpStatusError, isHttpStatusError } from './status-error.js';
+export { HttpStatusError, isHttpStatusError, type StatusLike } from './status-error.js';
 export { retryInfo, type HttpRetryInfo } from './retry-info.js';
 export {
   type FetchFunction,

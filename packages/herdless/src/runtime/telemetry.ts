@@ -170,15 +170,20 @@ export type TelemetryEvent =
  */
 export interface TelemetryObserver {
   onEvent(event: TelemetryEvent): unknown;
+  /**
+   * `false`: the observer records nothing (e.g. no OpenTelemetry provider is registered), so the
+   * layers skip it — read once, when the layer's options are read. Default `true`.
+   */
+  readonly enabled?: boolean;
 }
 
-/** @internal Checks a `telemetry` option. */
+/** @internal Checks a `telemetry` option: the observer, or `undefined` for none or a disabled one. */
 export function telemetryOption(owner: string, value: unknown): TelemetryObserver | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'object' || value === null || typeof (value as TelemetryObserver).onEvent !== 'function') {
     throw new InvalidOptionError(owner, 'telemetry', value, 'must be an observer object with an onEvent(event) method');
   }
-  return value as TelemetryObserver;
+  return (value as TelemetryObserver).enabled === false ? undefined : (value as TelemetryObserver);
 }
 
 /** @internal Delivers one event as an observer: never awaited, failures reported, never thrown. */
