@@ -40,6 +40,8 @@ export interface HttpExchange<R extends StatusLike> {
   headers(response: R): HeaderReader;
   /** Lets go of a response nobody will read, freeing its connection. */
   discard(response: R): void;
+  /** A client's own transient failures that `retry()`'s classification does not know (e.g. axios's `ERR_NETWORK`). */
+  isTransient?(error: unknown): boolean;
   /** Called with the response the call returns, before any hook hears of it; `gaveUp` as in {@link ExchangeResult}. */
   record?(response: R, attempts: number, gaveUp: RetryError | undefined): void;
 }
@@ -147,7 +149,7 @@ export async function runExchange<R extends StatusLike>(config: HttpConfig, exch
   const user = config.retryable;
   const retryable: RetryableOverride = (error: unknown, info: RetryableInfo) => {
     // A listed status is retryable by definition; other failures keep retry()'s classification.
-    const transient = isHttpStatusError(error) || info.transient;
+    const transient = isHttpStatusError(error) || info.transient || exchange.isTransient?.(error) === true;
     if (exchange.blocked !== undefined) {
       blockedRetry = transient;
       return false;
