@@ -124,7 +124,7 @@ export function httpClients(origin: () => string): HttpClientDriver[] {
             } catch (error) {
               // axios semantics: a non-2xx response rejects, carrying the response.
               if (axios.isAxiosError(error) && error.response !== undefined) {
-                if (retryInfo(error.response)?.reason !== hook.reason()) throw new Error(`retryInfo ≠ onGiveUp for ${error.response.status}`);
+                if (retryInfo(error.response)?.reason !== hook.reason()) throw new Error(`retryInfo ≠ onGiveUp for ${error.response.status}`, { cause: error });
                 return { status: error.response.status, body: String(error.response.data), reason: hook.reason() };
               }
               return { error, reason: hook.reason() };
