@@ -311,9 +311,9 @@ function admit(options: RetryOptions): Runner {
   return cached.runner;
 }
 
-/** The options that decide how a call starts: compared on every call, even on the inline path. */
+/** The options that decide how a call starts (telemetry too: it takes a call off the lean path): compared on every call, even on the inline path. */
 function sameStart(c: CachedRunner, o: RetryOptions): boolean {
-  return c.deadlineMs === o.deadlineMs && c.attemptTimeoutMs === o.attemptTimeoutMs && c.budget === o.budget;
+  return c.deadlineMs === o.deadlineMs && c.attemptTimeoutMs === o.attemptTimeoutMs && c.budget === o.budget && c.telemetry === o.telemetry;
 }
 
 /**
@@ -328,7 +328,7 @@ function reread(entry: CachedRunner): Runner {
   const options = entry.options;
   if (unchanged(entry, options)) return entry.runner;
   if (!sameStart(entry, options)) {
-    const asStarted = { ...options, deadlineMs: entry.deadlineMs, attemptTimeoutMs: entry.attemptTimeoutMs, budget: entry.budget, signal: undefined };
+    const asStarted = { ...options, deadlineMs: entry.deadlineMs, attemptTimeoutMs: entry.attemptTimeoutMs, budget: entry.budget, telemetry: entry.telemetry, signal: undefined };
     return parseRunner(asStarted as RetryOptions, 'retry', true);
   }
   const fresh = remember(options);
@@ -406,7 +406,7 @@ function remember(o: RetryOptions): CachedRunner {
  *
  * An options object is validated the first time `retry()` sees it, and normalised once. Passed again
  * (the same object, as a hot path does), it is re-read when its options are needed, and a change is
- * validated before it is used: `signal`, `deadlineMs`, `attemptTimeoutMs` and `budget` decide how a
+ * validated before it is used: `signal`, `deadlineMs`, `attemptTimeoutMs`, `budget` and `telemetry` decide how a
  * call starts and are compared on every call (an invalid value throws at once); the others matter
  * only once an attempt has failed, and a call reads them once, at its first failure, before any
  * retry. For an object seen at least twice, with no other reused object in between (the hot
