@@ -219,6 +219,12 @@ class UndiciCall {
    * then flows. `gaveUp` is set for a retried status returned because retrying stopped.
    */
   #commit(head: Head, _gaveUp: RetryError | undefined): void {
+    if (this.#caller.signal.aborted) {
+      // The caller aborted while the result was on its way: it gets the abort, not the response.
+      this.#discard(head);
+      this.#fail(this.#caller.signal.reason as Error);
+      return;
+    }
     head.state = 'committed';
     const proxy = this.#proxy;
     proxy.target = head.controller;
