@@ -191,6 +191,28 @@ for (const client of httpClients(origin)) {
       expect(server.requests).toHaveLength(1);
     });
 
+    it('attemptTimeoutMs aborts only the slow attempt (the server sees it go away), which is retried', async () => {
+      const c = client.make({ maxAttempts: 3, clock, attemptTimeoutMs: 1000, backoff: constantBackoff() });
+      closers.push(() => c.close());
+      server.script([{ hang: true }, { status: 200, body: 'ok' }]);
+      const outcome = c.send({ path: '/' });
+      await server.waitForRequests(1);
+      await clock.advance(1000);
+      expect(await outcome).toEqual({ status: 200, body: 'ok', reason: undefined });
+      await server.requests[0]!.closed;
+      expect(server.requests[0]!.aborted).toBe(true);
+      expect(server.requests).toHaveLength(2);
+    });
+
+    it('50 retries of a 503 with a 64 KiB body on keep-alive: discarded bodies are let go, open sockets stay bounded', async () => {
+      const send = make({ maxAttempts: 51, backoff: constantBackoff() });
+      const big = 'x'.repeat(64 * 1024);
+      server.script(Array.from({ length: 50 }, () => ({ status: 503, body: big })));
+      expect(await send({ path: '/' })).toEqual({ status: 200, body: 'ok', reason: undefined });
+      expect(server.requests).toHaveLength(51);
+      expect(server.connections.peak).toBeLessThanOrEqual(4);
+    });
+
     it('telemetry: one attempt-start and attempt-end per request the server saw, the retries and the give-up', async () => {
       const events: TelemetryEvent[] = [];
       const send = make({ telemetry: { onEvent: (e) => void events.push(e) } });
