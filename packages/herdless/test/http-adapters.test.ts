@@ -82,6 +82,19 @@ describe('undici', () => {
     }
   });
 
+  it('an idempotency key generator that returns no key fails that request with an InvalidOptionError; nothing is sent', async () => {
+    const agent = new Agent();
+    try {
+      const dispatcher = agent.compose(retryInterceptor({ ...fast, idempotencyKey: () => '' }));
+      const error = await request(`${server.origin}/orders`, { dispatcher, method: 'POST', body: 'o' }).catch((e: unknown) => e);
+      expect(isInvalidOptionError(error)).toBe(true);
+      expect(error).toMatchObject({ field: 'idempotencyKey', value: '' });
+      expect(server.requests).toHaveLength(0);
+    } finally {
+      await agent.close();
+    }
+  });
+
   it('onGiveUp receives the response head', async () => {
     server.script([], { status: 503, headers: { 'x-why': 'busy' }, body: 'b' });
     const heads: unknown[] = [];

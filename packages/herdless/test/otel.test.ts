@@ -206,6 +206,18 @@ describe('herdless/otel with the OpenTelemetry SDK (a real loopback server)', ()
     expect(seen).toBe(0);
   });
 
+  it('traces: false records metrics only: no spans, no span events', async () => {
+    const otel = otelTelemetry({ meterProvider, tracerProvider, traces: false });
+    const api = withRetry(fetch, { maxAttempts: 2, backoff: constantBackoff(), telemetry: otel });
+    server.script([{ status: 503 }, { status: 200, body: 'ok' }]);
+    await tracerProvider.getTracer('test').startActiveSpan('caller', async (caller) => {
+      await (await api(`${server.origin}/`)).text();
+      caller.end();
+    });
+    expect(await total('herdless.attempts')).toBe(2);
+    expect(exporter.getFinishedSpans().map((s) => [s.name, s.events.length])).toEqual([['caller', 0]]);
+  });
+
   it('bad options and registrations name the field and the value', () => {
     const cases: Array<[() => unknown, string]> = [
       [() => otelTelemetry({ meterProvider: {} as never }), 'meterProvider'],

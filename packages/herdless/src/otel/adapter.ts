@@ -195,14 +195,14 @@ class OtelAdapter implements OtelTelemetry {
         attributes['herdless.delay.source'] = event.delaySource;
         this.#retries.add(1, attributes);
         this.#delay.record(event.delayMs, attributes);
-        trace.getActiveSpan()?.addEvent('herdless.retry', { 'herdless.attempt': event.attempt, 'herdless.delay_ms': event.delayMs, 'herdless.delay.source': event.delaySource });
+        if (this.#tracer !== undefined) trace.getActiveSpan()?.addEvent('herdless.retry', { 'herdless.attempt': event.attempt, 'herdless.delay_ms': event.delayMs, 'herdless.delay.source': event.delaySource });
         return;
       }
       case 'give-up': {
         const attributes = layerAttributes(event.call);
         attributes['herdless.give_up.reason'] = event.reason;
         this.#giveUps.add(1, attributes);
-        trace.getActiveSpan()?.addEvent('herdless.give_up', { 'herdless.give_up.reason': event.reason, 'herdless.attempts': event.attempts });
+        if (this.#tracer !== undefined) trace.getActiveSpan()?.addEvent('herdless.give_up', { 'herdless.give_up.reason': event.reason, 'herdless.attempts': event.attempts });
         return;
       }
       case 'budget-refusal':

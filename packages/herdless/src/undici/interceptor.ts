@@ -120,6 +120,15 @@ class UndiciCall {
   }
 
   start(): void {
+    try {
+      this.#start();
+    } catch (error) {
+      // A bad request (an idempotency key generator that returns no key…) fails this request only.
+      this.#fail(error instanceof Error ? error : new Error(String(error), { cause: error }));
+    }
+  }
+
+  #start(): void {
     const opts = this.opts;
     const method = (opts.method ?? 'GET').toUpperCase();
     const origin = opts.origin === undefined ? '' : String(opts.origin).replace(/\/$/, '');
