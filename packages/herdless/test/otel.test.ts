@@ -1,4 +1,4 @@
-import { context, trace, type Attributes } from '@opentelemetry/api';
+import { context, metrics, trace, type Attributes } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { MeterProvider, MetricReader, type DataPoint, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
@@ -216,6 +216,23 @@ describe('herdless/otel with the OpenTelemetry SDK (a real loopback server)', ()
     });
     expect(await total('herdless.attempts')).toBe(2);
     expect(exporter.getFinishedSpans().map((s) => [s.name, s.events.length])).toEqual([['caller', 0]]);
+  });
+
+  it('the global providers, once registered, are what a new adapter uses', async () => {
+    metrics.setGlobalMeterProvider(meterProvider);
+    trace.setGlobalTracerProvider(tracerProvider);
+    try {
+      const otel = otelTelemetry();
+      expect(otel.enabled).toBe(true);
+      server.script([{ status: 200, body: 'ok' }]);
+      await (await withRetry(fetch, { telemetry: otel })(`${server.origin}/`)).text();
+      expect(await total('herdless.attempts', { 'herdless.outcome': 'success' })).toBe(1);
+      expect(exporter.getFinishedSpans().map((s) => s.attributes['http.request.resend_count'])).toEqual([0]);
+    } finally {
+      metrics.disable();
+      trace.disable();
+    }
+    expect(otelTelemetry().enabled).toBe(false);
   });
 
   it('bad options and registrations name the field and the value', () => {
