@@ -1,8 +1,8 @@
 /** What is particular to the undici interceptor and the axios adapter (the shared behaviour is in http-clients.test.ts). */
 import axios from 'axios';
-import { Agent, Pool, request } from 'undici';
+import { Agent, Pool, fetch as undiciFetch, request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { constantBackoff, isInvalidOptionError, retryInfo } from 'herdless';
+import { constantBackoff, isInvalidOptionError, retryInfo, withRetry } from 'herdless';
 import { retryAdapter } from 'herdless/axios';
 import { retryInterceptor } from 'herdless/undici';
 import { startScriptedServer, type ScriptedServer } from './support/scripted-server.js';
@@ -90,6 +90,25 @@ describe('undici', () => {
       expect(isInvalidOptionError(error)).toBe(true);
       expect(error).toMatchObject({ field: 'idempotencyKey', value: '' });
       expect(server.requests).toHaveLength(0);
+    } finally {
+      await agent.close();
+    }
+  });
+
+  it('the give-up mark: a retrying fetch on a retrying dispatcher (4 around 3) sends 3 requests, not 12', async () => {
+    server.script([], { status: 503, body: 'busy' });
+    const agent = new Agent();
+    try {
+      const dispatcher = agent.compose(retryInterceptor(fast));
+      const outer = withRetry((input, init) => undiciFetch(input as string, { ...(init as object), dispatcher }) as unknown as Promise<Response>, { ...fast, maxAttempts: 4 });
+      const res = await outer(`${server.origin}/`);
+      expect([res.status, await res.text(), res.headers.get('x-herdless-retry')]).toEqual([503, 'busy', 'no']);
+      expect(retryInfo(res)).toMatchObject({ attempts: 1, reason: 'do-not-retry' });
+      expect(server.requests).toHaveLength(3);
+      // A response accepted as the result carries no mark.
+      server.script([{ status: 503 }, { status: 200, body: 'ok' }]);
+      const ok = await request(`${server.origin}/`, { dispatcher });
+      expect([ok.statusCode, await ok.body.text(), ok.headers['x-herdless-retry']]).toEqual([200, 'ok', undefined]);
     } finally {
       await agent.close();
     }

@@ -1,8 +1,8 @@
 import type { Dispatcher } from 'undici';
 import { InvalidOptionError } from '../core/errors.js';
 import type { RetryError } from '../core/retry/errors.js';
-import { IDEMPOTENCY_KEY_HEADER } from '../http/data.js';
-import { bodyBlock, idempotency, runExchange, type HeaderReader } from '../http/exchange.js';
+import { DO_NOT_RETRY_HEADER, IDEMPOTENCY_KEY_HEADER } from '../http/data.js';
+import { bodyBlock, idempotency, isGivenUpResponse, runExchange, type HeaderReader } from '../http/exchange.js';
 import { parseHttpOptions, type HttpConfig } from '../http/options.js';
 import type { UndiciResponseHead, UndiciRetryOptions } from './options.js';
 
@@ -227,7 +227,7 @@ class UndiciCall {
    * The call's result: the response goes to the caller's handler with what was held of its body,
    * then flows. `gaveUp` is set for a retried status returned because retrying stopped.
    */
-  #commit(head: Head, _gaveUp: RetryError | undefined): void {
+  #commit(head: Head, gaveUp: RetryError | undefined): void {
     if (this.#caller.signal.aborted) {
       // The caller aborted while the result was on its way: it gets the abort, not the response.
       this.#discard(head);
@@ -238,8 +238,11 @@ class UndiciCall {
     const proxy = this.#proxy;
     proxy.target = head.controller;
     const handler = this.handler;
+    // The give-up mark: a response this layer gave up on tells every herdless layer above it (a
+    // retrying fetch on this dispatcher, a server propagating it) not to retry it again.
+    const headers = gaveUp === undefined || isGivenUpResponse(headerReader(head.headers)) ? head.headers : { ...head.headers, [DO_NOT_RETRY_HEADER]: 'no' };
     try {
-      handler.onResponseStart?.(proxy, head.status, head.headers, head.statusText);
+      handler.onResponseStart?.(proxy, head.status, headers, head.statusText);
       for (const chunk of head.chunks) handler.onResponseData?.(proxy, chunk);
       head.chunks = [];
       if (head.error !== undefined) handler.onResponseError?.(proxy, head.error);
@@ -268,6 +271,9 @@ class UndiciCall {
  * - **Retry-After** on 429 and 503 (seconds, HTTP-date, `retry-after-ms`) replaces the backoff,
  *   capped by `maxRetryAfterMs`; `X-Herdless-Retry: no` is delivered at once (reason
  *   `'do-not-retry'`).
+ * - **The give-up mark**: a retried status delivered because retrying stopped carries
+ *   `x-herdless-retry: no` in the headers your handler sees, so that no herdless layer above this
+ *   one (a retrying fetch using this dispatcher, `retry()`, a server) retries it again.
  * - **Bodies**: a string or bytes are sent whole on every attempt; a stream body is sent once and
  *   the request is not retried.
  * - **Discarded responses** are drained (up to 256 KiB, then aborted), so keep-alive connections
