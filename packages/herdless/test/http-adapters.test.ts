@@ -2,7 +2,7 @@
 import axios from 'axios';
 import { Agent, Pool, fetch as undiciFetch, request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { constantBackoff, isInvalidOptionError, retryInfo, withRetry } from 'herdless';
+import { constantBackoff, isInvalidOptionError, isRetryError, retry, retryInfo, withRetry } from 'herdless';
 import { retryAdapter } from 'herdless/axios';
 import { retryInterceptor } from 'herdless/undici';
 import { startScriptedServer, type ScriptedServer } from './support/scripted-server.js';
@@ -147,6 +147,15 @@ describe('axios', () => {
     expect(axios.isAxiosError(error)).toBe(true);
     expect(error).toMatchObject({ code: 'ERR_BAD_RESPONSE', response: { status: 503 } });
     expect(retryInfo((error as { response: object }).response)?.reason).toBe('exhausted');
+  });
+
+  it('the give-up mark: retry() (4) around the adapter (3) sends 3 requests, not 12', async () => {
+    server.script([], { status: 503, body: 'busy' });
+    const api = axios.create({ adapter: retryAdapter(fast) });
+    const error = await retry(() => api.get(`${server.origin}/`), { ...fast, maxAttempts: 4 }).catch((e: unknown) => e);
+    expect(isRetryError(error)).toBe(true);
+    expect(error).toMatchObject({ reason: 'do-not-retry', attempts: 1, cause: { response: { status: 503 } } });
+    expect(server.requests).toHaveLength(3);
   });
 
   it('a legacy cancelToken cancels the wait: the request rejects with a cancel', async () => {

@@ -1,4 +1,5 @@
 import axios, { AxiosError, AxiosHeaders, CanceledError, type AxiosAdapter, type AxiosResponse, type InternalAxiosRequestConfig } from 'axios';
+import { markDoNotRetry } from '../core/classify/hints.js';
 import { InvalidOptionError } from '../core/errors.js';
 import { IDEMPOTENCY_KEY_HEADER } from '../http/data.js';
 import { bodyBlock, idempotency, runExchange, type HeaderReader } from '../http/exchange.js';
@@ -36,12 +37,17 @@ function discard(response: AxiosResponse): void {
   }
 }
 
-/** Axios's `settle`: the caller's `validateStatus` decides whether a response resolves or rejects. */
-function settle(config: InternalAxiosRequestConfig, response: AxiosResponse): AxiosResponse {
+/**
+ * Axios's `settle`: the caller's `validateStatus` decides whether a response resolves or rejects.
+ * The error for a response this layer gave up on carries the "do not retry" mark, so that a
+ * `retry()` around the request stops instead of multiplying the attempts already made.
+ */
+function settle(config: InternalAxiosRequestConfig, response: AxiosResponse, gaveUp: boolean): AxiosResponse {
   const validate = config.validateStatus;
   if (!response.status || !validate || validate(response.status)) return response;
   const code = response.status >= 400 && response.status < 500 ? AxiosError.ERR_BAD_REQUEST : AxiosError.ERR_BAD_RESPONSE;
-  throw new AxiosError(`Request failed with status code ${response.status}`, code, config, response.request, response);
+  const error = new AxiosError(`Request failed with status code ${response.status}`, code, config, response.request, response);
+  throw gaveUp ? markDoNotRetry(error) : error;
 }
 
 /** The caller's signal: `config.signal`, and a legacy `cancelToken` folded into it. */
@@ -62,7 +68,8 @@ function callerSignal(config: InternalAxiosRequestConfig): AbortSignal | undefin
  * - A retried status (408, 429, 500, 502, 503, 504) that is still there when retrying stops is
  *   the result, settled by the request's `validateStatus` as axios does: by default it rejects
  *   with the `AxiosError` carrying that response ({@link retryInfo} on `error.response` says why
- *   retrying stopped).
+ *   retrying stopped). That error carries the "do not retry" mark: a `retry()` around the request
+ *   gives up at once (reason `'do-not-retry'`) instead of multiplying the attempts.
  * - Network failures (system error codes, `ERR_NETWORK`, an attempt's `timeout`) are retried;
  *   when retrying stops the request rejects with a `RetryError` whose `cause` is the last
  *   `AxiosError`.
@@ -129,6 +136,6 @@ export function retryAdapter(options?: AxiosRetryOptions): AxiosAdapter {
     // The caller's request config, not the attempt's, as axios users expect on the response.
     const response = result.response;
     response.config = request;
-    return settle(request, response);
+    return settle(request, response, result.gaveUp !== undefined);
   };
 }
