@@ -83,13 +83,14 @@ for (const client of httpClients(origin)) {
       const send = make({ maxAttempts: 5 });
       server.script([
         { status: 503, headers: { 'retry-after': '2' } },
-        { status: 429, headers: { 'retry-after': 'Wed, 21 Oct 2015 07:28:30 GMT' } },
+        // The response's own Date is the virtual now (WALL + 2 s): node:http would otherwise send the real date.
+        { status: 429, headers: { 'retry-after': 'Wed, 21 Oct 2015 07:28:30 GMT', date: 'Wed, 21 Oct 2015 07:28:02 GMT' } },
         { status: 503, headers: { 'retry-after-ms': '1500', 'retry-after': '9' } },
         { status: 503, headers: { 'retry-after': 'soon' } },
         { status: 200, body: 'ok' },
       ]);
       expect(await send({ path: '/' })).toEqual({ status: 200, body: 'ok', reason: undefined });
-      // The date is 30 s after WALL; the clock had moved 2 s by then.
+      // The date is 30 s after WALL; the clock (and the response's Date) had moved 2 s by then.
       expect(delays).toEqual([
         [2000, 'server'],
         [28_000, 'server'],
