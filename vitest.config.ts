@@ -9,6 +9,8 @@ export default defineConfig({
       { find: /^herdless\/otel$/, replacement: fileURLToPath(new URL('./packages/herdless/src/otel/index.ts', import.meta.url)) },
       { find: /^herdless\/undici$/, replacement: fileURLToPath(new URL('./packages/herdless/src/undici/index.ts', import.meta.url)) },
       { find: /^herdless\/axios$/, replacement: fileURLToPath(new URL('./packages/herdless/src/axios/index.ts', import.meta.url)) },
+      { find: /^herdless\/grpc$/, replacement: fileURLToPath(new URL('./packages/herdless/src/grpc-client/index.ts', import.meta.url)) },
+      { find: /^herdless\/connect$/, replacement: fileURLToPath(new URL('./packages/herdless/src/connect/index.ts', import.meta.url)) },
       { find: /^herdless\/sim$/, replacement: fileURLToPath(new URL('./packages/herdless/src/sim/index.ts', import.meta.url)) },
       { find: /^herdless$/, replacement: fileURLToPath(new URL('./packages/herdless/src/index.ts', import.meta.url)) },
     ],

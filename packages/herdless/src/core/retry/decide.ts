@@ -19,8 +19,17 @@ import type { RetryPolicy } from './policy.js';
 export interface RetryState {
   /** The attempt that is running or has just failed, from 1. */
   readonly attempt: number;
-  /** The wait made before this attempt in ms (0 before the first); decorrelated jitter reads it. */
+  /**
+   * The backoff's last wait in ms (0 before the first, and after a server hint, which restarts the
+   * backoff); decorrelated jitter reads it.
+   */
   readonly previousDelayMs: number;
+  /**
+   * The attempt whose failure last carried a server hint (`retryAfterMs`), after which the backoff
+   * starts again from its first step; 0 (or absent) when there was none. The backoff's retry number
+   * is `attempt − backoffRestartedAt`.
+   */
+  readonly backoffRestartedAt?: number;
   /** When the call's deadline passes, on the driver's clock (ms); `Infinity` without `deadlineMs`. */
   readonly deadlineAt: number;
 }
@@ -89,14 +98,17 @@ export function startRetry(policy: RetryPolicy, now: number): RetryState {
  * 4. `attempt ≥ maxAttempts` → give up `'exhausted'` (maxAttempts counts the first try);
  * 5. `now ≥ deadlineAt` → give up `'deadline'`;
  * 6. the wait: the hint `retryAfterMs` if any (longer than `maxRetryAfterMs` → give up
- *    `'hint-too-long'`), else `backoff.delay(attempt, previousDelayMs, rng)` held to [0, 2^31 − 1];
+ *    `'hint-too-long'`), else `backoff.delay(attempt − backoffRestartedAt, previousDelayMs, rng)`
+ *    held to [0, 2^31 − 1]. A hinted wait restarts the backoff: the next unhinted wait is the
+ *    backoff's first step again (gRFC A6 pushback: "the next retry attempt … uses initialBackoff");
  * 7. `now + wait ≥ deadlineAt` → give up (`'hint-too-long'` for a hint, else `'deadline'`): a wait
  *    that would cross the deadline is not started;
  * 8. the budget's `allowRetry(now)` false → give up `'budget'` (asked last, so a budget that counts
  *    retries when it allows them only counts retries that happen);
  * 9. retry after the wait.
  *
- * Sources: gRFC A6 (maxAttempts includes the first try; pushback replaces the backoff; throttling),
+ * Sources: gRFC A6 (maxAttempts includes the first try; pushback replaces the backoff and restarts
+ * it; throttling),
  * RFC 9110 §10.2.3 (Retry-After).
  *
  * @example
@@ -124,17 +136,32 @@ export function decide(policy: RetryPolicy, state: RetryState, verdict: Verdict,
     }
     delay = hint;
   } else {
-    delay = checkedDelay('retry', policy.backoff.delay(state.attempt, state.previousDelayMs, rng));
+    const restartedAt = state.backoffRestartedAt;
+    const retry = restartedAt === undefined ? state.attempt : state.attempt - restartedAt;
+    delay = checkedDelay('retry', policy.backoff.delay(retry, state.previousDelayMs, rng));
   }
   if (deadlineAt !== Infinity && now + delay >= deadlineAt) {
     return { kind: 'give-up', reason: hint !== undefined ? 'hint-too-long' : 'deadline', waitMs: delay, limitMs: deadlineAt - now };
   }
   if (budget !== undefined && !budget.allowRetry(now)) return BUDGET;
+  if (hint !== undefined) {
+    // gRFC A6: after a pushback the backoff starts over from initialBackoff (grpc-js does the same).
+    return {
+      kind: 'retry',
+      delayMs: delay,
+      hinted: true,
+      next: { attempt: state.attempt + 1, previousDelayMs: 0, deadlineAt, backoffRestartedAt: state.attempt },
+    };
+  }
+  const restartedAt = state.backoffRestartedAt;
   return {
     kind: 'retry',
     delayMs: delay,
-    hinted: hint !== undefined,
-    next: { attempt: state.attempt + 1, previousDelayMs: delay, deadlineAt },
+    hinted: false,
+    next:
+      restartedAt === undefined
+        ? { attempt: state.attempt + 1, previousDelayMs: delay, deadlineAt }
+        : { attempt: state.attempt + 1, previousDelayMs: delay, deadlineAt, backoffRestartedAt: restartedAt },
   };
 }
 
