@@ -184,7 +184,7 @@ class OtelAdapter implements OtelTelemetry {
       case 'attempt-end': {
         const attributes = layerAttributes(event.call);
         attributes['herdless.outcome'] = event.outcome;
-        if (event.status !== undefined) attributes['http.response.status_code'] = event.status;
+        if (event.status !== undefined) attributes[event.call.layer === 'grpc' ? 'rpc.grpc.status_code' : 'http.response.status_code'] = event.status;
         this.#attempts.add(1, attributes);
         this.#duration.record(event.durationMs, attributes);
         this.#endSpan(event);
@@ -313,7 +313,7 @@ function budgetLevel(budget: RetryBudget, measure: 'tokens' | 'ratio' | 'balance
  * Metrics (meter `herdless`; units per the OTel conventions, UCUM):
  * | instrument | kind | unit | attributes |
  * |---|---|---|---|
- * | `herdless.attempts` | counter | `{attempt}` | `herdless.layer`, `herdless.client`, `herdless.outcome`, `http.response.status_code` |
+ * | `herdless.attempts` | counter | `{attempt}` | `herdless.layer`, `herdless.client`, `herdless.outcome`, `http.response.status_code` (gRPC: `rpc.grpc.status_code`) |
  * | `herdless.attempt.duration` | histogram | `ms` | the same |
  * | `herdless.retries` | counter | `{retry}` | `herdless.layer`, `herdless.client`, `herdless.delay.source` (`backoff`, `server-hint`, `pushback`) |
  * | `herdless.retry.delay` | histogram | `ms` | the same |

@@ -24,9 +24,9 @@ export type TelemetryLayer = 'retry' | 'http' | 'breaker' | 'server' | 'grpc';
  */
 export interface TelemetryCall {
   readonly layer: TelemetryLayer;
-  /** The client that made the call: `'fetch'`, `'undici'`, `'axios'`; absent for `retry()`. */
+  /** The client that made the call: `'fetch'`, `'undici'`, `'axios'`, `'grpc-js'`, `'connect'`; absent for `retry()`. */
   readonly client?: string;
-  /** The request method, upper-cased (HTTP layers). */
+  /** The request method, upper-cased (HTTP layers), or the gRPC method's path (`/package.Service/Method`). */
   readonly method?: string;
   /** The request URL (HTTP layers). */
   readonly url?: string;
@@ -70,7 +70,7 @@ export interface AttemptEndEvent {
   readonly outcome: AttemptOutcome;
   /** From the attempt's start to its end, in ms on the layer's clock. */
   readonly durationMs: number;
-  /** The response status (HTTP layers, when a response arrived). */
+  /** The response status: HTTP's (when a response arrived), or the gRPC status code. */
   readonly status?: number;
   /** What the attempt threw (outcomes other than `'success'`; for a retried status, its `HttpStatusError`). */
   readonly error?: unknown;
@@ -92,10 +92,11 @@ export interface RetryScheduledEvent {
 export interface GiveUpTelemetryEvent {
   readonly type: 'give-up';
   readonly call: TelemetryCall;
-  readonly reason: GiveUpReason;
+  /** Why; `'committed'` is gRPC's commit rule (gRFC A6: no retry once the response has begun). */
+  readonly reason: GiveUpReason | 'committed';
   /** Attempts sent, the first included. */
   readonly attempts: number;
-  /** The status of the response returned with the give-up (HTTP layers). */
+  /** The status of the response returned with the give-up (HTTP layers), or the last gRPC status code. */
   readonly status?: number;
   readonly error: unknown;
 }
@@ -242,7 +243,7 @@ export class CallTelemetry {
   }
 
   /** The give-up, preceded by the budget's refusal when the budget is the reason. */
-  giveUp(reason: GiveUpReason, attempts: number, error: unknown, budget: { readonly name: string } | undefined, status?: number): void {
+  giveUp(reason: GiveUpReason | 'committed', attempts: number, error: unknown, budget: { readonly name: string } | undefined, status?: number): void {
     if (reason === 'budget' && budget !== undefined) this.#emit({ type: 'budget-refusal', call: this.call, budget: budget.name, attempt: attempts });
     const event: { -readonly [K in keyof GiveUpTelemetryEvent]: GiveUpTelemetryEvent[K] } = { type: 'give-up', call: this.call, reason, attempts, error };
     if (status !== undefined) event.status = status;
