@@ -11,6 +11,7 @@ export default defineConfig({
       { find: /^herdless\/axios$/, replacement: fileURLToPath(new URL('./packages/herdless/src/axios/index.ts', import.meta.url)) },
       { find: /^herdless\/grpc$/, replacement: fileURLToPath(new URL('./packages/herdless/src/grpc-client/index.ts', import.meta.url)) },
       { find: /^herdless\/connect$/, replacement: fileURLToPath(new URL('./packages/herdless/src/connect/index.ts', import.meta.url)) },
+      { find: /^herdless\/server$/, replacement: fileURLToPath(new URL('./packages/herdless/src/server/index.ts', import.meta.url)) },
       { find: /^herdless\/sim$/, replacement: fileURLToPath(new URL('./packages/herdless/src/sim/index.ts', import.meta.url)) },
       { find: /^herdless$/, replacement: fileURLToPath(new URL('./packages/herdless/src/index.ts', import.meta.url)) },
     ],

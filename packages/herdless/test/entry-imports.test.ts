@@ -37,4 +37,21 @@ describe('run-time imports of each entry', () => {
   it('herdless/grpc: @grpc/grpc-js only', () => {
     expect([...externals('grpc-client/index.ts')]).toEqual(['@grpc/grpc-js']);
   });
+  it('herdless/server: none (node:http appears in types only); the main entry reaches none of its files', () => {
+    expect([...externals('server/index.ts')]).toEqual([]);
+  });
+});
+
+describe('the main entry and the server module', () => {
+  it('the main entry reaches no file of herdless/server', () => {
+    const reached = new Set<string>();
+    const visit = (file: string): void => {
+      if (reached.has(file)) return;
+      reached.add(file);
+      for (const m of readFileSync(file, 'utf8').matchAll(IMPORT)) if (m[1]!.startsWith('.')) visit(resolve(dirname(file), m[1]!.replace(/\.js$/, '.ts')));
+    };
+    visit(resolve(src, 'index.ts'));
+    expect(reached.size).toBeGreaterThan(20);
+    expect([...reached].filter((f) => f.includes('/server/'))).toEqual([]);
+  });
 });

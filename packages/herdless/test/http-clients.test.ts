@@ -67,6 +67,8 @@ for (const client of httpClients(origin)) {
         [7, 'backoff'],
         [7, 'backoff'],
       ]);
+      // Each retry carries its number; the first attempt carries none.
+      expect(server.requests.map((r) => r.headers['x-herdless-attempt'])).toEqual([undefined, '2', '3']);
       server.script([{ status: 404, body: 'no' }]);
       expect(await send({ path: '/b' })).toEqual({ status: 404, body: 'no', reason: undefined });
       expect(server.requests).toHaveLength(4);

@@ -120,8 +120,12 @@ export function retryAdapter(options?: AxiosRetryOptions): AxiosAdapter {
         signal,
         blocked,
         // Every attempt resolves with its response, whatever the status: the call settles the last one.
-        send: (_attempt, attemptSignal) =>
-          send({ ...request, headers: AxiosHeaders.from(headers), signal: attemptSignal, cancelToken: undefined, validateStatus: () => true } as InternalAxiosRequestConfig) as Promise<AxiosResponse>,
+        send: (attempt, attemptSignal) => {
+          const attemptHeaders = AxiosHeaders.from(headers);
+          // A retry carries its number in the attempt header (none on the first attempt).
+          if (attempt > 1 && config.attemptHeader !== undefined) attemptHeaders.set(config.attemptHeader, String(attempt));
+          return send({ ...request, headers: attemptHeaders, signal: attemptSignal, cancelToken: undefined, validateStatus: () => true } as InternalAxiosRequestConfig) as Promise<AxiosResponse>;
+        },
         headers: headerReader,
         discard,
         isTransient: (error) => error instanceof AxiosError && !axios.isCancel(error) && typeof error.code === 'string' && TRANSIENT_AXIOS_CODES.has(error.code),

@@ -5,17 +5,17 @@
  * attempt, reading a status and a header, discarding a response — as an {@link HttpExchange}.
  */
 import type { RetryableInfo, RetryableOverride } from '../core/classify/classify.js';
-import { markDoNotRetry } from '../core/classify/hints.js';
+import { isGivenUp, markDoNotRetry } from '../core/classify/hints.js';
 import { InvalidOptionError } from '../core/errors.js';
 import { AttemptTimeoutError, RetryError, isRetryError, type GiveUpReason } from '../core/retry/errors.js';
 import { callHook, type RetryEvent } from '../runtime/hooks.js';
 import { retry, type RetryContext, type RetryOptions } from '../runtime/retry.js';
 import { CallTelemetry } from '../runtime/telemetry.js';
 import { bodyKind } from './body.js';
-import { DO_NOT_RETRY_HEADER, RETRY_AFTER_STATUSES } from './data.js';
+import { RETRY_AFTER_STATUSES } from './data.js';
 import { idempotencyKeyOption, type HttpConfig, type IdempotencyKeyOption } from './options.js';
 import { retryAfterFromHeaders } from './retry-after.js';
-import { HttpStatusError, isHttpStatusError, type StatusLike } from './status-error.js';
+import { HttpStatusError, hasDoNotRetryHeader, isHttpStatusError, type StatusLike } from './status-error.js';
 
 /** @internal Reads one response header (lower-case name); `null` when absent. */
 export interface HeaderReader {
@@ -55,12 +55,12 @@ export interface ExchangeResult<R> {
 }
 
 /**
- * @internal Whether a response says that it must not be retried: the "overloaded; don't retry"
- * mark. The one place every adapter recognises it.
+ * @internal Whether a response must not be retried: it carries the "overloaded; don't retry" header
+ * (`X-Herdless-Retry: no`), or an inner herdless layer gave up on it (`isGivenUp`). The one place
+ * every adapter recognises it, so that layers never multiply attempts.
  */
-export function isGivenUpResponse(headers: HeaderReader): boolean {
-  const value = headers.get(DO_NOT_RETRY_HEADER);
-  return value !== null && value.trim().toLowerCase() === 'no';
+export function isGivenUpResponse(response: object, headers: HeaderReader): boolean {
+  return hasDoNotRetryHeader(headers) || isGivenUp(response);
 }
 
 /**
@@ -72,7 +72,7 @@ export function responseFailure<R extends StatusLike>(config: HttpConfig, respon
   if (!config.statuses.has(response.status)) return undefined;
   const hint = RETRY_AFTER_STATUSES.includes(response.status) ? retryAfterFromHeaders(headers, config.now()) : undefined;
   const failure = new HttpStatusError(response, hint);
-  if (isGivenUpResponse(headers)) markDoNotRetry(failure);
+  if (isGivenUpResponse(response, headers)) markDoNotRetry(failure);
   return failure;
 }
 

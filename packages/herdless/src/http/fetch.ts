@@ -88,11 +88,15 @@ function plan(config: HttpConfig, input: FetchInput, init: RequestInit | undefin
   return { method, url, input, request, init, headers, body, bodyFactory, signal, blocked };
 }
 
-/** Sends one attempt of `plan`. */
-async function send(fetchFn: FetchFunction, plan: Plan, attempt: number, signal: AbortSignal): Promise<Response> {
+/** Sends one attempt of `plan`; a retry carries its number in `attemptHeader`. */
+async function send(fetchFn: FetchFunction, plan: Plan, attempt: number, signal: AbortSignal, attemptHeader: string | undefined): Promise<Response> {
   const init: RequestInit = plan.init === undefined ? {} : { ...plan.init };
   init.signal = signal;
-  if (plan.headers !== undefined) init.headers = plan.headers;
+  if (attempt > 1 && attemptHeader !== undefined) {
+    const headers = new Headers(plan.headers ?? plan.init?.headers ?? plan.request?.headers);
+    headers.set(attemptHeader, String(attempt));
+    init.headers = headers;
+  } else if (plan.headers !== undefined) init.headers = plan.headers;
   let input = plan.input;
   if (plan.body === 'request') {
     // Each attempt sends a copy, so the caller's Request keeps its body for the next one.
@@ -123,7 +127,7 @@ async function run(fetchFn: FetchFunction, config: HttpConfig, plan: Plan): Prom
     url: plan.url,
     signal: plan.signal,
     blocked: plan.blocked,
-    send: (attempt, signal) => send(fetchFn, plan, attempt, signal),
+    send: (attempt, signal) => send(fetchFn, plan, attempt, signal, config.attemptHeader),
     headers: (response) => response.headers,
     discard,
     // Recorded before onGiveUp runs, so the hook can read retryInfo(response).
@@ -150,7 +154,11 @@ async function run(fetchFn: FetchFunction, config: HttpConfig, plan: Plan): Prom
  *   deadline ends the call at once with that response (reason `'hint-too-long'`). An invalid
  *   value is ignored: the backoff applies.
  * - **Do not retry**: a response carrying `X-Herdless-Retry: no` ({@link DO_NOT_RETRY_HEADER}) is
- *   returned at once (reason `'do-not-retry'`).
+ *   returned at once (reason `'do-not-retry'`), and so is a response an inner herdless layer gave
+ *   up on ({@link isGivenUp}): layers never multiply attempts. A response this call gives up on
+ *   carries that mark in turn.
+ * - **Attempt header**: each retry carries `x-herdless-attempt: <n>` (n ≥ 2;
+ *   {@link ATTEMPT_HEADER}), so the server can count retries; `attemptHeader` renames it or turns it off.
  * - **Bodies**: a string, bytes, `Blob`, `URLSearchParams`, `FormData` or a `Request`'s body is
  *   sent whole on every attempt (a `Request` is cloned per attempt). A stream body is sent once
  *   and not retried (reason `'fatal'`, the message says why) unless `bodyFactory` is given. An

@@ -149,13 +149,23 @@ class UndiciCall {
       url,
       signal: this.#caller.signal,
       blocked,
-      send: (_attempt, signal) => this.#send(dispatchOpts, signal),
+      send: (attempt, signal) => this.#send(this.#withAttempt(dispatchOpts, attempt), signal),
       headers: (head) => headerReader(head.headers),
       discard: (head) => this.#discard(head),
     }).then(
       (result) => this.#commit(result.response, result.gaveUp),
       (error: unknown) => this.#fail(error instanceof Error ? error : new Error(String(error), { cause: error })),
     );
+  }
+
+  /** A retry carries its number in the attempt header (`attemptHeader`; none on the first attempt). */
+  #withAttempt(opts: Dispatcher.DispatchOptions, attempt: number): Dispatcher.DispatchOptions {
+    const name = this.config.attemptHeader;
+    if (attempt === 1 || name === undefined) return opts;
+    const headers = headerRecord(opts.headers);
+    for (const key of Object.keys(headers)) if (key.toLowerCase() === name) delete headers[key];
+    headers[name] = String(attempt);
+    return { ...opts, headers };
   }
 
   /** One attempt: resolves with its response head (body held), rejects with its failure. */
@@ -240,7 +250,7 @@ class UndiciCall {
     const handler = this.handler;
     // The give-up mark: a response this layer gave up on tells every herdless layer above it (a
     // retrying fetch on this dispatcher, a server propagating it) not to retry it again.
-    const headers = gaveUp === undefined || isGivenUpResponse(headerReader(head.headers)) ? head.headers : { ...head.headers, [DO_NOT_RETRY_HEADER]: 'no' };
+    const headers = gaveUp === undefined || isGivenUpResponse(head, headerReader(head.headers)) ? head.headers : { ...head.headers, [DO_NOT_RETRY_HEADER]: 'no' };
     try {
       handler.onResponseStart?.(proxy, head.status, headers, head.statusText);
       for (const chunk of head.chunks) handler.onResponseData?.(proxy, chunk);
@@ -271,6 +281,8 @@ class UndiciCall {
  * - **Retry-After** on 429 and 503 (seconds, HTTP-date, `retry-after-ms`) replaces the backoff,
  *   capped by `maxRetryAfterMs`; `X-Herdless-Retry: no` is delivered at once (reason
  *   `'do-not-retry'`).
+ * - **Attempt header**: each retry carries `x-herdless-attempt: <n>` (n ≥ 2), so the server can
+ *   count retries; `attemptHeader` renames it or turns it off.
  * - **The give-up mark**: a retried status delivered because retrying stopped carries
  *   `x-herdless-retry: no` in the headers your handler sees, so that no herdless layer above this
  *   one (a retrying fetch using this dispatcher, `retry()`, a server) retries it again.

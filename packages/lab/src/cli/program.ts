@@ -11,6 +11,10 @@ import { parseSeeds } from './seeds.js';
 import { budgetCsv, budgetJson, budgetPolicies, budgetTable, budgetTitle, budgetTraceCsv, budgetTraceJson, configPolicies, grpcPolicy, runBudgetExperiment } from '../experiments/budget.js';
 import { BUDGET_POLICIES, budgetTrace, runLayers, type BudgetPolicyName } from 'herdless/sim';
 import { layersCsv, layersJson, layersTable, layersTitle } from '../experiments/layers.js';
+import { LIVE_LAYERS_MAX_CALLS, runLiveLayers } from '../experiments/layers-live.js';
+
+/** The title's ending for a live run: what the counts are. */
+const LIVE_SUFFIX = '\n# live: node:http servers on 127.0.0.1, each calling the next with withRetry(fetch); requests counted by the servers';
 
 type Format = 'table' | 'json' | 'csv';
 
@@ -178,17 +182,21 @@ function printBudget(result: ReturnType<typeof runBudgetExperiment>, format: For
 interface LayersFlags {
   depth?: string;
   attempts?: string;
+  live?: boolean;
   format: Format;
 }
 
 async function layersCommand(flags: LayersFlags, io: Io): Promise<void> {
   const depth = flags.depth === undefined ? 3 : parseNumberFlag('--depth', flags.depth, 1, 10, true);
   const attempts = flags.attempts === undefined ? 3 : parseNumberFlag('--attempts', flags.attempts, 1, 10, true);
-  if (attempts ** depth > 100_000) throw new UsageError(`--attempts ${attempts} --depth ${depth}: ${attempts}^${depth} calls is more than 100000`);
-  const rows = await runLayers({ depth, attempts });
+  const most = flags.live === true ? LIVE_LAYERS_MAX_CALLS : 100_000;
+  if (attempts ** depth > most) {
+    throw new UsageError(`--attempts ${attempts} --depth ${depth}: ${attempts}^${depth} calls is more than ${most}${flags.live === true ? ' (with --live)' : ''}`);
+  }
+  const rows = flags.live === true ? await runLiveLayers(depth, attempts) : await runLayers({ depth, attempts });
   if (flags.format === 'json') io.out(JSON.stringify(layersJson(rows)));
   else if (flags.format === 'csv') io.out(layersCsv(rows));
-  else io.out(`${layersTitle(depth, attempts)}\n${layersTable(rows)}`);
+  else io.out(`${layersTitle(depth, attempts)}${flags.live === true ? LIVE_SUFFIX : ''}\n${layersTable(rows)}`);
 }
 
 /** Builds the `herdless-lab` command line. */
@@ -256,6 +264,7 @@ export function buildProgram(io: Io): Command {
     .description('calls reaching each service when every layer retries, and under the one-layer rule ("overloaded; don\'t retry")')
     .option('--depth <n>', 'services in the chain (1–10), the last always failing', '3')
     .option('--attempts <n>', 'maxAttempts of every caller (1–10), the first try included', '3')
+    .option('--live', `run the chain on real sockets: node:http servers on 127.0.0.1, herdless's retrying fetch and herdless/server, requests counted by the servers (attempts^depth ≤ ${LIVE_LAYERS_MAX_CALLS})`)
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
     .action(async (flags: LayersFlags) => layersCommand(flags, io));
 
