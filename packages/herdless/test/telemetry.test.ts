@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { LoadShedder } from 'herdless/server';
 import {
   ManualClock,
   circuitBreaker,
@@ -199,5 +200,21 @@ describe('breaker events', () => {
   it('bad name or telemetry options name the field', () => {
     expect(() => circuitBreaker({ name: '' })).toThrow(expect.objectContaining({ field: 'name' }));
     expect(() => circuitBreaker({ telemetry: {} as never })).toThrow(expect.objectContaining({ field: 'telemetry' }));
+  });
+});
+
+describe('server events', () => {
+  it('a shed request: its reason, whether it was a retry, whether the answer says do not retry', async () => {
+    const shedder = new LoadShedder({ maxInFlight: 1, maxQueue: 1, maxQueueWaitMs: 100, clock, telemetry: observer });
+    expect(shedder.admit(1)).toMatchObject({ kind: 'admitted' });
+    const queued = shedder.admit(1);
+    expect(shedder.admit(2)).toMatchObject({ kind: 'shed', reason: 'queue-full', doNotRetry: true });
+    await clock.advance(100);
+    await expect(queued).resolves.toMatchObject({ kind: 'shed', reason: 'queue-timeout' });
+    expect(events).toEqual([
+      { type: 'shed', layer: 'server', reason: 'queue-full', retry: true, doNotRetry: true },
+      { type: 'shed', layer: 'server', reason: 'queue-timeout', retry: false, doNotRetry: true },
+    ]);
+    expect(shedder.stats().shed).toBe(events.length);
   });
 });

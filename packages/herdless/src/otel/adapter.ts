@@ -215,7 +215,7 @@ class OtelAdapter implements OtelTelemetry {
         this.#rejections.add(1, { 'herdless.breaker.name': event.breaker, 'herdless.breaker.state': event.state });
         return;
       case 'shed':
-        this.#shed.add(1, { 'herdless.layer': event.layer, 'herdless.shed.reason': event.reason, 'herdless.retry': event.retry });
+        this.#shed.add(1, { 'herdless.layer': event.layer, 'herdless.shed.reason': event.reason, 'herdless.retry': event.retry, 'herdless.do_not_retry': event.doNotRetry });
         return;
     }
   }
@@ -323,7 +323,7 @@ function budgetLevel(budget: RetryBudget, measure: 'tokens' | 'ratio' | 'balance
  * | `herdless.breaker.state` | gauge | `1` | `herdless.breaker.name`, `herdless.breaker.state` (see `observeBreaker`) |
  * | `herdless.breaker.transitions` | counter | `{transition}` | `herdless.breaker.name`, `.from`, `.to` |
  * | `herdless.breaker.rejections` | counter | `{call}` | `herdless.breaker.name`, `herdless.breaker.state` |
- * | `herdless.server.shed` | counter | `{request}` | `herdless.layer`, `herdless.shed.reason`, `herdless.retry` |
+ * | `herdless.server.shed` | counter | `{request}` | `herdless.layer`, `herdless.shed.reason`, `herdless.retry`, `herdless.do_not_retry` |
  *
  * Traces (OTel HTTP semantic conventions): every attempt of an HTTP layer (the retrying fetch, the
  * undici interceptor, the axios adapter) is its own `CLIENT` span named by the method, a child of

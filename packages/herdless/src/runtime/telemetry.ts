@@ -133,10 +133,12 @@ export interface BreakerRejectionEvent {
 export interface ShedEvent {
   readonly type: 'shed';
   readonly layer: TelemetryLayer;
-  /** Why: e.g. `'in-flight-limit'`, `'queue-full'`, `'queue-timeout'`. */
+  /** Why: `'queue-full'` (the in-flight limit reached and no room to queue) or `'queue-timeout'`. */
   readonly reason: string;
   /** The request was itself a retry (its attempt header said ≥ 2). */
   readonly retry: boolean;
+  /** The answer said "overloaded; don't retry" (`X-Herdless-Retry: no`). */
+  readonly doNotRetry: boolean;
 }
 
 /**
