@@ -78,7 +78,8 @@ export const RETRY_AFTER_MS_HEADER = 'retry-after-ms';
 /**
  * `X-Herdless-Retry`: the HTTP form of the "overloaded; don't retry" mark (Google SRE book,
  * "Handling Overload"). A response with `X-Herdless-Retry: no` (case-insensitive, surrounding
- * spaces ignored) is returned at once — never retried, whatever its status or `Retry-After` — and
+ * spaces ignored; the header is a comma-separated list per RFC 9110 §5.3, so `no, no` — the header
+ * sent twice — and any list holding `no` count too) is returned at once — never retried, whatever its status or `Retry-After` — and
  * the call's reason is `'do-not-retry'`. A server (or a proxy in front of it) sends it when it is
  * overloaded and retries would only add load; one layer retries, the layers above it do not.
  * Any other value is ignored.

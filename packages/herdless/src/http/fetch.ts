@@ -55,10 +55,17 @@ function isRequest(input: unknown): input is Request {
   );
 }
 
+/** RFC 9110 §5.6.2 token: what a request method may be. */
+const METHOD_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
 function plan(config: HttpConfig, input: FetchInput, init: RequestInit | undefined, call: HttpCallOptions, owner: string): Plan {
   if (init !== undefined && (typeof init !== 'object' || init === null)) throw new InvalidOptionError(owner, 'init', init, 'must be an object');
   const request = isRequest(input) ? input : undefined;
-  const method = (init?.method ?? request?.method ?? 'GET').toUpperCase();
+  const given: unknown = init?.method !== undefined ? init.method : (request?.method ?? 'GET');
+  // A method is an RFC 9110 token; anything else would fail inside fetch (or here, as an internal
+  // TypeError) instead of naming the field.
+  if (typeof given !== 'string' || !METHOD_TOKEN.test(given)) throw new InvalidOptionError(owner, 'init.method', given, 'must be an HTTP method name such as "GET" (an RFC 9110 token)');
+  const method = given.toUpperCase();
   const url = request !== undefined ? request.url : input instanceof URL ? input.href : String(input);
   // As fetch: init's signal (even null) wins over the Request's.
   const signal = init !== undefined && init.signal !== undefined ? (init.signal ?? undefined) : request?.signal;

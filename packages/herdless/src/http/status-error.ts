@@ -70,10 +70,15 @@ export function isHttpStatusError<R extends StatusLike = Response>(error: unknow
   return isHerdlessError(error, 'ERR_HERDLESS_HTTP_STATUS');
 }
 
-/** @internal True when the response's headers say `X-Herdless-Retry: no` (any case, spaces ignored). */
+/**
+ * @internal True when the response's headers say `X-Herdless-Retry: no` (any case, spaces ignored).
+ * The header is a list (RFC 9110 §5.3): sent twice, or by a proxy that adds its own, it arrives
+ * combined as `no, no`. Any member `no` marks the response: a mark must not vanish because it was
+ * repeated, and a conflicting `no, yes` errs on the side of fewer retries.
+ */
 export function hasDoNotRetryHeader(headers: { get(name: string): string | null }): boolean {
   const value = headers.get(DO_NOT_RETRY_HEADER);
-  return value !== null && value.trim().toLowerCase() === 'no';
+  return value !== null && value.split(',').some((member) => member.trim().toLowerCase() === 'no');
 }
 
 /**
