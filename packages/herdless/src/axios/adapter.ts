@@ -67,7 +67,7 @@ function callerSignal(config: InternalAxiosRequestConfig): AbortSignal | undefin
  *
  * - A retried status (408, 429, 500, 502, 503, 504) that is still there when retrying stops is
  *   the result, settled by the request's `validateStatus` as axios does: by default it rejects
- *   with the `AxiosError` carrying that response ({@link retryInfo} on `error.response` says why
+ *   with the `AxiosError` carrying that response (`retryInfo(error.response)` says why
  *   retrying stopped). That error carries the "do not retry" mark: a `retry()` around the request
  *   gives up at once (reason `'do-not-retry'`) instead of multiplying the attempts.
  * - Network failures (system error codes, `ERR_NETWORK`, an attempt's `timeout`) are retried;

@@ -10,10 +10,10 @@ import type { HttpRetryOptions } from '../http/options.js';
  * const options: AxiosRetryOptions = { maxAttempts: 4, idempotencyKey: true };
  * ```
  */
-export interface AxiosRetryOptions extends HttpRetryOptions<AxiosResponse> {
+export type AxiosRetryOptions = HttpRetryOptions<AxiosResponse> & {
   /**
    * The adapter that sends each attempt. Default: axios's own (`axios.getAdapter(axios.defaults.adapter)`:
    * `xhr`, `http` or `fetch`, whichever the platform has), resolved at the first request.
    */
   adapter?: AxiosAdapter | undefined;
-}
+};
