@@ -1,28 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  DEFAULT_BACKOFF,
-  DO_NOT_RETRY_VERDICT,
-  FATAL,
-  MAX_DELAY_MS,
-  PyRandom,
-  RETRYABLE,
-  constantBackoff,
-  decide,
-  decorrelatedJitterBackoff,
-  describeGiveUp,
-  exponentialBackoff,
-  fullJitterBackoff,
-  isInvalidOptionError,
-  parseRetryPolicy,
-  retryAfter,
-  startRetry,
-  type RetryBudget,
-  type RetryCommand,
-  type RetryPolicy,
-  type Rng,
-  type Verdict,
-} from 'herdless';
+import { DEFAULT_BACKOFF, MAX_DELAY_MS, constantBackoff, decorrelatedJitterBackoff, exponentialBackoff, fullJitterBackoff, isInvalidOptionError, parseRetryPolicy, retryAfter, type RetryBudget, type RetryPolicy, type Rng, type Verdict } from 'herdless';
+import { DO_NOT_RETRY_VERDICT, FATAL, PyRandom, RETRYABLE, decide, describeGiveUp, startRetry, type RetryCommand } from 'herdless/sim';
 import { invalidOption } from './support/invalid-option.js';
 
 const fixed = (x: number): Rng => ({ random: () => x });
