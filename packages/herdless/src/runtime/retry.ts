@@ -661,11 +661,28 @@ function sleep(runner: Runner, ms: number): Promise<void> {
 }
 
 /** Classifies a failure and decides; on give-up, reports and throws the RetryError; else reports the retry. */
-function afterFailure(runner: Runner, state: RetryState, error: unknown, now: number, tel: CallTelemetry | undefined): Extract<RetryCommand, { kind: 'retry' }> {
+function afterFailure(runner: Runner, state: RetryState, error: unknown, now: number, tel: CallTelemetry | undefined): RetryStep | Promise<RetryStep> {
   const policy = runner.policy;
   const verdict = classify(error, policy.retryable, state.attempt);
   const command = decide(policy, state, verdict, now, runner.random);
   if (command.kind === 'give-up') throw giveUp(runner, command.reason, state.attempt, error, describeGiveUp(policy, command, error), tel);
+  const budget = policy.budget;
+  if (budget !== undefined && budget.confirmRetry !== undefined) {
+    // A budget kept outside the process (herdless/redis) gives its answer asynchronously; it bounds
+    // the wait itself and never rejects.
+    const answer = budget.confirmRetry(now);
+    if (answer !== true) return Promise.resolve(answer).then((allowed) => confirmed(runner, state, error, command, allowed, tel));
+  }
+  return confirmed(runner, state, error, command, true, tel);
+}
+
+type RetryStep = Extract<RetryCommand, { kind: 'retry' }>;
+
+/** The end of a retry decision, once the budget (if it confirms asynchronously) has answered. */
+function confirmed(runner: Runner, state: RetryState, error: unknown, command: RetryStep, allowed: boolean, tel: CallTelemetry | undefined): RetryStep {
+  if (!allowed) {
+    throw giveUp(runner, 'budget', state.attempt, error, describeGiveUp(runner.policy, { kind: 'give-up', reason: 'budget' }, error), tel);
+  }
   if (tel !== undefined) tel.retry(state.attempt, command.delayMs, command.hinted ? 'server-hint' : 'backoff', error);
   if (runner.onRetry !== undefined) {
     callHook(runner.onRetry, { attempt: state.attempt, delayMs: command.delayMs, hinted: command.hinted, error }, 'onRetry', runner.onHookError);
@@ -758,7 +775,11 @@ async function runPlain<T>(operation: RetryOperation<T>, runner: Runner, attempt
 
 /** After a failure on the plain path: decide, then wait (no timer for a 0 ms wait); the next state. */
 function failed(runner: Runner, state: RetryState, error: unknown, tel: CallTelemetry | undefined): RetryState | Promise<RetryState> {
-  const command = afterFailure(runner, state, error, runner.clock.now(), tel);
+  const step = afterFailure(runner, state, error, runner.clock.now(), tel);
+  return step instanceof Promise ? step.then((command) => waited(runner, command)) : waited(runner, step);
+}
+
+function waited(runner: Runner, command: RetryStep): RetryState | Promise<RetryState> {
   const next = command.next;
   return command.delayMs > 0 ? sleep(runner, command.delayMs).then(() => next) : next;
 }
@@ -794,7 +815,8 @@ async function runGuarded<T>(operation: RetryOperation<T>, runner: Runner, signa
         lastError = error;
         // The deadline timer fired, so the deadline has passed even if the clock reads a hair earlier.
         const failedAt = guard.byDeadline ? Math.max(clock.now(), state.deadlineAt) : clock.now();
-        const command = afterFailure(runner, state, error, failedAt, tel);
+        const step = afterFailure(runner, state, error, failedAt, tel);
+        const command = step instanceof Promise ? await step : step;
         state = command.next;
         if (command.delayMs > 0 && !guard.aborted) {
           try {

@@ -164,7 +164,8 @@ export function readRetryPolicy(options: RetryPolicyOptions | undefined, owner: 
       !isFunction(budget.onAttempt) ||
       !isFunction(budget.onSuccess) ||
       !isFunction(budget.onFailure) ||
-      !isFunction(budget.allowRetry))
+      !isFunction(budget.allowRetry) ||
+      (budget.confirmRetry !== undefined && !isFunction(budget.confirmRetry)))
   ) {
     throw new InvalidOptionError(owner, 'budget', budget, 'must be a RetryBudget (onAttempt, onSuccess, onFailure, allowRetry)');
   }
