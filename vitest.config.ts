@@ -6,6 +6,9 @@ export default defineConfig({
   resolve: {
     alias: [
       { find: /^herdless\/http$/, replacement: fileURLToPath(new URL('./packages/herdless/src/http/index.ts', import.meta.url)) },
+      { find: /^herdless\/otel$/, replacement: fileURLToPath(new URL('./packages/herdless/src/otel/index.ts', import.meta.url)) },
+      { find: /^herdless\/undici$/, replacement: fileURLToPath(new URL('./packages/herdless/src/undici/index.ts', import.meta.url)) },
+      { find: /^herdless\/axios$/, replacement: fileURLToPath(new URL('./packages/herdless/src/axios/index.ts', import.meta.url)) },
       { find: /^herdless\/redis$/, replacement: fileURLToPath(new URL('./packages/herdless/src/redis/index.ts', import.meta.url)) },
       { find: /^herdless\/grpc$/, replacement: fileURLToPath(new URL('./packages/herdless/src/grpc-client/index.ts', import.meta.url)) },
       { find: /^herdless\/connect$/, replacement: fileURLToPath(new URL('./packages/herdless/src/connect/index.ts', import.meta.url)) },

@@ -5,6 +5,7 @@ import { retry as cockatielRetry, circuitBreaker as cockatielBreaker, handleAll,
 import pRetry from 'p-retry';
 import CircuitBreakerOpossum from 'opossum';
 import { circuitBreaker, constantBackoff, createRetry, retry, systemRandom, systemScheduler } from '../../packages/herdless/dist/index.js';
+import { otelTelemetry } from '../../packages/herdless/dist/otel/index.js';
 
 /** The operation: an async function that succeeds. `await op()` is the "bare" baseline. */
 export async function op() {
@@ -59,6 +60,10 @@ function onRejected(error) {
 /** The success-path subjects: name → (operation) => Promise. */
 export function successSubjects() {
   const retrier = createRetry(fullOptions);
+  // The OpenTelemetry adapter with no provider registered (the API's no-op): it reports itself
+  // disabled, so the layers skip it — the figure to hold against retry(op).
+  const quietOtel = { telemetry: otelTelemetry() };
+  const otelRetrier = createRetry(quietOtel);
   const cockatiel = cockatielRetry(handleAll, { maxAttempts: 2, backoff: new ConstantBackoff(0) });
   return {
     'bare await op()': (f) => f(),
@@ -68,6 +73,8 @@ export function successSubjects() {
     'herdless retry(op, options)': (f) => retry(f, fullOptions),
     'herdless createRetry(options)(op)': (f) => retrier(f),
     'herdless retry(op, { …literal })': (f) => retry(f, { maxAttempts: 3, backoff: zero.backoff }),
+    'herdless retry(op, { telemetry: otel }), no OTel provider': (f) => retry(f, quietOtel),
+    'herdless createRetry({ telemetry: otel })(op), no OTel provider': (f) => otelRetrier(f),
     'cockatiel 3 retry().execute(op)': (f) => cockatiel.execute(f),
     'p-retry 7 pRetry(op, { retries: 2 })': (f) => pRetry(f, { retries: 2 }),
   };

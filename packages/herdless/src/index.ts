@@ -98,6 +98,22 @@ export {
   type RetryOperation,
 } from './runtime/retry.js';
 export type { RetryEvent, GiveUpEvent, HookName } from './runtime/hooks.js';
+export type {
+  TelemetryEvent,
+  TelemetryObserver,
+  TelemetryCall,
+  TelemetryLayer,
+  AttemptOutcome,
+  DelaySource,
+  AttemptStartEvent,
+  AttemptEndEvent,
+  RetryScheduledEvent,
+  GiveUpTelemetryEvent,
+  BudgetRefusalEvent,
+  BreakerStateEvent,
+  BreakerRejectionEvent,
+  ShedEvent,
+} from './runtime/telemetry.js';
 export { systemScheduler, type Scheduler } from './runtime/scheduler.js';
 export { ManualClock } from './runtime/manual-clock.js';
 export {

@@ -87,7 +87,7 @@ function wait(scheduler: Scheduler, ms: number, signal: AbortSignal): Promise<vo
  * ```
  */
 export function connectRetryInterceptor(options: ConnectRetryInterceptorOptions): Interceptor {
-  const planner = grpcRetryPlanner(OWNER, options);
+  const planner = grpcRetryPlanner(OWNER, options, [], 'connect');
   const { scheduler } = planner;
   return (next) => async (req) => {
     if (req.stream) return next(req);

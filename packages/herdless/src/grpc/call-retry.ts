@@ -3,6 +3,7 @@ import { DO_NOT_RETRY_VERDICT, FATAL, RETRYABLE, retryAfter, type Verdict } from
 import { decide, describeGiveUp, type HintedRetryBudget, type RetryCommand, type RetryState } from '../core/retry/decide.js';
 import type { GiveUpReason } from '../core/retry/errors.js';
 import { callHook } from '../runtime/hooks.js';
+import { CallTelemetry } from '../runtime/telemetry.js';
 import type { GrpcMethodPlan, GrpcRetryPlanner } from './interceptor-options.js';
 import { parseGrpcPushback } from './pushback.js';
 
@@ -54,6 +55,10 @@ export function grpcVerdict(plan: GrpcMethodPlan, code: number, pushback: unknow
  */
 export class GrpcCallRetry {
   #state: RetryState;
+  /** The call's reporter; `undefined` (nothing built) without an observer. */
+  readonly #tel: CallTelemetry | undefined;
+  /** An attempt has started and not yet been reported as ended. */
+  #inFlight = false;
   constructor(
     private readonly planner: GrpcRetryPlanner,
     private readonly plan: GrpcMethodPlan,
@@ -63,6 +68,11 @@ export class GrpcCallRetry {
   ) {
     const now = planner.scheduler.now();
     this.#state = { attempt: 1, previousDelayMs: 0, deadlineAt: now + remainingMs };
+    const observer = planner.telemetry;
+    this.#tel =
+      observer === undefined
+        ? undefined
+        : new CallTelemetry(observer, { layer: 'grpc', client: planner.client, method }, planner.scheduler, planner.options.onHookError);
   }
   /** The attempt running or just finished, from 1. */
   get attempt(): number {
@@ -71,21 +81,34 @@ export class GrpcCallRetry {
   /** The budget hears of each attempt as it starts. */
   started(): void {
     this.plan.policy.budget?.onAttempt(this.planner.scheduler.now(), this.#state.attempt > 1);
+    if (this.#tel !== undefined) {
+      this.#inFlight = true;
+      this.#tel.attemptStart(this.#state.attempt);
+    }
   }
   /** The call succeeded (status OK). */
   succeeded(): void {
     (this.plan.policy.budget as HintedRetryBudget | undefined)?.onSuccess(this.planner.scheduler.now(), this.#state.attempt > 1);
+    this.#ended('success', 0);
+  }
+  /** Reports the attempt in flight as ended (telemetry only). */
+  #ended(outcome: 'success' | 'failure' | 'aborted', code: number): void {
+    if (this.#tel === undefined || !this.#inFlight) return;
+    this.#inFlight = false;
+    this.#tel.attemptEnd(this.#state.attempt, outcome, outcome === 'success' ? undefined : { code }, code);
   }
   /**
    * The attempt failed with `code` (and `pushback`, the raw `grpc-retry-pushback-ms` value): the
    * command to follow. On `retry`, the state moves to the next attempt.
    */
   failed(code: number, pushback: unknown): RetryCommand {
+    this.#ended('failure', code);
     const verdict = grpcVerdict(this.plan, code, pushback);
     const command = decide(this.plan.policy, this.#state, verdict, this.planner.scheduler.now(), this.planner.random);
     const o = this.planner.options;
     if (command.kind === 'retry') {
       const event: GrpcRetryEvent = { method: this.method, attempt: this.#state.attempt, code, delayMs: command.delayMs, hinted: command.hinted };
+      this.#tel?.retry(this.#state.attempt, command.delayMs, command.hinted ? 'pushback' : 'backoff', { code });
       this.#state = command.next;
       callHook(o.onRetry, event, 'onRetry', o.onHookError);
     } else {
@@ -95,6 +118,10 @@ export class GrpcCallRetry {
   }
   /** Reports the end of the call without a retry (also for the commit rule). */
   gaveUp(code: number, reason: GrpcGiveUpEvent['reason'], message: string): void {
+    if (this.#tel !== undefined) {
+      this.#ended(reason === 'aborted' ? 'aborted' : 'failure', code);
+      this.#tel.giveUp(reason, this.#state.attempt, { code, message }, this.plan.policy.budget, code);
+    }
     const o = this.planner.options;
     if (o.onGiveUp === undefined) return;
     callHook(o.onGiveUp, { method: this.method, attempts: this.#state.attempt, code, reason, message }, 'onGiveUp', o.onHookError);

@@ -7,6 +7,7 @@ import { objectOption } from '../core/validate.js';
 import type { HookName } from '../runtime/hooks.js';
 import { systemScheduler, type Scheduler } from '../runtime/scheduler.js';
 import { systemRandom } from '../runtime/system-random.js';
+import { telemetryOption, type TelemetryObserver } from '../runtime/telemetry.js';
 import type { GrpcGiveUpEvent, GrpcRetryEvent } from './call-retry.js';
 import { parseGrpcServiceConfig, type GrpcRetryConfig } from './service-config.js';
 import { GRPC_STATUS_CODES, grpcStatusName, type GrpcStatusName } from './status.js';
@@ -51,10 +52,17 @@ export interface GrpcRetryInterceptorOptions {
   onGiveUp?: ((event: GrpcGiveUpEvent) => unknown) | undefined;
   /** Where a throwing hook is reported. Default: a process warning (or the console). */
   onHookError?: ((error: unknown, hook: HookName) => void) | undefined;
+  /**
+   * Receives each call's events as the `'grpc'` layer: attempt start and end (`status` is the gRPC
+   * status code), retry (`delaySource` `'pushback'` when the server's `grpc-retry-pushback-ms` set
+   * the wait), give-up, budget refusal. See `TelemetryObserver`; `herdless/otel` records them.
+   * Default: none.
+   */
+  telemetry?: TelemetryObserver | undefined;
 }
 
 const POLICY_KEYS = ['maxAttempts', 'backoff', 'retryableStatusCodes', 'budget'] as const;
-const COMMON_KEYS = ['serviceConfig', 'jitter', ...POLICY_KEYS, 'maxRetryAfterMs', 'scheduler', 'random', 'onRetry', 'onGiveUp', 'onHookError'];
+const COMMON_KEYS = ['serviceConfig', 'jitter', ...POLICY_KEYS, 'maxRetryAfterMs', 'scheduler', 'random', 'onRetry', 'onGiveUp', 'onHookError', 'telemetry'];
 
 /** @internal One method's retry rules, resolved from the options. */
 export interface GrpcMethodPlan {
@@ -68,6 +76,10 @@ export interface GrpcRetryPlanner {
   readonly scheduler: Scheduler;
   readonly random: Rng;
   readonly options: GrpcRetryInterceptorOptions;
+  /** The telemetry observer, if any (a disabled one is none). */
+  readonly telemetry: TelemetryObserver | undefined;
+  /** `'grpc-js'` or `'connect'`: the telemetry call's `client`. */
+  readonly client: string;
   /** True when the service config asks for throttling (it then needs the server's name). */
   readonly throttled: boolean;
   /** The plan for `path` (`/service/method`) on `serverName`. */
@@ -85,7 +97,12 @@ function isFunctionOrUndefined(v: unknown): boolean {
  * @internal Validates the interceptors' options once (an `InvalidOptionError` names the field, for
  * a service config its JSON path under `serviceConfig.`, and the value) and returns the resolver.
  */
-export function grpcRetryPlanner(owner: string, options: GrpcRetryInterceptorOptions | undefined, extraKeys: readonly string[] = []): GrpcRetryPlanner {
+export function grpcRetryPlanner(
+  owner: string,
+  options: GrpcRetryInterceptorOptions | undefined,
+  extraKeys: readonly string[] = [],
+  client = 'grpc-js',
+): GrpcRetryPlanner {
   const o = objectOption(owner, 'options', options, [...COMMON_KEYS, ...extraKeys]);
   for (const hook of ['onRetry', 'onGiveUp', 'onHookError'] as const) {
     if (!isFunctionOrUndefined(o[hook])) throw new InvalidOptionError(owner, hook, o[hook], 'must be a function');
@@ -98,7 +115,7 @@ export function grpcRetryPlanner(owner: string, options: GrpcRetryInterceptorOpt
   if (typeof random !== 'object' || random === null || typeof random.random !== 'function') {
     throw new InvalidOptionError(owner, 'random', random, 'must be an Rng ({ random(): number })');
   }
-  const common = { scheduler, random, options: o as GrpcRetryInterceptorOptions };
+  const common = { scheduler, random, options: o as GrpcRetryInterceptorOptions, telemetry: telemetryOption(owner, o.telemetry), client };
 
   if (o.serviceConfig !== undefined) {
     const clash = POLICY_KEYS.find((k) => o[k] !== undefined);

@@ -1,13 +1,8 @@
-import type { RetryableInfo, RetryableOverride } from '../core/classify/classify.js';
-import { isGivenUp, markDoNotRetry } from '../core/classify/hints.js';
 import { InvalidOptionError } from '../core/errors.js';
-import { RetryError, isRetryError, type GiveUpReason } from '../core/retry/errors.js';
-import { callHook, type RetryEvent } from '../runtime/hooks.js';
-import { retry, type RetryContext, type RetryOptions } from '../runtime/retry.js';
 import { bodyKind } from './body.js';
-import { IDEMPOTENCY_KEY_HEADER, RETRY_AFTER_STATUSES } from './data.js';
+import { IDEMPOTENCY_KEY_HEADER } from './data.js';
+import { bodyBlock, idempotency, runExchange } from './exchange.js';
 import {
-  idempotencyKeyOption,
   parseCallOptions,
   parseHttpOptions,
   type FetchFunction,
@@ -17,9 +12,7 @@ import {
   type HttpConfig,
   type HttpRetryOptions,
 } from './options.js';
-import { retryAfterFromHeaders } from './retry-after.js';
 import { recordRetryInfo } from './retry-info.js';
-import { HttpStatusError, hasDoNotRetryHeader, isHttpStatusError } from './status-error.js';
 
 /**
  * A `fetch` that retries: the signature of `fetch`, plus optional per-request options.
@@ -83,9 +76,7 @@ function plan(config: HttpConfig, input: FetchInput, init: RequestInit | undefin
   if (bodyFactory !== undefined) body = 'factory';
   else if (init?.body !== undefined && init.body !== null) {
     body = 'init';
-    if (bodyKind(init.body) === 'stream') {
-      blocked = 'the request body is a stream, which can be sent only once; pass bodyFactory to retry it';
-    }
+    blocked = bodyBlock(init.body);
   } else if (request !== undefined && request.body !== null) {
     body = 'request';
     if (request.bodyUsed) blocked = "the Request's body has already been read";
@@ -94,16 +85,11 @@ function plan(config: HttpConfig, input: FetchInput, init: RequestInit | undefin
   let headers: Headers | undefined;
   if (blocked === undefined && !config.methods.has(method)) {
     const given = new Headers(init?.headers ?? request?.headers);
-    if (!given.has(IDEMPOTENCY_KEY_HEADER)) {
-      const option = call.idempotencyKey === undefined ? config.idempotencyKey : idempotencyKeyOption(owner, call.idempotencyKey);
-      if (typeof option === 'function') {
-        const key = option();
-        if (typeof key !== 'string' || key === '') throw new InvalidOptionError(owner, 'idempotencyKey', key, 'must return a non-empty string');
-        given.set(IDEMPOTENCY_KEY_HEADER, key);
-        headers = given;
-      } else {
-        blocked = `${method} is not idempotent: it is retried only with an Idempotency-Key header (send one, or set idempotencyKey: true)`;
-      }
+    const rule = idempotency(config, method, given.has(IDEMPOTENCY_KEY_HEADER), call.idempotencyKey, owner);
+    blocked = rule.blocked;
+    if (rule.key !== undefined) {
+      given.set(IDEMPOTENCY_KEY_HEADER, rule.key);
+      headers = given;
     }
   }
   return { method, url, input, request, init, headers, body, bodyFactory, signal, blocked };
@@ -130,16 +116,6 @@ async function send(fetchFn: FetchFunction, plan: Plan, attempt: number, signal:
   return fetchFn(input, init);
 }
 
-/**
- * The signal an attempt's fetch gets. The attempt's own signal aborts with the caller's only while
- * the call runs; fetch semantics say the caller's signal also aborts the reading of the body that is
- * returned, so both are passed on when they differ.
- */
-function fetchSignal(caller: AbortSignal | undefined, attempt: AbortSignal): AbortSignal {
-  if (caller === undefined || caller === attempt || typeof AbortSignal.any !== 'function') return attempt;
-  return AbortSignal.any([caller, attempt]);
-}
-
 /** Lets go of a response nobody will read: its connection goes back to the pool or is closed. */
 function discard(response: Response): void {
   try {
@@ -150,102 +126,21 @@ function discard(response: Response): void {
   }
 }
 
-/** One call: `retry()` drives the attempts; this turns responses into values it can retry, and back. */
+/** One call: the shared HTTP semantics (see runExchange), with fetch's mechanics. */
 async function run(fetchFn: FetchFunction, config: HttpConfig, plan: Plan): Promise<Response> {
-  let attempts = 0;
-  /** The retryable-status response of the latest attempt, until it is discarded or returned. */
-  let pending: Response | undefined;
-
-  const operation = async (context: RetryContext): Promise<Response> => {
-    attempts = context.attempt;
-    const signal = context.signal;
-    const response = await send(fetchFn, plan, context.attempt, fetchSignal(plan.signal, signal), config.attemptHeader);
-    if (signal.aborted) {
-      // A late answer to an attempt that timed out or was aborted: nobody will read it.
-      discard(response);
-      throw signal.reason;
-    }
-    if (!config.statuses.has(response.status)) return response;
-    pending = response;
-    const hint = RETRY_AFTER_STATUSES.includes(response.status) ? retryAfterFromHeaders(response.headers, config.now()) : undefined;
-    const failure = new HttpStatusError(response, hint);
-    // A response an inner herdless layer gave up on is never retried here: layers do not multiply.
-    if (hasDoNotRetryHeader(response.headers) || isGivenUp(response)) markDoNotRetry(failure);
-    throw failure;
-  };
-
-  /** The request would have been retried but may not be sent twice: the give-up says why. */
-  let blockedRetry = false;
-  const user = config.retryable;
-  const retryable: RetryableOverride = (error: unknown, info: RetryableInfo) => {
-    // A listed status is retryable by definition; other failures keep retry()'s classification.
-    const transient = isHttpStatusError(error) || info.transient;
-    if (plan.blocked !== undefined) {
-      blockedRetry = transient;
-      return false;
-    }
-    if (user !== undefined) {
-      const said = user(error, { attempt: info.attempt, transient });
-      if (said !== undefined) return said === true;
-    }
-    return transient;
-  };
-
-  const onRetry = (event: RetryEvent): unknown => {
-    const error = event.error;
-    const status = isHttpStatusError(error) ? error.status : undefined;
-    if (status !== undefined) {
-      discard((error as HttpStatusError).response);
-      pending = undefined;
-    }
-    if (config.onRetry === undefined) return undefined;
-    return config.onRetry({
-      method: plan.method,
-      url: plan.url,
-      attempt: event.attempt,
-      status,
-      error,
-      delayMs: event.delayMs,
-      delaySource: event.hinted ? 'server' : 'backoff',
-    });
-  };
-
-  const options: RetryOptions = { ...config.retryOptions, retryable, onRetry, signal: plan.signal };
-  let response: Response;
-  try {
-    response = await retry(operation, options);
-  } catch (error) {
-    const signal = plan.signal;
-    if (signal !== undefined && signal.aborted && error === signal.reason) {
-      if (pending !== undefined) discard(pending);
-      giveUp(config, plan, 'aborted', attempts, undefined, error);
-      throw error;
-    }
-    if (!isRetryError(error)) {
-      // The retryable override threw: retry() rejects with what it threw.
-      if (pending !== undefined) discard(pending);
-      throw error;
-    }
-    const failure: unknown = error.cause;
-    const explained = blockedRetry && error.reason === 'fatal' ? new RetryError('fatal', error.attempts, failure, plan.blocked) : error;
-    if (isHttpStatusError(failure) && failure.response === pending) {
-      // fetch semantics: a 503 is a response. The caller gets the last one, with the reason on record.
-      recordRetryInfo(pending, { attempts: explained.attempts, reason: explained.reason, error: explained });
-      giveUp(config, plan, explained.reason, explained.attempts, pending, explained);
-      return pending;
-    }
-    if (pending !== undefined) discard(pending);
-    giveUp(config, plan, explained.reason, explained.attempts, undefined, explained);
-    throw explained;
-  }
-  recordRetryInfo(response, { attempts, reason: undefined, error: undefined });
-  return response;
-}
-
-function giveUp(config: HttpConfig, plan: Plan, reason: GiveUpReason, attempts: number, response: Response | undefined, error: unknown): void {
-  if (config.onGiveUp === undefined) return;
-  const event = { method: plan.method, url: plan.url, reason, attempts, status: response?.status, response, error };
-  callHook(config.onGiveUp, event, 'onGiveUp', config.onHookError);
+  const result = await runExchange(config, {
+    client: 'fetch',
+    method: plan.method,
+    url: plan.url,
+    signal: plan.signal,
+    blocked: plan.blocked,
+    send: (attempt, signal) => send(fetchFn, plan, attempt, signal, config.attemptHeader),
+    headers: (response) => response.headers,
+    discard,
+    // Recorded before onGiveUp runs, so the hook can read retryInfo(response).
+    record: (response, attempts, gaveUp) => recordRetryInfo(response, { attempts, reason: gaveUp?.reason, error: gaveUp }),
+  });
+  return result.response;
 }
 
 /**

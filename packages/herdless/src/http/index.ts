@@ -10,7 +10,7 @@ export {
 export { parseHttpDate } from './http-date.js';
 export { parseRetryAfter, parseRetryAfterMs, retryAfterFromHeaders } from './retry-after.js';
 export { newIdempotencyKey } from './idempotency-key.js';
-export { HttpStatusError, isHttpStatusError, throwIfNotOk } from './status-error.js';
+export { HttpStatusError, isHttpStatusError, throwIfNotOk, type StatusLike } from './status-error.js';
 export { retryInfo, isGivenUp, type HttpRetryInfo } from './retry-info.js';
 export {
   type FetchFunction,

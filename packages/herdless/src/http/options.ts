@@ -3,6 +3,8 @@ import { InvalidOptionError, isInvalidOptionError } from '../core/errors.js';
 import type { GiveUpReason } from '../core/retry/errors.js';
 import type { HookName } from '../runtime/hooks.js';
 import { createRetry, RETRY_POLICY_KEYS, type RetrierOptions } from '../runtime/retry.js';
+import { systemScheduler } from '../runtime/scheduler.js';
+import { telemetryOption, type TelemetryObserver } from '../runtime/telemetry.js';
 import { ATTEMPT_HEADER, DEFAULT_RETRY_STATUSES, RETRYABLE_HTTP_METHODS } from './data.js';
 import { newIdempotencyKey } from './idempotency-key.js';
 
@@ -57,7 +59,7 @@ export interface HttpRetryEvent {
  * onGiveUp: ({ reason, attempts, status }: HttpGiveUpEvent) => metrics.increment('http_give_up', { reason, status });
  * ```
  */
-export interface HttpGiveUpEvent {
+export interface HttpGiveUpEvent<R = Response> {
   /** The request's method, upper-cased. */
   readonly method: string;
   /** The request's URL. */
@@ -68,8 +70,11 @@ export interface HttpGiveUpEvent {
   readonly attempts: number;
   /** The status of the response the call returns, or `undefined` when it rejects. */
   readonly status: number | undefined;
-  /** The response the call returns (its body is yours), or `undefined` when it rejects. */
-  readonly response: Response | undefined;
+  /**
+   * The response the call returns (its body is yours), or `undefined` when it rejects: a `Response`
+   * for fetch, the response head for undici, the `AxiosResponse` for axios.
+   */
+  readonly response: R | undefined;
   /**
    * The `RetryError` explaining the give-up (for a returned response, the one {@link retryInfo}
    * holds; for a rejection, the rejection itself), or the abort reason for `'aborted'`.
@@ -123,7 +128,7 @@ export interface HttpCallOptions {
  * const options: HttpRetryOptions = { maxAttempts: 4, retryStatuses: [503], idempotencyKey: true };
  * ```
  */
-export interface HttpRetryOptions extends Omit<RetrierOptions, 'onRetry' | 'onGiveUp'> {
+export interface HttpRetryOptions<R = Response> extends Omit<RetrierOptions, 'onRetry' | 'onGiveUp'> {
   /** Methods retried without an idempotency key (compared upper-cased). Default {@link RETRYABLE_HTTP_METHODS}. */
   retryMethods?: readonly string[] | undefined;
   /** Response statuses retried (integers 100–599). Default {@link DEFAULT_RETRY_STATUSES}: 408, 429, 500, 502, 503, 504. */
@@ -148,7 +153,13 @@ export interface HttpRetryOptions extends Omit<RetrierOptions, 'onRetry' | 'onGi
   /** Called before each wait; an observer, like `retry()`'s hooks. */
   onRetry?: ((event: HttpRetryEvent) => unknown) | undefined;
   /** Called once when a call ends without a successful response; an observer. */
-  onGiveUp?: ((event: HttpGiveUpEvent) => unknown) | undefined;
+  onGiveUp?: ((event: HttpGiveUpEvent<R>) => unknown) | undefined;
+  /**
+   * Receives every attempt's start and end (with the status), every retry (delay and source) and
+   * the give-up, as the `'http'` layer; see `TelemetryObserver`. `herdless/otel` makes each attempt
+   * an HTTP client span. Default: none.
+   */
+  telemetry?: TelemetryObserver | undefined;
 }
 
 /**
@@ -172,12 +183,15 @@ export interface HttpConfig {
   /** The attempt header's name (lower case), or `undefined` to send none. */
   readonly attemptHeader: string | undefined;
   readonly onRetry: ((event: HttpRetryEvent) => unknown) | undefined;
-  readonly onGiveUp: ((event: HttpGiveUpEvent) => unknown) | undefined;
+  readonly onGiveUp: ((event: HttpGiveUpEvent<unknown>) => unknown) | undefined;
   readonly onHookError: ((error: unknown, hook: HookName) => void) | undefined;
+  readonly telemetry: TelemetryObserver | undefined;
+  /** The monotonic clock attempts are timed on (the `clock` option). */
+  readonly clock: { now(): number };
 }
 
 const RETRY_KEYS = RETRY_POLICY_KEYS;
-const HTTP_KEYS: readonly string[] = ['retryMethods', 'retryStatuses', 'idempotencyKey', 'now', 'attemptHeader', 'onRetry', 'onGiveUp'];
+const HTTP_KEYS: readonly string[] = ['retryMethods', 'retryStatuses', 'idempotencyKey', 'now', 'attemptHeader', 'onRetry', 'onGiveUp', 'telemetry'];
 const CALL_KEYS: readonly string[] = ['idempotencyKey', 'bodyFactory'];
 
 function functionOption<F>(owner: string, field: string, value: F | undefined): F | undefined {
@@ -238,7 +252,7 @@ const wallClock = (): number => Date.now();
  * by `createRetry()` itself (errors re-issued under `owner`); `callKeys` says whether per-request
  * options may be present too (`fetchWithRetry`).
  */
-export function parseHttpOptions(options: FetchWithRetryOptions | undefined, owner: string, callKeys: boolean): HttpConfig {
+export function parseHttpOptions(options: FetchWithRetryOptions | HttpRetryOptions<never> | undefined, owner: string, callKeys: boolean): HttpConfig {
   if (options === undefined) options = {};
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new InvalidOptionError(owner, 'options', options, 'must be an object');
@@ -270,8 +284,10 @@ export function parseHttpOptions(options: FetchWithRetryOptions | undefined, own
     now: functionOption(owner, 'now', options.now) ?? wallClock,
     attemptHeader: headerNameOption(owner, 'attemptHeader', options.attemptHeader, ATTEMPT_HEADER),
     onRetry: functionOption(owner, 'onRetry', options.onRetry),
-    onGiveUp: functionOption(owner, 'onGiveUp', options.onGiveUp),
+    onGiveUp: functionOption(owner, 'onGiveUp', options.onGiveUp as HttpConfig['onGiveUp']),
     onHookError: options.onHookError,
+    telemetry: telemetryOption(owner, options.telemetry),
+    clock: options.clock ?? systemScheduler,
   };
 }
 

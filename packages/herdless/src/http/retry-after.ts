@@ -62,13 +62,13 @@ export function parseRetryAfterMs(value: string | null | undefined): number | un
  * `Retry-After`, else `undefined`. Which statuses it applies to is the caller's business (the fetch
  * adapter reads it on 429 and 503 only).
  *
- * @param headers the response's headers.
+ * @param headers the response's headers: a `Headers`, or anything with its `get(name)`.
  * @param nowMs the wall-clock time in ms since the epoch, for HTTP-dates.
  * @example
  * ```ts
  * retryAfterFromHeaders(new Headers({ 'retry-after': '2' }), Date.now()); // 2000
  * ```
  */
-export function retryAfterFromHeaders(headers: Headers, nowMs: number): number | undefined {
+export function retryAfterFromHeaders(headers: { get(name: string): string | null }, nowMs: number): number | undefined {
   return parseRetryAfterMs(headers.get(RETRY_AFTER_MS_HEADER)) ?? parseRetryAfter(headers.get('retry-after'), nowMs);
 }

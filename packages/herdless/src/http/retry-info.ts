@@ -30,10 +30,10 @@ export interface HttpRetryInfo {
   readonly error: RetryError | undefined;
 }
 
-const infos = new WeakMap<Response, HttpRetryInfo>();
+const infos = new WeakMap<object, HttpRetryInfo>();
 
 /**
- * What `withRetry()` knows about a response it returned: attempts made, and why it stopped
+ * What `withRetry()` (or the axios adapter, given an `AxiosResponse`) knows about a response it returned: attempts made, and why it stopped
  * retrying when it returns a response with a retryable status (a 503 after exhausting its
  * attempts, a 429 whose `Retry-After` was too long…). `undefined` for a response that did not come
  * from `withRetry()`. The record is held weakly: it lives as long as the response.
@@ -44,7 +44,7 @@ const infos = new WeakMap<Response, HttpRetryInfo>();
  * if (!res.ok) console.warn(res.status, retryInfo(res)?.reason); // e.g. 429 'hint-too-long'
  * ```
  */
-export function retryInfo(response: Response): HttpRetryInfo | undefined {
+export function retryInfo(response: Response | object): HttpRetryInfo | undefined {
   return typeof response === 'object' && response !== null ? infos.get(response) : undefined;
 }
 
@@ -52,7 +52,7 @@ export function retryInfo(response: Response): HttpRetryInfo | undefined {
  * @internal Records how `response` came about. A response returned after giving up also gets the
  * "do not retry" mark, which `isGivenUp()` (and so every enclosing herdless layer) recognises.
  */
-export function recordRetryInfo(response: Response, info: HttpRetryInfo): void {
+export function recordRetryInfo(response: object, info: HttpRetryInfo): void {
   infos.set(response, Object.freeze(info));
   if (info.reason !== undefined) markDoNotRetry(response);
 }

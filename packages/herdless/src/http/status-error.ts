@@ -4,6 +4,18 @@ import { DO_NOT_RETRY_HEADER, RETRY_AFTER_STATUSES } from './data.js';
 import { retryAfterFromHeaders } from './retry-after.js';
 
 /**
+ * What {@link HttpStatusError} needs of a response: its status (and its status text, if any).
+ * @example
+ * ```ts
+ * const head: StatusLike = { status: 503, statusText: 'Service Unavailable' };
+ * ```
+ */
+export interface StatusLike {
+  readonly status: number;
+  readonly statusText?: string | undefined;
+}
+
+/**
  * A response with a retryable status, seen as the failure of an attempt. `withRetry()` never
  * rejects with it — a 503 is a response, and the call resolves with the last one — but it is what
  * `onRetry` and `onGiveUp` report as `error`, what the `retryable` override receives for a
@@ -20,14 +32,16 @@ import { retryAfterFromHeaders } from './retry-after.js';
  * });
  * ```
  */
-export class HttpStatusError extends HerdlessError {
+export class HttpStatusError<R extends StatusLike = Response> extends HerdlessError {
   /** The response's status, e.g. 503. */
   readonly status: number;
   /**
-   * The response. Read its headers freely; its body belongs to the adapter: it is cancelled
-   * before the next attempt, or handed to the caller when the call gives up.
+   * The response: a `Response` from the retrying fetch, the response head (`status`, `statusText`,
+   * `headers`) from the undici interceptor, the `AxiosResponse` from the axios adapter. Read its
+   * headers freely; its body belongs to the adapter: it is discarded before the next attempt, or
+   * handed to the caller when the call gives up.
    */
-  readonly response: Response;
+  readonly response: R;
   /** The server's hint in ms (≥ 0, finite), when the response carried a valid one. */
   readonly retryAfterMs?: number;
 
@@ -35,7 +49,7 @@ export class HttpStatusError extends HerdlessError {
    * @param response the response.
    * @param retryAfterMs the parsed hint in ms, if any.
    */
-  constructor(response: Response, retryAfterMs?: number) {
+  constructor(response: R, retryAfterMs?: number) {
     super('ERR_HERDLESS_HTTP_STATUS', `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`);
     this.name = 'HttpStatusError';
     this.status = response.status;
@@ -45,13 +59,14 @@ export class HttpStatusError extends HerdlessError {
 }
 
 /**
- * True for an {@link HttpStatusError} from any copy of herdless.
+ * True for an {@link HttpStatusError} from any copy of herdless. `R` is the response type of the
+ * adapter that made it (default: fetch's `Response`).
  * @example
  * ```ts
  * if (isHttpStatusError(event.error)) console.log(event.error.status);
  * ```
  */
-export function isHttpStatusError(error: unknown): error is HttpStatusError {
+export function isHttpStatusError<R extends StatusLike = Response>(error: unknown): error is HttpStatusError<R> {
   return isHerdlessError(error, 'ERR_HERDLESS_HTTP_STATUS');
 }
 
@@ -61,7 +76,7 @@ export function isHttpStatusError(error: unknown): error is HttpStatusError {
  * combined as `no, no`. Any member `no` marks the response: a mark must not vanish because it was
  * repeated, and a conflicting `no, yes` errs on the side of fewer retries.
  */
-export function hasDoNotRetryHeader(headers: Headers): boolean {
+export function hasDoNotRetryHeader(headers: { get(name: string): string | null }): boolean {
   const value = headers.get(DO_NOT_RETRY_HEADER);
   return value !== null && value.split(',').some((member) => member.trim().toLowerCase() === 'no');
 }

@@ -10,6 +10,7 @@ import type { Clock } from '../core/time.js';
 import { objectOption } from '../core/validate.js';
 import { systemClock } from './system-clock.js';
 import { systemRandom } from './system-random.js';
+import { emitTelemetry, telemetryOption, type TelemetryObserver } from './telemetry.js';
 
 /** Options of {@link circuitBreaker}: the policy ({@link BreakerPolicyOptions}) plus how calls are run and classified. */
 export interface CircuitBreakerOptions extends BreakerPolicyOptions {
@@ -30,6 +31,14 @@ export interface CircuitBreakerOptions extends BreakerPolicyOptions {
   isResultFailure?: ((result: unknown) => boolean) | undefined;
   /** Randomness for a jittered `openDurationMs` backoff. Default `systemRandom`. */
   rng?: Rng | undefined;
+  /**
+   * Receives `'breaker-state'` (every state change) and `'breaker-rejection'` (every refused call)
+   * events, see {@link TelemetryObserver}. An observer: its failures are reported as a process
+   * warning and change nothing. Default: none.
+   */
+  telemetry?: TelemetryObserver | undefined;
+  /** The breaker's name in telemetry events (e.g. the dependency it guards). Default `'default'`. */
+  name?: string | undefined;
 }
 
 /** What {@link CircuitBreaker.execute} passes to the operation. */
@@ -83,11 +92,14 @@ export class CircuitBreaker {
   readonly #isFailure: (error: unknown) => boolean;
   readonly #isResultFailure: (result: unknown) => boolean;
   #lastFailure: unknown = undefined;
+  readonly #telemetry: TelemetryObserver | undefined;
+  /** The name telemetry events carry. */
+  readonly name: string;
 
   /** @throws InvalidOptionError naming the field and the value. */
   constructor(options?: CircuitBreakerOptions) {
-    const o = objectOption('circuitBreaker', 'options', options, [...BREAKER_POLICY_KEYS, 'clock', 'isFailure', 'isResultFailure']);
-    const { clock: _clock, isFailure: _isFailure, isResultFailure: _isResultFailure, ...policy } = o;
+    const o = objectOption('circuitBreaker', 'options', options, [...BREAKER_POLICY_KEYS, 'clock', 'isFailure', 'isResultFailure', 'telemetry', 'name']);
+    const { clock: _clock, isFailure: _isFailure, isResultFailure: _isResultFailure, telemetry: _telemetry, name: _name, ...policy } = o;
     this.machine = new CircuitBreakerMachine({ ...policy, rng: o.rng ?? systemRandom });
     this.clock = o.clock ?? systemClock;
     if (typeof this.clock !== 'object' || this.clock === null || typeof this.clock.now !== 'function') {
@@ -95,6 +107,15 @@ export class CircuitBreaker {
     }
     this.#isFailure = functionOption('isFailure', o.isFailure) ?? countsAsFailure;
     this.#isResultFailure = functionOption('isResultFailure', o.isResultFailure) ?? isGivenUp;
+    if (o.name !== undefined && (typeof o.name !== 'string' || o.name === '')) throw new InvalidOptionError('circuitBreaker', 'name', o.name, 'must be a non-empty string');
+    this.name = o.name ?? 'default';
+    const telemetry = (this.#telemetry = telemetryOption('circuitBreaker', o.telemetry));
+    if (telemetry !== undefined) {
+      this.machine.onStateChange((event) => {
+        const to: BreakerState = event.type === 'close' ? 'closed' : event.type;
+        emitTelemetry(telemetry, { type: 'breaker-state', breaker: this.name, from: event.from, to, at: event.at }, undefined);
+      });
+    }
   }
 
   /**
@@ -125,6 +146,7 @@ export class CircuitBreaker {
     if (signal?.aborted) return Promise.reject(signal.reason);
     const admission = this.machine.acquireFrom(this.clock);
     if (admission.kind === 'rejection') {
+      if (this.#telemetry !== undefined) emitTelemetry(this.#telemetry, { type: 'breaker-rejection', breaker: this.name, state: admission.state }, undefined);
       const cause = this.#lastFailure;
       return Promise.reject(new CircuitOpenError(admission.state, admission.retryAfterMs, cause === undefined ? undefined : { cause }));
     }

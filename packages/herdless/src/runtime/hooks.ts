@@ -35,13 +35,13 @@ export interface GiveUpEvent {
 }
 
 /**
- * The names of the hooks, as passed to `onHookError`.
+ * The names of the hooks, as passed to `onHookError` (`'telemetry'`: the `telemetry` observer).
  * @example
  * ```ts
  * retry(op, { onHookError: (error, hook: HookName) => log.error({ error, hook }, 'retry hook failed') });
  * ```
  */
-export type HookName = 'onRetry' | 'onGiveUp';
+export type HookName = 'onRetry' | 'onGiveUp' | 'telemetry';
 
 /** @internal Reports a hook's failure: to `onHookError` if given, else as a process warning or on the console. */
 export function reportHookError(onHookError: ((error: unknown, hook: HookName) => void) | undefined, hook: HookName, error: unknown): void {

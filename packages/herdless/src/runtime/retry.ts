@@ -5,6 +5,7 @@ import { AttemptTimeoutError, RetryError, type GiveUpReason } from '../core/retr
 import { parseRetryPolicy, readRetryPolicy, type RetryPolicy, type RetryPolicyOptions } from '../core/retry/policy.js';
 import type { Rng } from '../core/rng.js';
 import { callHook, type GiveUpEvent, type HookName, type RetryEvent } from './hooks.js';
+import { CallTelemetry, telemetryOption, type TelemetryObserver } from './telemetry.js';
 import type { Scheduler } from './scheduler.js';
 import { systemScheduler } from './scheduler.js';
 import { systemRandom } from './system-random.js';
@@ -71,6 +72,14 @@ export interface RetrierOptions extends RetryPolicyOptions {
    * process warning `HERDLESS_HOOK_FAILED` (`console.error` outside Node.js).
    */
   onHookError?: ((error: unknown, hook: HookName) => void) | undefined;
+  /**
+   * Receives the call's events — attempt started and ended (outcome, duration in ms), retry
+   * scheduled (delay in ms and its source), give-up (reason), budget refusal — see
+   * {@link TelemetryEvent}. An observer, as `onRetry` (its failures go to `onHookError` as
+   * `'telemetry'`). `herdless/otel` turns them into OpenTelemetry metrics. Default: none, and then
+   * nothing is built.
+   */
+  telemetry?: TelemetryObserver | undefined;
 }
 
 /**
@@ -123,11 +132,12 @@ interface Runner {
   readonly onRetry: ((event: RetryEvent) => unknown) | undefined;
   readonly onGiveUp: ((event: GiveUpEvent) => unknown) | undefined;
   readonly onHookError: ((error: unknown, hook: HookName) => void) | undefined;
+  readonly telemetry: TelemetryObserver | undefined;
   /** `retry` or `createRetry`: the name errors give. */
   readonly owner: string;
   /** No deadline and no attempt timeout: without a signal, the call needs no guard at all. */
   readonly plain: boolean;
-  /** `plain` and no budget: a call without a signal touches nothing of the runner until an attempt fails. */
+  /** `plain`, no budget and no telemetry: a call without a signal touches nothing of the runner until an attempt fails. */
   readonly lean: boolean;
   /**
    * The cache entry of `retry(op, options)` this runner was made for: after a failed first attempt
@@ -138,8 +148,8 @@ interface Runner {
 }
 
 /**
- * The option names of `retry()` that shape the policy (everything but the hooks `onRetry`/`onGiveUp`
- * and the per-call `signal`). The HTTP adapter passes exactly these through.
+ * The option names of `retry()` that shape the policy (everything but the hooks `onRetry`/`onGiveUp`,
+ * the `telemetry` observer and the per-call `signal`). The HTTP adapter passes exactly these through.
  * @internal
  */
 export const RETRY_POLICY_KEYS: readonly string[] = [
@@ -156,7 +166,7 @@ export const RETRY_POLICY_KEYS: readonly string[] = [
   'onHookError',
 ];
 
-const KNOWN_OPTIONS: ReadonlySet<string> = new Set([...RETRY_POLICY_KEYS, 'onRetry', 'onGiveUp', 'signal']);
+const KNOWN_OPTIONS: ReadonlySet<string> = new Set([...RETRY_POLICY_KEYS, 'onRetry', 'onGiveUp', 'telemetry', 'signal']);
 
 function functionOption<F>(owner: string, field: string, value: F | undefined): F | undefined {
   if (value !== undefined && typeof value !== 'function') throw new InvalidOptionError(owner, field, value, 'must be a function');
@@ -193,6 +203,7 @@ function parseRunner(options: RetryOptions, owner: string, allowSignal: boolean,
   const unref = options.unref;
   if (unref !== undefined && typeof unref !== 'boolean') throw new InvalidOptionError(owner, 'unref', unref, 'must be a boolean');
   const plain = policy.deadlineMs === Infinity && policy.attemptTimeoutMs === Infinity;
+  const telemetry = telemetryOption(owner, options.telemetry);
   // Internal and never handed out, so not frozen: retry(op, options) builds one per call.
   return {
     owner,
@@ -203,8 +214,9 @@ function parseRunner(options: RetryOptions, owner: string, allowSignal: boolean,
     onRetry: functionOption(owner, 'onRetry', options.onRetry),
     onGiveUp: functionOption(owner, 'onGiveUp', options.onGiveUp),
     onHookError: functionOption(owner, 'onHookError', options.onHookError),
+    telemetry,
     plain,
-    lean: plain && policy.budget === undefined,
+    lean: plain && policy.budget === undefined && telemetry === undefined,
     source,
   };
 }
@@ -299,9 +311,9 @@ function admit(options: RetryOptions): Runner {
   return cached.runner;
 }
 
-/** The options that decide how a call starts: compared on every call, even on the inline path. */
+/** The options that decide how a call starts (telemetry too: it takes a call off the lean path): compared on every call, even on the inline path. */
 function sameStart(c: CachedRunner, o: RetryOptions): boolean {
-  return c.deadlineMs === o.deadlineMs && c.attemptTimeoutMs === o.attemptTimeoutMs && c.budget === o.budget;
+  return c.deadlineMs === o.deadlineMs && c.attemptTimeoutMs === o.attemptTimeoutMs && c.budget === o.budget && c.telemetry === o.telemetry;
 }
 
 /**
@@ -316,7 +328,7 @@ function reread(entry: CachedRunner): Runner {
   const options = entry.options;
   if (unchanged(entry, options)) return entry.runner;
   if (!sameStart(entry, options)) {
-    const asStarted = { ...options, deadlineMs: entry.deadlineMs, attemptTimeoutMs: entry.attemptTimeoutMs, budget: entry.budget, signal: undefined };
+    const asStarted = { ...options, deadlineMs: entry.deadlineMs, attemptTimeoutMs: entry.attemptTimeoutMs, budget: entry.budget, telemetry: entry.telemetry, signal: undefined };
     return parseRunner(asStarted as RetryOptions, 'retry', true);
   }
   const fresh = remember(options);
@@ -340,7 +352,8 @@ function unchanged(c: CachedRunner, o: RetryOptions): boolean {
     c.unref === o.unref &&
     c.onRetry === o.onRetry &&
     c.onGiveUp === o.onGiveUp &&
-    c.onHookError === o.onHookError
+    c.onHookError === o.onHookError &&
+    c.telemetry === o.telemetry
   );
 }
 
@@ -361,6 +374,7 @@ function remember(o: RetryOptions): CachedRunner {
     onRetry: o.onRetry,
     onGiveUp: o.onGiveUp,
     onHookError: o.onHookError,
+    telemetry: o.telemetry,
   };
   // Validates (and throws): nothing invalid is ever cached.
   entry.runner = parseRunner(o, 'retry', true, entry);
@@ -392,7 +406,7 @@ function remember(o: RetryOptions): CachedRunner {
  *
  * An options object is validated the first time `retry()` sees it, and normalised once. Passed again
  * (the same object, as a hot path does), it is re-read when its options are needed, and a change is
- * validated before it is used: `signal`, `deadlineMs`, `attemptTimeoutMs` and `budget` decide how a
+ * validated before it is used: `signal`, `deadlineMs`, `attemptTimeoutMs`, `budget` and `telemetry` decide how a
  * call starts and are compared on every call (an invalid value throws at once); the others matter
  * only once an attempt has failed, and a call reads them once, at its first failure, before any
  * retry. For an object seen at least twice, with no other reused object in between (the hot
@@ -634,6 +648,11 @@ class Guard {
   }
 }
 
+/** The call's reporter, or `undefined` (nothing built) without an observer. */
+function callTelemetry(runner: Runner): CallTelemetry | undefined {
+  return runner.telemetry === undefined ? undefined : new CallTelemetry(runner.telemetry, { layer: 'retry' }, runner.clock, runner.onHookError);
+}
+
 function sleep(runner: Runner, ms: number): Promise<void> {
   return new Promise<void>((resolve) => {
     const handle = runner.clock.setTimeout(resolve, ms);
@@ -642,41 +661,44 @@ function sleep(runner: Runner, ms: number): Promise<void> {
 }
 
 /** Classifies a failure and decides; on give-up, reports and throws the RetryError; else reports the retry. */
-function afterFailure(runner: Runner, state: RetryState, error: unknown, now: number): RetryStep | Promise<RetryStep> {
+function afterFailure(runner: Runner, state: RetryState, error: unknown, now: number, tel: CallTelemetry | undefined): RetryStep | Promise<RetryStep> {
   const policy = runner.policy;
   const verdict = classify(error, policy.retryable, state.attempt);
   const command = decide(policy, state, verdict, now, runner.random);
-  if (command.kind === 'give-up') throw giveUp(runner, command.reason, state.attempt, error, describeGiveUp(policy, command, error));
+  if (command.kind === 'give-up') throw giveUp(runner, command.reason, state.attempt, error, describeGiveUp(policy, command, error), tel);
   const budget = policy.budget;
   if (budget !== undefined && budget.confirmRetry !== undefined) {
     // A budget kept outside the process (herdless/redis) gives its answer asynchronously; it bounds
     // the wait itself and never rejects.
     const answer = budget.confirmRetry(now);
-    if (answer !== true) return Promise.resolve(answer).then((allowed) => confirmed(runner, state, error, command, allowed));
+    if (answer !== true) return Promise.resolve(answer).then((allowed) => confirmed(runner, state, error, command, allowed, tel));
   }
-  return confirmed(runner, state, error, command, true);
+  return confirmed(runner, state, error, command, true, tel);
 }
 
 type RetryStep = Extract<RetryCommand, { kind: 'retry' }>;
 
 /** The end of a retry decision, once the budget (if it confirms asynchronously) has answered. */
-function confirmed(runner: Runner, state: RetryState, error: unknown, command: RetryStep, allowed: boolean): RetryStep {
+function confirmed(runner: Runner, state: RetryState, error: unknown, command: RetryStep, allowed: boolean, tel: CallTelemetry | undefined): RetryStep {
   if (!allowed) {
-    throw giveUp(runner, 'budget', state.attempt, error, describeGiveUp(runner.policy, { kind: 'give-up', reason: 'budget' }, error));
+    throw giveUp(runner, 'budget', state.attempt, error, describeGiveUp(runner.policy, { kind: 'give-up', reason: 'budget' }, error), tel);
   }
+  if (tel !== undefined) tel.retry(state.attempt, command.delayMs, command.hinted ? 'server-hint' : 'backoff', error);
   if (runner.onRetry !== undefined) {
     callHook(runner.onRetry, { attempt: state.attempt, delayMs: command.delayMs, hinted: command.hinted, error }, 'onRetry', runner.onHookError);
   }
   return command;
 }
 
-function giveUp(runner: Runner, reason: GiveUpReason, attempts: number, error: unknown, detail: string): RetryError {
+function giveUp(runner: Runner, reason: GiveUpReason, attempts: number, error: unknown, detail: string, tel: CallTelemetry | undefined): RetryError {
+  if (tel !== undefined) tel.giveUp(reason, attempts, error, runner.policy.budget);
   if (runner.onGiveUp !== undefined) callHook(runner.onGiveUp, { reason, attempts, error }, 'onGiveUp', runner.onHookError);
   return new RetryError(reason, attempts, error, detail);
 }
 
-function aborted(runner: Runner, attempts: number, signal: AbortSignal): unknown {
+function aborted(runner: Runner, attempts: number, signal: AbortSignal, tel: CallTelemetry | undefined): unknown {
   const reason: unknown = signal.reason;
+  if (tel !== undefined) tel.giveUp('aborted', attempts, reason, undefined);
   if (runner.onGiveUp !== undefined) callHook(runner.onGiveUp, { reason: 'aborted', attempts, error: reason }, 'onGiveUp', runner.onHookError);
   return reason;
 }
@@ -728,28 +750,32 @@ function startLean<T>(operation: RetryOperation<T>, runner: Runner): Promise<T> 
  */
 async function runPlain<T>(operation: RetryOperation<T>, runner: Runner, attempt: number, firstError: unknown): Promise<T> {
   const budget = runner.policy.budget as HintedRetryBudget | undefined;
+  const tel = callTelemetry(runner);
   // No deadline on this path, so the start time does not matter.
   let state = startRetry(runner.policy, 0);
   if (attempt === 2) {
-    state = await failed(runner, state, firstError);
+    state = await failed(runner, state, firstError, tel);
   }
   for (;;) {
     if (budget !== undefined) budget.onAttempt(runner.clock.now(), state.attempt > 1);
+    if (tel !== undefined) tel.attemptStart(state.attempt);
     let value: T;
     try {
       value = await operation(new PlainContext(state.attempt));
     } catch (error) {
-      state = await failed(runner, state, error);
+      if (tel !== undefined) tel.attemptEnd(state.attempt, 'failure', error);
+      state = await failed(runner, state, error, tel);
       continue;
     }
+    if (tel !== undefined) tel.attemptEnd(state.attempt, 'success');
     if (budget !== undefined) budget.onSuccess(runner.clock.now(), state.attempt > 1);
     return value;
   }
 }
 
 /** After a failure on the plain path: decide, then wait (no timer for a 0 ms wait); the next state. */
-function failed(runner: Runner, state: RetryState, error: unknown): RetryState | Promise<RetryState> {
-  const step = afterFailure(runner, state, error, runner.clock.now());
+function failed(runner: Runner, state: RetryState, error: unknown, tel: CallTelemetry | undefined): RetryState | Promise<RetryState> {
+  const step = afterFailure(runner, state, error, runner.clock.now(), tel);
   return step instanceof Promise ? step.then((command) => waited(runner, command)) : waited(runner, step);
 }
 
@@ -760,7 +786,8 @@ function waited(runner: Runner, command: RetryStep): RetryState | Promise<RetryS
 
 /** The guarded path: a signal, a deadline or an attempt timeout is in play. */
 async function runGuarded<T>(operation: RetryOperation<T>, runner: Runner, signal: AbortSignal | undefined): Promise<T> {
-  if (signal !== undefined && signal.aborted) throw aborted(runner, 0, signal);
+  const tel = callTelemetry(runner);
+  if (signal !== undefined && signal.aborted) throw aborted(runner, 0, signal, tel);
   const { policy, clock } = runner;
   const budget = policy.budget as HintedRetryBudget | undefined;
   const guard = new Guard(runner, signal);
@@ -773,20 +800,22 @@ async function runGuarded<T>(operation: RetryOperation<T>, runner: Runner, signa
       const left = state.deadlineAt - now;
       if (left <= 0) {
         // A late timer brought us to the deadline: start no attempt that could not run.
-        throw giveUp(runner, 'deadline', state.attempt - 1, lastError, describeGiveUp(policy, { kind: 'give-up', reason: 'deadline' }));
+        throw giveUp(runner, 'deadline', state.attempt - 1, lastError, describeGiveUp(policy, { kind: 'give-up', reason: 'deadline' }), tel);
       }
       const byDeadline = left <= policy.attemptTimeoutMs;
       if (budget !== undefined) budget.onAttempt(now, state.attempt > 1);
+      if (tel !== undefined) tel.attemptStart(state.attempt);
       let value: T;
       try {
         value = await guard.attempt(operation, state.attempt, byDeadline ? left : policy.attemptTimeoutMs, byDeadline);
       } catch (error) {
         guard.settled();
-        if (guard.aborted) throw aborted(runner, state.attempt, signal!);
+        if (tel !== undefined) tel.attemptEnd(state.attempt, guard.aborted ? 'aborted' : error instanceof AttemptTimeoutError ? 'timeout' : 'failure', error);
+        if (guard.aborted) throw aborted(runner, state.attempt, signal!, tel);
         lastError = error;
         // The deadline timer fired, so the deadline has passed even if the clock reads a hair earlier.
         const failedAt = guard.byDeadline ? Math.max(clock.now(), state.deadlineAt) : clock.now();
-        const step = afterFailure(runner, state, error, failedAt);
+        const step = afterFailure(runner, state, error, failedAt, tel);
         const command = step instanceof Promise ? await step : step;
         state = command.next;
         if (command.delayMs > 0 && !guard.aborted) {
@@ -798,10 +827,11 @@ async function runGuarded<T>(operation: RetryOperation<T>, runner: Runner, signa
           guard.settled();
         }
         // The abort may also have come from a hook, synchronously.
-        if (guard.aborted) throw aborted(runner, state.attempt - 1, signal!);
+        if (guard.aborted) throw aborted(runner, state.attempt - 1, signal!, tel);
         continue;
       }
       guard.settled();
+      if (tel !== undefined) tel.attemptEnd(state.attempt, 'success');
       if (budget !== undefined) budget.onSuccess(clock.now(), state.attempt > 1);
       return value;
     }

@@ -1,4 +1,5 @@
 import { InvalidOptionError } from '../core/errors.js';
+import { telemetryOption, type TelemetryObserver } from '../runtime/telemetry.js';
 import { numberOption, objectOption } from '../core/validate.js';
 import { ATTEMPT_HEADER } from '../http/data.js';
 import { headerNameOption } from '../http/options.js';
@@ -68,6 +69,12 @@ export interface LoadShedderOptions {
    * 500, or the connection is destroyed if the head was already sent). Default: `console.error`.
    */
   onHandlerError?: ((error: unknown) => void) | undefined;
+  /**
+   * Receives a `'shed'` event for every shed request (the reason, whether it was a retry, whether
+   * the answer said "don't retry"); see `TelemetryObserver`. `herdless/otel` counts them as
+   * `herdless.server.shed`. An observer: its failures are reported as a process warning. Default: none.
+   */
+  telemetry?: TelemetryObserver | undefined;
 }
 
 /** @internal The options, checked and normalised. */
@@ -84,6 +91,7 @@ export interface LoadShedderConfig {
   readonly propagate: boolean;
   readonly clock: Scheduler;
   readonly onHandlerError: (error: unknown) => void;
+  readonly telemetry: TelemetryObserver | undefined;
 }
 
 const OWNER = 'loadShedder';
@@ -100,6 +108,7 @@ const KEYS: readonly string[] = [
   'propagate',
   'clock',
   'onHandlerError',
+  'telemetry',
 ];
 /** Timers beyond 2^31 − 1 ms fire at once in Node.js and browsers. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -133,6 +142,7 @@ export function parseLoadShedderOptions(options: LoadShedderOptions | undefined)
   }
   const attemptHeader = headerNameOption(OWNER, 'attemptHeader', o.attemptHeader, ATTEMPT_HEADER)!;
   return Object.freeze({
+    telemetry: telemetryOption(OWNER, o.telemetry),
     maxInFlight: numberOption(OWNER, 'maxInFlight', o.maxInFlight, 1, { integer: true, min: 1, max: 1_000_000 }),
     maxQueue: numberOption(OWNER, 'maxQueue', o.maxQueue, 0, { integer: true, min: 0, max: 1_000_000 }),
     maxQueueWaitMs: numberOption(OWNER, 'maxQueueWaitMs', o.maxQueueWaitMs, 1000, { min: 0, minExclusive: true, max: MAX_TIMER_MS }),

@@ -1,4 +1,5 @@
 import { parseLoadShedderOptions, type LoadShedderConfig, type LoadShedderOptions } from './options.js';
+import { emitTelemetry } from '../runtime/telemetry.js';
 
 /**
  * What a {@link LoadShedder} has counted since it was made: the gauges `inFlight` and `queued`,
@@ -230,6 +231,8 @@ export class LoadShedder {
     // says "overloaded; don't retry" so that the callers above do not multiply the load.
     const doNotRetry = attempt >= 2 || this.retryRatio() > this.config.maxRetryRatio;
     if (doNotRetry) this.#shedDoNotRetry++;
+    const telemetry = this.config.telemetry;
+    if (telemetry !== undefined) emitTelemetry(telemetry, { type: 'shed', layer: 'server', reason, retry: attempt >= 2, doNotRetry }, undefined);
     return { kind: 'shed', reason, doNotRetry };
   }
 }

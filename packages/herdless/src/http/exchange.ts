@@ -1,0 +1,236 @@
+/**
+ * The HTTP retry semantics every client adapter shares (fetch, undici, axios): which requests may
+ * be sent again, which responses are failures and what they hint, how attempts are driven by
+ * `retry()`, and what is reported. An adapter supplies only its client's mechanics — sending one
+ * attempt, reading a status and a header, discarding a response — as an {@link HttpExchange}.
+ */
+import type { RetryableInfo, RetryableOverride } from '../core/classify/classify.js';
+import { isGivenUp, markDoNotRetry } from '../core/classify/hints.js';
+import { InvalidOptionError } from '../core/errors.js';
+import { AttemptTimeoutError, RetryError, isRetryError, type GiveUpReason } from '../core/retry/errors.js';
+import { callHook, type RetryEvent } from '../runtime/hooks.js';
+import { retry, type RetryContext, type RetryOptions } from '../runtime/retry.js';
+import { CallTelemetry } from '../runtime/telemetry.js';
+import { bodyKind } from './body.js';
+import { RETRY_AFTER_STATUSES } from './data.js';
+import { idempotencyKeyOption, type HttpConfig, type IdempotencyKeyOption } from './options.js';
+import { retryAfterFromHeaders } from './retry-after.js';
+import { HttpStatusError, hasDoNotRetryHeader, isHttpStatusError, type StatusLike } from './status-error.js';
+
+/** @internal Reads one response header (lower-case name); `null` when absent. */
+export interface HeaderReader {
+  get(name: string): string | null;
+}
+
+/**
+ * @internal One logical request as a client adapter sends it. `R` is the client's response (head):
+ * a fetch `Response`, undici's response head, an `AxiosResponse`.
+ */
+export interface HttpExchange<R extends StatusLike> {
+  /** `'fetch'`, `'undici'`, `'axios'`: telemetry's `client`. */
+  readonly client: string;
+  readonly method: string;
+  readonly url: string;
+  /** The caller's signal, if any. */
+  readonly signal: AbortSignal | undefined;
+  /** Why this request may not be sent twice; `undefined` when it may be retried. */
+  readonly blocked: string | undefined;
+  /** Sends attempt `attempt`, aborted by `signal`; resolves once the response head is there. */
+  send(attempt: number, signal: AbortSignal): Promise<R>;
+  headers(response: R): HeaderReader;
+  /** Lets go of a response nobody will read, freeing its connection. */
+  discard(response: R): void;
+  /** A client's own transient failures that `retry()`'s classification does not know (e.g. axios's `ERR_NETWORK`). */
+  isTransient?(error: unknown): boolean;
+  /** Called with the response the call returns, before any hook hears of it; `gaveUp` as in {@link ExchangeResult}. */
+  record?(response: R, attempts: number, gaveUp: RetryError | undefined): void;
+}
+
+/** @internal How a call that resolved came about. */
+export interface ExchangeResult<R> {
+  readonly response: R;
+  readonly attempts: number;
+  /** Set when `response` (a retryable status) is returned because retrying stopped: why, in words. */
+  readonly gaveUp: RetryError | undefined;
+}
+
+/**
+ * @internal Whether a response must not be retried: it carries the "overloaded; don't retry" header
+ * (`X-Herdless-Retry: no`), or an inner herdless layer gave up on it (`isGivenUp`). The one place
+ * every adapter recognises it, so that layers never multiply attempts.
+ */
+export function isGivenUpResponse(response: object, headers: HeaderReader): boolean {
+  return hasDoNotRetryHeader(headers) || isGivenUp(response);
+}
+
+/**
+ * @internal A response as the failure of an attempt, or `undefined` when the call accepts it: a
+ * retried status becomes an {@link HttpStatusError} with the server's hint (429 and 503) and the
+ * "do not retry" mark when the response carries it.
+ */
+export function responseFailure<R extends StatusLike>(config: HttpConfig, response: R, headers: HeaderReader): HttpStatusError<R> | undefined {
+  if (!config.statuses.has(response.status)) return undefined;
+  const hint = RETRY_AFTER_STATUSES.includes(response.status) ? retryAfterFromHeaders(headers, config.now()) : undefined;
+  const failure = new HttpStatusError(response, hint);
+  if (isGivenUpResponse(response, headers)) markDoNotRetry(failure);
+  return failure;
+}
+
+/** @internal Why a body stops a request from being retried, or `undefined`. */
+export function bodyBlock(body: unknown): string | undefined {
+  return bodyKind(body) === 'stream' ? 'the request body is a stream, which can be sent only once; pass bodyFactory to retry it' : undefined;
+}
+
+/**
+ * @internal The idempotency rule: a method outside `retryMethods` is retried only with an
+ * `Idempotency-Key` — its own (`hasKey`), or one the option generates (`key`, to be added to every
+ * attempt). Otherwise `blocked` says why.
+ */
+export function idempotency(
+  config: HttpConfig,
+  method: string,
+  hasKey: boolean,
+  callOption: IdempotencyKeyOption | undefined,
+  owner: string,
+): { readonly key: string | undefined; readonly blocked: string | undefined } {
+  if (config.methods.has(method) || hasKey) return NOT_BLOCKED;
+  const option = callOption === undefined ? config.idempotencyKey : idempotencyKeyOption(owner, callOption);
+  if (typeof option !== 'function') {
+    return { key: undefined, blocked: `${method} is not idempotent: it is retried only with an Idempotency-Key header (send one, or set idempotencyKey: true)` };
+  }
+  const key = option();
+  if (typeof key !== 'string' || key === '') throw new InvalidOptionError(owner, 'idempotencyKey', key, 'must return a non-empty string');
+  return { key, blocked: undefined };
+}
+
+const NOT_BLOCKED = Object.freeze({ key: undefined, blocked: undefined });
+
+/**
+ * @internal Runs one logical request: `retry()` drives the attempts; responses with a retried
+ * status become failures it can retry, and the last one comes back as the result when retrying
+ * stops. Rejects with the caller's abort reason (after discarding what is pending), with a
+ * `RetryError` when no response is left to return, or with what the `retryable` override threw.
+ */
+export async function runExchange<R extends StatusLike>(config: HttpConfig, exchange: HttpExchange<R>): Promise<ExchangeResult<R>> {
+  let attempts = 0;
+  /** The retryable-status response of the latest attempt, until it is discarded or returned. */
+  let pending: R | undefined;
+  const tel =
+    config.telemetry === undefined
+      ? undefined
+      : new CallTelemetry(config.telemetry, { layer: 'http', client: exchange.client, method: exchange.method, url: exchange.url }, config.clock, config.onHookError);
+
+  const operation = async (context: RetryContext): Promise<R> => {
+    attempts = context.attempt;
+    const signal = context.signal;
+    if (tel !== undefined) tel.attemptStart(context.attempt);
+    let response: R;
+    try {
+      response = await exchange.send(context.attempt, fetchSignal(exchange.signal, signal));
+    } catch (error) {
+      if (tel !== undefined) tel.attemptEnd(context.attempt, attemptOutcome(exchange.signal, error), error);
+      throw error;
+    }
+    if (signal.aborted) {
+      // A late answer to an attempt that timed out or was aborted: nobody will read it.
+      exchange.discard(response);
+      if (tel !== undefined) tel.attemptEnd(context.attempt, attemptOutcome(exchange.signal, signal.reason), signal.reason, response.status);
+      throw signal.reason;
+    }
+    const failure = responseFailure(config, response, exchange.headers(response));
+    if (tel !== undefined) tel.attemptEnd(context.attempt, failure === undefined ? 'success' : 'failure', failure, response.status);
+    if (failure === undefined) return response;
+    pending = response;
+    throw failure;
+  };
+
+  /** The request would have been retried but may not be sent twice: the give-up says why. */
+  let blockedRetry = false;
+  const user = config.retryable;
+  const retryable: RetryableOverride = (error: unknown, info: RetryableInfo) => {
+    // A listed status is retryable by definition; other failures keep retry()'s classification.
+    const transient = isHttpStatusError(error) || info.transient || exchange.isTransient?.(error) === true;
+    if (exchange.blocked !== undefined) {
+      blockedRetry = transient;
+      return false;
+    }
+    if (user !== undefined) {
+      const said = user(error, { attempt: info.attempt, transient });
+      if (said !== undefined) return said === true;
+    }
+    return transient;
+  };
+
+  const onRetry = (event: RetryEvent): unknown => {
+    const error = event.error;
+    const status = isHttpStatusError(error) ? error.status : undefined;
+    if (status !== undefined) {
+      exchange.discard((error as HttpStatusError<R>).response);
+      pending = undefined;
+    }
+    if (tel !== undefined) tel.retry(event.attempt, event.delayMs, event.hinted ? 'server-hint' : 'backoff', error);
+    if (config.onRetry === undefined) return undefined;
+    return config.onRetry({
+      method: exchange.method,
+      url: exchange.url,
+      attempt: event.attempt,
+      status,
+      error,
+      delayMs: event.delayMs,
+      delaySource: event.hinted ? 'server' : 'backoff',
+    });
+  };
+
+  const giveUp = (reason: GiveUpReason, count: number, response: R | undefined, error: unknown): void => {
+    if (tel !== undefined) tel.giveUp(reason, count, error, config.retryOptions.budget, response?.status);
+    if (config.onGiveUp === undefined) return;
+    const event = { method: exchange.method, url: exchange.url, reason, attempts: count, status: response?.status, response, error };
+    callHook(config.onGiveUp, event, 'onGiveUp', config.onHookError);
+  };
+
+  const options: RetryOptions = { ...config.retryOptions, retryable, onRetry, signal: exchange.signal };
+  let response: R;
+  try {
+    response = await retry(operation, options);
+  } catch (error) {
+    const signal = exchange.signal;
+    if (signal !== undefined && signal.aborted && error === signal.reason) {
+      if (pending !== undefined) exchange.discard(pending);
+      giveUp('aborted', attempts, undefined, error);
+      throw error;
+    }
+    if (!isRetryError(error)) {
+      // The retryable override threw: retry() rejects with what it threw.
+      if (pending !== undefined) exchange.discard(pending);
+      throw error;
+    }
+    const failure: unknown = error.cause;
+    const explained = blockedRetry && error.reason === 'fatal' ? new RetryError('fatal', error.attempts, failure, exchange.blocked) : error;
+    if (pending !== undefined && isHttpStatusError<R>(failure) && failure.response === pending) {
+      // A 503 is a response: the caller gets the last one, with the reason on record.
+      exchange.record?.(pending, explained.attempts, explained);
+      giveUp(explained.reason, explained.attempts, pending, explained);
+      return { response: pending, attempts: explained.attempts, gaveUp: explained };
+    }
+    if (pending !== undefined) exchange.discard(pending);
+    giveUp(explained.reason, explained.attempts, undefined, explained);
+    throw explained;
+  }
+  exchange.record?.(response, attempts, undefined);
+  return { response, attempts, gaveUp: undefined };
+}
+
+/**
+ * The signal an attempt's request gets. The attempt's own signal aborts with the caller's only
+ * while the call runs; the caller's signal must also abort the reading of the body that is
+ * returned (fetch semantics), so both are passed on when they differ.
+ */
+function fetchSignal(caller: AbortSignal | undefined, attempt: AbortSignal): AbortSignal {
+  if (caller === undefined || caller === attempt || typeof AbortSignal.any !== 'function') return attempt;
+  return AbortSignal.any([caller, attempt]);
+}
+
+function attemptOutcome(caller: AbortSignal | undefined, error: unknown): 'aborted' | 'timeout' | 'failure' {
+  if (caller !== undefined && caller.aborted) return 'aborted';
+  return error instanceof AttemptTimeoutError ? 'timeout' : 'failure';
+}

@@ -1,0 +1,255 @@
+import type { BreakerState } from '../core/breaker/events.js';
+import { InvalidOptionError } from '../core/errors.js';
+import type { GiveUpReason } from '../core/retry/errors.js';
+import { reportHookError, type HookName } from './hooks.js';
+
+/**
+ * The layer that reported an event: `'retry'` (`retry()` / `createRetry()`), `'http'` (the retrying
+ * fetch, the undici interceptor, the axios adapter), `'breaker'`, `'server'` (load shedding) or
+ * `'grpc'` (the gRPC interceptors).
+ * @example
+ * ```ts
+ * const layer: TelemetryLayer = 'http';
+ * ```
+ */
+export type TelemetryLayer = 'retry' | 'http' | 'breaker' | 'server' | 'grpc';
+
+/**
+ * One logical call, the same object in every event of that call (compare it by identity to tie
+ * an attempt's start to its end). HTTP layers fill in the request.
+ * @example
+ * ```ts
+ * const spans = new WeakMap<TelemetryCall, Span>();
+ * ```
+ */
+export interface TelemetryCall {
+  readonly layer: TelemetryLayer;
+  /** The client that made the call: `'fetch'`, `'undici'`, `'axios'`, `'grpc-js'`, `'connect'`; absent for `retry()`. */
+  readonly client?: string;
+  /** The request method, upper-cased (HTTP layers), or the gRPC method's path (`/package.Service/Method`). */
+  readonly method?: string;
+  /** The request URL (HTTP layers). */
+  readonly url?: string;
+}
+
+/**
+ * How an attempt ended: `'success'` (a value; for HTTP a response the call accepts, a 404
+ * included), `'failure'` (it threw or rejected, or for HTTP answered with a retried status such as
+ * 503), `'timeout'` (`attemptTimeoutMs` or the deadline cut it short) or `'aborted'` (the caller's
+ * signal).
+ * @example
+ * ```ts
+ * const outcome: AttemptOutcome = 'failure';
+ * ```
+ */
+export type AttemptOutcome = 'success' | 'failure' | 'timeout' | 'aborted';
+
+/**
+ * Where a retry's wait came from: the backoff, a server hint (`Retry-After`, `retry-after-ms`, an
+ * error's `retryAfterMs`) or gRPC pushback (`grpc-retry-pushback-ms`, gRFC A6).
+ * @example
+ * ```ts
+ * const source: DelaySource = 'server-hint';
+ * ```
+ */
+export type DelaySource = 'backoff' | 'server-hint' | 'pushback';
+
+/** An attempt is about to be sent. */
+export interface AttemptStartEvent {
+  readonly type: 'attempt-start';
+  readonly call: TelemetryCall;
+  /** From 1; `attempt - 1` is OTel's `http.request.resend_count`. */
+  readonly attempt: number;
+}
+
+/** An attempt ended. */
+export interface AttemptEndEvent {
+  readonly type: 'attempt-end';
+  readonly call: TelemetryCall;
+  readonly attempt: number;
+  readonly outcome: AttemptOutcome;
+  /** From the attempt's start to its end, in ms on the layer's clock. */
+  readonly durationMs: number;
+  /** The response status: HTTP's (when a response arrived), or the gRPC status code. */
+  readonly status?: number;
+  /** What the attempt threw (outcomes other than `'success'`; for a retried status, its `HttpStatusError`). */
+  readonly error?: unknown;
+}
+
+/** A failed attempt will be retried after `delayMs` ms. */
+export interface RetryScheduledEvent {
+  readonly type: 'retry';
+  readonly call: TelemetryCall;
+  /** The attempt that failed. */
+  readonly attempt: number;
+  /** The wait before the next attempt, in ms. */
+  readonly delayMs: number;
+  readonly delaySource: DelaySource;
+  readonly error: unknown;
+}
+
+/** The call stopped without a result it accepts. */
+export interface GiveUpTelemetryEvent {
+  readonly type: 'give-up';
+  readonly call: TelemetryCall;
+  /** Why; `'committed'` is gRPC's commit rule (gRFC A6: no retry once the response has begun). */
+  readonly reason: GiveUpReason | 'committed';
+  /** Attempts sent, the first included. */
+  readonly attempts: number;
+  /** The status of the response returned with the give-up (HTTP layers), or the last gRPC status code. */
+  readonly status?: number;
+  readonly error: unknown;
+}
+
+/** A retry budget refused a retry (the call then gives up with reason `'budget'`). */
+export interface BudgetRefusalEvent {
+  readonly type: 'budget-refusal';
+  readonly call: TelemetryCall;
+  /** The budget's kind (its `name`), e.g. `'retry throttling'`. */
+  readonly budget: string;
+  /** The attempt whose retry was refused. */
+  readonly attempt: number;
+}
+
+/** A circuit breaker changed state. */
+export interface BreakerStateEvent {
+  readonly type: 'breaker-state';
+  /** The breaker's `name` option (default `'default'`). */
+  readonly breaker: string;
+  readonly from: BreakerState;
+  readonly to: BreakerState;
+  /** When, in ms on the breaker's clock. */
+  readonly at: number;
+}
+
+/** A circuit breaker refused a call (open, or half-open with its trial slots taken). */
+export interface BreakerRejectionEvent {
+  readonly type: 'breaker-rejection';
+  readonly breaker: string;
+  readonly state: BreakerState;
+}
+
+/** A server shed a request (answered 503 without running its handler). */
+export interface ShedEvent {
+  readonly type: 'shed';
+  readonly layer: TelemetryLayer;
+  /** Why: `'queue-full'` (the in-flight limit reached and no room to queue) or `'queue-timeout'`. */
+  readonly reason: string;
+  /** The request was itself a retry (its attempt header said ≥ 2). */
+  readonly retry: boolean;
+  /** The answer said "overloaded; don't retry" (`X-Herdless-Retry: no`). */
+  readonly doNotRetry: boolean;
+}
+
+/**
+ * Everything herdless reports, one discriminated union (`type`). Every layer reports through the
+ * same shapes, so one observer (such as `herdless/otel`'s) serves them all.
+ * @example
+ * ```ts
+ * const log: TelemetryObserver = { onEvent: (e: TelemetryEvent) => { if (e.type === 'give-up') console.warn(e.reason); } };
+ * ```
+ */
+export type TelemetryEvent =
+  | AttemptStartEvent
+  | AttemptEndEvent
+  | RetryScheduledEvent
+  | GiveUpTelemetryEvent
+  | BudgetRefusalEvent
+  | BreakerStateEvent
+  | BreakerRejectionEvent
+  | ShedEvent;
+
+/**
+ * Receives every event of the layers it is given to (the `telemetry` option of `retry()`,
+ * `createRetry()`, `withRetry()`, `circuitBreaker()`, the undici and axios adapters). An observer:
+ * called synchronously, never awaited; a throw or a rejected promise is reported to `onHookError`
+ * (hook name `'telemetry'`) and changes nothing. Without an observer no event object is built.
+ * @example
+ * ```ts
+ * const counts = new Map<string, number>();
+ * const observer: TelemetryObserver = { onEvent: (e) => counts.set(e.type, (counts.get(e.type) ?? 0) + 1) };
+ * await retry(op, { telemetry: observer });
+ * ```
+ */
+export interface TelemetryObserver {
+  onEvent(event: TelemetryEvent): unknown;
+  /**
+   * `false`: the observer records nothing (e.g. no OpenTelemetry provider is registered), so the
+   * layers skip it — read once, when the layer's options are read. Default `true`.
+   */
+  readonly enabled?: boolean;
+}
+
+/** @internal Checks a `telemetry` option: the observer, or `undefined` for none or a disabled one. */
+export function telemetryOption(owner: string, value: unknown): TelemetryObserver | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'object' || value === null || typeof (value as TelemetryObserver).onEvent !== 'function') {
+    throw new InvalidOptionError(owner, 'telemetry', value, 'must be an observer object with an onEvent(event) method');
+  }
+  return (value as TelemetryObserver).enabled === false ? undefined : (value as TelemetryObserver);
+}
+
+/** @internal Delivers one event as an observer: never awaited, failures reported, never thrown. */
+export function emitTelemetry(
+  observer: TelemetryObserver,
+  event: TelemetryEvent,
+  onHookError: ((error: unknown, hook: HookName) => void) | undefined,
+): void {
+  try {
+    const result = observer.onEvent(event);
+    if (result !== null && typeof result === 'object' && typeof (result as PromiseLike<unknown>).then === 'function') {
+      (result as PromiseLike<unknown>).then(undefined, (error: unknown) => reportHookError(onHookError, 'telemetry', error));
+    }
+  } catch (error) {
+    reportHookError(onHookError, 'telemetry', error);
+  }
+}
+
+/**
+ * @internal One call's reporter: made only when an observer is given, so a call without one
+ * builds nothing. It times attempts on the layer's clock.
+ */
+export class CallTelemetry {
+  readonly call: TelemetryCall;
+  readonly #observer: TelemetryObserver;
+  readonly #onHookError: ((error: unknown, hook: HookName) => void) | undefined;
+  readonly #clock: { now(): number };
+  #startedAt = 0;
+
+  constructor(observer: TelemetryObserver, call: TelemetryCall, clock: { now(): number }, onHookError: ((error: unknown, hook: HookName) => void) | undefined) {
+    this.#observer = observer;
+    this.call = call;
+    this.#clock = clock;
+    this.#onHookError = onHookError;
+  }
+
+  #emit(event: TelemetryEvent): void {
+    emitTelemetry(this.#observer, event, this.#onHookError);
+  }
+
+  attemptStart(attempt: number): void {
+    this.#startedAt = this.#clock.now();
+    this.#emit({ type: 'attempt-start', call: this.call, attempt });
+  }
+
+  attemptEnd(attempt: number, outcome: AttemptOutcome, error?: unknown, status?: number): void {
+    const durationMs = Math.max(0, this.#clock.now() - this.#startedAt);
+    const event: { -readonly [K in keyof AttemptEndEvent]: AttemptEndEvent[K] } = { type: 'attempt-end', call: this.call, attempt, outcome, durationMs };
+    if (status !== undefined) event.status = status;
+    if (outcome !== 'success') event.error = error;
+    this.#emit(event);
+  }
+
+  retry(attempt: number, delayMs: number, delaySource: DelaySource, error: unknown): void {
+    this.#emit({ type: 'retry', call: this.call, attempt, delayMs, delaySource, error });
+  }
+
+  /** The give-up, preceded by the budget's refusal when the budget is the reason. */
+  giveUp(reason: GiveUpReason | 'committed', attempts: number, error: unknown, budget: { readonly name: string } | undefined, status?: number): void {
+    if (reason === 'budget' && budget !== undefined) this.#emit({ type: 'budget-refusal', call: this.call, budget: budget.name, attempt: attempts });
+    const event: { -readonly [K in keyof GiveUpTelemetryEvent]: GiveUpTelemetryEvent[K] } = { type: 'give-up', call: this.call, reason, attempts, error };
+    if (status !== undefined) event.status = status;
+    this.#emit(event);
+  }
+}
+

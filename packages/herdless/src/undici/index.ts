@@ -1,0 +1,7 @@
+/**
+ * `herdless/undici`: herdless's HTTP retries as an undici interceptor (`undici` is an optional peer
+ * dependency).
+ * @packageDocumentation
+ */
+export { retryInterceptor } from './interceptor.js';
+export type { UndiciResponseHead, UndiciRetryOptions } from './options.js';

@@ -1,0 +1,27 @@
+import type { HttpRetryOptions } from '../http/options.js';
+
+/**
+ * A response head as the undici interceptor sees it: what `onRetry`'s `error.response` and
+ * `onGiveUp`'s `response` carry.
+ * @example
+ * ```ts
+ * const head: UndiciResponseHead = { status: 503, statusText: 'Service Unavailable', headers: { 'retry-after': '1' } };
+ * ```
+ */
+export interface UndiciResponseHead {
+  readonly status: number;
+  readonly statusText: string;
+  /** Lower-cased names, as undici reports them. */
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+}
+
+/**
+ * Options of {@link retryInterceptor}: exactly those of `withRetry()` (`maxAttempts`, `backoff`,
+ * `budget`, `retryMethods`, `retryStatuses`, `idempotencyKey`, `attemptTimeoutMs`, `deadlineMs`,
+ * `telemetry`…), with the hooks' `response` being the {@link UndiciResponseHead}.
+ * @example
+ * ```ts
+ * const options: UndiciRetryOptions = { maxAttempts: 4, idempotencyKey: true };
+ * ```
+ */
+export type UndiciRetryOptions = HttpRetryOptions<UndiciResponseHead>;
