@@ -105,13 +105,99 @@ export interface RetryPolicy {
   readonly budget: RetryBudget | undefined;
 }
 
+const LIMIT_RULE = { min: 0, minExclusive: true, max: MAX_DELAY_MS };
+const MAX_ATTEMPTS_RULE = { min: 1, integer: true };
+const HINT_RULE = { min: 0, max: MAX_DELAY_MS };
+
 function limitOption(owner: string, field: string, value: unknown): number {
+  // The common case first, without a call: a number in (0, 2^31 − 1]; numberOption words the error.
+  if (typeof value === 'number' && value > 0 && value <= MAX_DELAY_MS) return value;
   if (value === undefined || value === Infinity) return Infinity;
-  return numberOption(owner, field, value, Infinity, { min: 0, minExclusive: true, max: MAX_DELAY_MS });
+  return numberOption(owner, field, value, Infinity, LIMIT_RULE);
 }
 
 function isFunction(value: unknown): boolean {
   return typeof value === 'function';
+}
+
+/** @internal A retry policy being read: the defaults, then each option given, in place. */
+export type PolicyDraft = { -readonly [K in keyof RetryPolicy]: RetryPolicy[K] };
+
+// One reader per option, shared by parseRetryPolicy and the runtime's own one-pass reading of a
+// call's options (retry.ts), so that the rules exist once. Each takes the given value (undefined:
+// the default) and returns the normalised one, or throws an InvalidOptionError naming the field.
+
+/** @internal */
+export function maxAttemptsOption(owner: string, value: unknown): number {
+  if (typeof value === 'number' && value >= 1 && Number.isInteger(value)) return value;
+  return numberOption(owner, 'maxAttempts', value, DEFAULT_MAX_ATTEMPTS, MAX_ATTEMPTS_RULE);
+}
+
+/** @internal */
+export function backoffOption(owner: string, value: unknown): Backoff {
+  if (value === undefined) return DEFAULT_BACKOFF;
+  if (typeof value !== 'object' || value === null || !isFunction((value as Backoff).delay)) {
+    throw new InvalidOptionError(owner, 'backoff', value, 'must be a Backoff (e.g. fullJitterBackoff())');
+  }
+  return value as Backoff;
+}
+
+/** @internal */
+export function retryableOption(owner: string, value: unknown): RetryableOverride | undefined {
+  if (value !== undefined && !isFunction(value)) {
+    throw new InvalidOptionError(owner, 'retryable', value, 'must be a function (error, { attempt, transient }) => boolean | undefined');
+  }
+  return value as RetryableOverride | undefined;
+}
+
+/** @internal */
+export function maxRetryAfterOption(owner: string, value: unknown): number {
+  if (typeof value === 'number' && value >= 0 && value <= MAX_DELAY_MS) return value;
+  return numberOption(owner, 'maxRetryAfterMs', value, DEFAULT_MAX_RETRY_AFTER_MS, HINT_RULE);
+}
+
+/** @internal `deadlineMs` and `attemptTimeoutMs`. */
+export { limitOption };
+
+/** @internal */
+export function budgetOption(owner: string, value: unknown): RetryBudget | undefined {
+  if (value !== undefined && !isBudget(value)) {
+    throw new InvalidOptionError(owner, 'budget', value, 'must be a RetryBudget (onAttempt, onSuccess, onFailure, allowRetry)');
+  }
+  return value as RetryBudget | undefined;
+}
+
+/** Reads one policy option into `draft`; `false` for a key that is not a policy option. */
+function readPolicyOption(owner: string, draft: PolicyDraft, key: string, value: unknown): boolean {
+  switch (key) {
+    case 'maxAttempts':
+      draft.maxAttempts = maxAttemptsOption(owner, value);
+      return true;
+    case 'backoff':
+      draft.backoff = backoffOption(owner, value);
+      return true;
+    case 'retryable':
+      draft.retryable = retryableOption(owner, value);
+      return true;
+    case 'maxRetryAfterMs':
+      draft.maxRetryAfterMs = maxRetryAfterOption(owner, value);
+      return true;
+    case 'deadlineMs':
+    case 'attemptTimeoutMs':
+      draft[key] = limitOption(owner, key, value);
+      return true;
+    case 'budget':
+      draft.budget = budgetOption(owner, value);
+      return true;
+    default:
+      return false;
+  }
+}
+
+function isBudget(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const b = value as RetryBudget;
+  return isFunction(b.onAttempt) && isFunction(b.onSuccess) && isFunction(b.onFailure) && isFunction(b.allowRetry);
 }
 
 /**
@@ -131,54 +217,25 @@ function isFunction(value: unknown): boolean {
  * ```
  */
 export function parseRetryPolicy(options: RetryPolicyOptions | undefined, owner = 'retry'): RetryPolicy {
-  const policy = readRetryPolicy(options, owner);
-  return policy === DEFAULT_POLICY ? policy : Object.freeze(policy);
-}
-
-/**
- * @internal {@link parseRetryPolicy} without the freeze (which costs about as much as the rest), for
- * `retry(op, options)`: its policy lives for one call and is never handed out.
- */
-export function readRetryPolicy(options: RetryPolicyOptions | undefined, owner: string): RetryPolicy {
   if (options === undefined) return DEFAULT_POLICY;
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new InvalidOptionError(owner, 'options', options, 'must be an object');
   }
-  const maxAttempts = numberOption(owner, 'maxAttempts', options.maxAttempts, DEFAULT_MAX_ATTEMPTS, {
-    min: 1,
-    integer: true,
-  });
-  const backoff = options.backoff === undefined ? DEFAULT_BACKOFF : options.backoff;
-  if (typeof backoff !== 'object' || backoff === null || !isFunction(backoff.delay)) {
-    throw new InvalidOptionError(owner, 'backoff', backoff, 'must be a Backoff (e.g. fullJitterBackoff())');
-  }
-  const retryable = options.retryable;
-  if (retryable !== undefined && !isFunction(retryable)) {
-    throw new InvalidOptionError(owner, 'retryable', retryable, 'must be a function (error, { attempt, transient }) => boolean | undefined');
-  }
-  const budget = options.budget;
-  if (
-    budget !== undefined &&
-    (typeof budget !== 'object' ||
-      budget === null ||
-      !isFunction(budget.onAttempt) ||
-      !isFunction(budget.onSuccess) ||
-      !isFunction(budget.onFailure) ||
-      !isFunction(budget.allowRetry))
-  ) {
-    throw new InvalidOptionError(owner, 'budget', budget, 'must be a RetryBudget (onAttempt, onSuccess, onFailure, allowRetry)');
-  }
+  const draft = defaultPolicyDraft();
+  for (const key in options) readPolicyOption(owner, draft, key, (options as Record<string, unknown>)[key]);
+  return Object.freeze(draft);
+}
+
+/** @internal The defaults, as a draft to read options into. */
+export function defaultPolicyDraft(): PolicyDraft {
   return {
-    maxAttempts,
-    backoff,
-    retryable,
-    maxRetryAfterMs: numberOption(owner, 'maxRetryAfterMs', options.maxRetryAfterMs, DEFAULT_MAX_RETRY_AFTER_MS, {
-      min: 0,
-      max: MAX_DELAY_MS,
-    }),
-    deadlineMs: limitOption(owner, 'deadlineMs', options.deadlineMs),
-    attemptTimeoutMs: limitOption(owner, 'attemptTimeoutMs', options.attemptTimeoutMs),
-    budget,
+    maxAttempts: DEFAULT_MAX_ATTEMPTS,
+    backoff: DEFAULT_BACKOFF,
+    retryable: undefined,
+    maxRetryAfterMs: DEFAULT_MAX_RETRY_AFTER_MS,
+    deadlineMs: Infinity,
+    attemptTimeoutMs: Infinity,
+    budget: undefined,
   };
 }
 
