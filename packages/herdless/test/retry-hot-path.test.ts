@@ -104,6 +104,8 @@ describe('retry(op, options) with the same options object, call after call', () 
     ['budget', {}],
     ['maxAttempts', 0],
     ['backoff', 'none'],
+    ['throttlingBackoff', {}],
+    ['ignoreHints', 'yes'],
     ['retryable', 5],
     ['maxRetryAfterMs', -1],
     ['random', {}],

@@ -5,7 +5,7 @@ import { RetryError, isRetryError, type GiveUpReason } from '../core/retry/error
 import { callHook, type RetryEvent } from '../runtime/hooks.js';
 import { retry, type RetryContext, type RetryOptions } from '../runtime/retry.js';
 import { bodyKind } from './body.js';
-import { DO_NOT_RETRY_HEADER, IDEMPOTENCY_KEY_HEADER, RETRY_AFTER_STATUSES } from './data.js';
+import { DO_NOT_RETRY_HEADER, IDEMPOTENCY_KEY_HEADER } from './data.js';
 import {
   idempotencyKeyOption,
   parseCallOptions,
@@ -161,8 +161,8 @@ async function run(fetchFn: FetchFunction, config: HttpConfig, plan: Plan): Prom
     }
     if (!config.statuses.has(response.status)) return response;
     pending = response;
-    const hint = RETRY_AFTER_STATUSES.includes(response.status) ? retryAfterFromHeaders(response.headers, config.now()) : undefined;
-    const failure = new HttpStatusError(response, hint);
+    // On every status the call retries: RFC 9110 §10.2.3 lets any response carry Retry-After.
+    const failure = new HttpStatusError(response, retryAfterFromHeaders(response.headers, config.now()));
     if (hasNoRetryMark(response.headers)) markDoNotRetry(failure);
     throw failure;
   };
@@ -253,11 +253,13 @@ function giveUp(config: HttpConfig, plan: Plan, reason: GiveUpReason, attempts: 
  *   When retrying stops, the promise **resolves with the last response** (a 503 is a response, not
  *   an exception) and {@link retryInfo} tells why. Network failures are retried; when retrying
  *   stops, the promise rejects with a `RetryError` whose `cause` is the last failure.
- * - **Retry-After** on 429 and 503 (and `retry-after-ms`): seconds or an HTTP-date (measured
- *   against `now()`), parsed strictly ({@link parseRetryAfter}); a valid hint replaces the backoff
- *   for that wait, never shortened; one above `maxRetryAfterMs` (default 60 000 ms) or past the
- *   deadline ends the call at once with that response (reason `'hint-too-long'`). An invalid
- *   value is ignored: the backoff applies.
+ * - **Retry-After** on every retried status (and `retry-after-ms`): seconds or an HTTP-date
+ *   (measured from the response's `Date` header, else from `now()`; a date at or before that is no
+ *   hint), parsed strictly ({@link parseRetryAfter}); a valid hint replaces the backoff for that
+ *   wait, never shortened; one above `maxRetryAfterMs` (default 60 000 ms) or past the deadline
+ *   ends the call at once with that response (reason `'hint-too-long'`). An invalid value is
+ *   ignored: the backoff applies. `ignoreHints: true` ignores every hint. A 429 without a hint waits
+ *   `throttlingBackoff` (full jitter from 500 ms by default) rather than `backoff`.
  * - **Do not retry**: a response carrying `X-Herdless-Retry: no` ({@link DO_NOT_RETRY_HEADER}) is
  *   returned at once (reason `'do-not-retry'`).
  * - **Bodies**: a string, bytes, `Blob`, `URLSearchParams`, `FormData` or a `Request`'s body is

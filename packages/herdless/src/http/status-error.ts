@@ -7,8 +7,8 @@ import { HerdlessError, isHerdlessError } from '../core/errors.js';
  * response, and the `cause` of the `RetryError` that {@link retryInfo} returns. Code
  * `ERR_HERDLESS_HTTP_STATUS`.
  *
- * Its `retryAfterMs` is the server's hint read from `retry-after-ms` / `Retry-After` on a 429 or
- * 503, in ms; absent when there is no valid hint.
+ * Its `retryAfterMs` is the server's hint read from `retry-after-ms` / `Retry-After`, in ms; absent
+ * when there is no valid hint.
  *
  * @example
  * ```ts

@@ -7,14 +7,17 @@ import type { RetryBudget } from '../core/budget/budget.js';
 import type { RetryableOverride } from '../core/classify/classify.js';
 import {
   DEFAULT_BACKOFF,
+  DEFAULT_THROTTLING_BACKOFF,
   DEFAULT_MAX_ATTEMPTS,
   DEFAULT_MAX_RETRY_AFTER_MS,
   backoffOption,
   budgetOption,
+  ignoreHintsOption,
   limitOption,
   maxAttemptsOption,
   maxRetryAfterOption,
   retryableOption,
+  throttlingBackoffOption,
   type PolicyDraft,
   type RetryPolicy,
   type RetryPolicyOptions,
@@ -138,6 +141,8 @@ export interface Retrier {
 class Runner implements PolicyDraft {
   maxAttempts = DEFAULT_MAX_ATTEMPTS;
   backoff: Backoff = DEFAULT_BACKOFF;
+  throttlingBackoff: Backoff = DEFAULT_THROTTLING_BACKOFF;
+  ignoreHints = false;
   retryable: RetryableOverride | undefined = undefined;
   maxRetryAfterMs = DEFAULT_MAX_RETRY_AFTER_MS;
   deadlineMs = Infinity;
@@ -168,6 +173,8 @@ class Runner implements PolicyDraft {
 export const RETRY_POLICY_KEYS: readonly string[] = [
   'maxAttempts',
   'backoff',
+  'throttlingBackoff',
+  'ignoreHints',
   'retryable',
   'maxRetryAfterMs',
   'deadlineMs',
@@ -224,6 +231,12 @@ function parseRunner(options: RetryOptions, owner: string, perCall: boolean): Ru
         break;
       case 'retryable':
         runner.retryable = retryableOption(owner, value);
+        break;
+      case 'throttlingBackoff':
+        runner.throttlingBackoff = throttlingBackoffOption(owner, value);
+        break;
+      case 'ignoreHints':
+        runner.ignoreHints = ignoreHintsOption(owner, value);
         break;
       case 'maxRetryAfterMs':
         runner.maxRetryAfterMs = maxRetryAfterOption(owner, value);
@@ -389,6 +402,8 @@ export function createRetry(options: RetrierOptions = {}): Retrier {
   const policy: RetryPolicy = Object.freeze({
     maxAttempts: runner.maxAttempts,
     backoff: runner.backoff,
+    throttlingBackoff: runner.throttlingBackoff,
+    ignoreHints: runner.ignoreHints,
     retryable: runner.retryable,
     maxRetryAfterMs: runner.maxRetryAfterMs,
     deadlineMs: runner.deadlineMs,
@@ -585,7 +600,7 @@ function sleep(runner: Runner, ms: number): Promise<void> {
 
 /** Classifies a failure and decides; on give-up, reports and throws the RetryError; else reports the retry. */
 function afterFailure(runner: Runner, state: RetryState, error: unknown, now: number): Extract<RetryCommand, { kind: 'retry' }> {
-  const verdict = classify(error, runner.retryable, state.attempt);
+  const verdict = classify(error, runner.retryable, state.attempt, !runner.ignoreHints);
   const command = decide(runner, state, verdict, now, runner.random);
   if (command.kind === 'give-up') throw giveUp(runner, command.reason, state.attempt, error, describeGiveUp(runner, command, error));
   if (runner.onRetry !== undefined) {

@@ -16,9 +16,9 @@ export const MAX_DELAY_MS = 2_147_483_647;
  * @internal
  * @throws InvalidOptionError naming `owner`, `backoff.delay()` and the value.
  */
-export function checkedDelay(owner: string, ms: unknown): number {
+export function checkedDelay(owner: string, ms: unknown, field = 'backoff.delay()'): number {
   if (typeof ms === 'number' && ms >= 0 && ms <= MAX_DELAY_MS) return ms;
-  throw new InvalidOptionError(owner, 'backoff.delay()', ms, `must return a number of ms in [0, ${MAX_DELAY_MS}] (a bug in a custom Backoff)`);
+  throw new InvalidOptionError(owner, field, ms, `must return a number of ms in [0, ${MAX_DELAY_MS}] (a bug in a custom Backoff)`);
 }
 
 /**

@@ -88,8 +88,9 @@ export function startRetry(policy: RetryPolicy, now: number): RetryState {
  * 3. `do-not-retry` → give up `'do-not-retry'`;
  * 4. `attempt ≥ maxAttempts` → give up `'exhausted'` (maxAttempts counts the first try);
  * 5. `now ≥ deadlineAt` → give up `'deadline'`;
- * 6. the wait: the hint `retryAfterMs` if any (longer than `maxRetryAfterMs` → give up
- *    `'hint-too-long'`), else `backoff.delay(attempt, previousDelayMs, rng)` held to [0, 2^31 − 1];
+ * 6. the wait: the hint `retryAfterMs` if any and `ignoreHints` is off (longer than
+ *    `maxRetryAfterMs` → give up `'hint-too-long'`), else `backoff.delay(attempt, previousDelayMs, rng)`
+ *    — `throttlingBackoff`'s for a `throttled` verdict — held to [0, 2^31 − 1];
  * 7. `now + wait ≥ deadlineAt` → give up (`'hint-too-long'` for a hint, else `'deadline'`): a wait
  *    that would cross the deadline is not started;
  * 8. the budget's `allowRetry(now)` false → give up `'budget'` (asked last, so a budget that counts
@@ -115,7 +116,7 @@ export function decide(policy: RetryPolicy, state: RetryState, verdict: Verdict,
   if (state.attempt >= policy.maxAttempts) return EXHAUSTED;
   const deadlineAt = state.deadlineAt;
   if (now >= deadlineAt) return DEADLINE;
-  const hint = verdict.retryAfterMs;
+  const hint = policy.ignoreHints === true ? undefined : verdict.retryAfterMs;
   let delay: number;
   if (hint !== undefined) {
     // The server's hint replaces the backoff for this wait; never retry sooner than it asked.
@@ -124,7 +125,12 @@ export function decide(policy: RetryPolicy, state: RetryState, verdict: Verdict,
     }
     delay = hint;
   } else {
-    delay = checkedDelay('retry', policy.backoff.delay(state.attempt, state.previousDelayMs, rng));
+    // A throttling answer without a hint backs off from a larger base (a policy built by hand may lack one).
+    const throttling = verdict.throttled === true ? policy.throttlingBackoff : undefined;
+    delay =
+      throttling === undefined
+        ? checkedDelay('retry', policy.backoff.delay(state.attempt, state.previousDelayMs, rng))
+        : checkedDelay('retry', throttling.delay(state.attempt, state.previousDelayMs, rng), 'throttlingBackoff.delay()');
   }
   if (deadlineAt !== Infinity && now + delay >= deadlineAt) {
     return { kind: 'give-up', reason: hint !== undefined ? 'hint-too-long' : 'deadline', waitMs: delay, limitMs: deadlineAt - now };

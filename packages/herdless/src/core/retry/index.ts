@@ -1,6 +1,7 @@
 export {
   parseRetryPolicy,
   DEFAULT_BACKOFF,
+  DEFAULT_THROTTLING_BACKOFF,
   DEFAULT_MAX_ATTEMPTS,
   DEFAULT_MAX_RETRY_AFTER_MS,
   type RetryPolicy,

@@ -42,6 +42,18 @@ export const DEFAULT_MAX_RETRY_AFTER_MS = 60_000;
 export const DEFAULT_BACKOFF: Backoff = fullJitterBackoff({ initialBackoffMs: 100, backoffMultiplier: 2, maxBackoffMs: 10_000 });
 
 /**
+ * The default `throttlingBackoff`: full jitter from 500 ms, doubling to a 10 s cap — the wait after a
+ * throttling answer without a hint (HTTP 429, gRPC RESOURCE_EXHAUSTED). A server that throttles is
+ * asking for less traffic; the AWS SDKs' standard retry mode uses the same 500 ms base for throttling
+ * errors against 100 ms for other transient ones, so a throttled client backs off five times as far.
+ * @example
+ * ```ts
+ * DEFAULT_THROTTLING_BACKOFF.toJSON(); // { kind: 'full jitter', initialBackoffMs: 500, backoffMultiplier: 2, maxBackoffMs: 10000 }
+ * ```
+ */
+export const DEFAULT_THROTTLING_BACKOFF: Backoff = fullJitterBackoff({ initialBackoffMs: 500, backoffMultiplier: 2, maxBackoffMs: 10_000 });
+
+/**
  * The options of a retry policy that the pure core reads (the runtime adds timers, signal and hooks).
  * @example
  * ```ts
@@ -56,6 +68,20 @@ export interface RetryPolicyOptions {
   maxAttempts?: number | undefined;
   /** How long to wait before each retry. Default {@link DEFAULT_BACKOFF} (full jitter, 100 ms × 2^n, cap 10 s). */
   backoff?: Backoff | undefined;
+  /**
+   * How long to wait after a throttling answer that carries no hint (HTTP 429, gRPC
+   * RESOURCE_EXHAUSTED), instead of `backoff`. Default {@link DEFAULT_THROTTLING_BACKOFF} (full jitter,
+   * 500 ms × 2^n, cap 10 s — the AWS SDKs' throttling base), whatever `backoff` is. Pass the same
+   * object as `backoff` to treat throttling like any other failure.
+   */
+  throttlingBackoff?: Backoff | undefined;
+  /**
+   * `true` ignores every server hint (`retryAfterMs`: HTTP `Retry-After` / `retry-after-ms`, gRPC
+   * pushback) and waits the backoff instead — for a server or proxy that sends absurd values. A
+   * malformed hint then ends nothing either. The "do not retry" mark still applies. Default `false`:
+   * a hint is honoured, up to `maxRetryAfterMs`.
+   */
+  ignoreHints?: boolean | undefined;
   /** The one override of the default classification; see {@link RetryableOverride}. Default: none. */
   retryable?: RetryableOverride | undefined;
   /**
@@ -93,6 +119,10 @@ export interface RetryPolicy {
   readonly maxAttempts: number;
   /** The backoff that computes each wait. */
   readonly backoff: Backoff;
+  /** The backoff of a throttling failure without a hint. */
+  readonly throttlingBackoff: Backoff;
+  /** Server hints are ignored: the backoff always decides. */
+  readonly ignoreHints: boolean;
   /** The classification override, if any. */
   readonly retryable: RetryableOverride | undefined;
   /** The longest honoured server hint, in ms. */
@@ -134,12 +164,23 @@ export function maxAttemptsOption(owner: string, value: unknown): number {
 }
 
 /** @internal */
-export function backoffOption(owner: string, value: unknown): Backoff {
+export function backoffOption(owner: string, value: unknown, field = 'backoff'): Backoff {
   if (value === undefined) return DEFAULT_BACKOFF;
   if (typeof value !== 'object' || value === null || !isFunction((value as Backoff).delay)) {
-    throw new InvalidOptionError(owner, 'backoff', value, 'must be a Backoff (e.g. fullJitterBackoff())');
+    throw new InvalidOptionError(owner, field, value, 'must be a Backoff (e.g. fullJitterBackoff())');
   }
   return value as Backoff;
+}
+
+/** @internal */
+export function throttlingBackoffOption(owner: string, value: unknown): Backoff {
+  return value === undefined ? DEFAULT_THROTTLING_BACKOFF : backoffOption(owner, value, 'throttlingBackoff');
+}
+
+/** @internal */
+export function ignoreHintsOption(owner: string, value: unknown): boolean {
+  if (value !== undefined && typeof value !== 'boolean') throw new InvalidOptionError(owner, 'ignoreHints', value, 'must be a boolean');
+  return value === true;
 }
 
 /** @internal */
@@ -176,6 +217,12 @@ function readPolicyOption(owner: string, draft: PolicyDraft, key: string, value:
     case 'backoff':
       draft.backoff = backoffOption(owner, value);
       return true;
+    case 'throttlingBackoff':
+      draft.throttlingBackoff = throttlingBackoffOption(owner, value);
+      return true;
+    case 'ignoreHints':
+      draft.ignoreHints = ignoreHintsOption(owner, value);
+      return true;
     case 'retryable':
       draft.retryable = retryableOption(owner, value);
       return true;
@@ -207,7 +254,7 @@ function isBudget(value: unknown): boolean {
  * @param options the options; `undefined` gives the defaults.
  * @param owner the name used in error messages (`retry`, `createRetry`, …).
  * @throws InvalidOptionError naming the field and the value: `maxAttempts` not an integer ≥ 1;
- *   `backoff` without a `delay` function; `retryable` not a function; `maxRetryAfterMs` outside
+ *   `backoff` / `throttlingBackoff` without a `delay` function; `ignoreHints` not a boolean; `retryable` not a function; `maxRetryAfterMs` outside
  *   [0, 2^31 − 1]; `deadlineMs` / `attemptTimeoutMs` not in (0, 2^31 − 1] or `Infinity`; `budget`
  *   missing one of `onAttempt`, `onSuccess`, `onFailure`, `allowRetry`.
  * @example
@@ -231,6 +278,8 @@ export function defaultPolicyDraft(): PolicyDraft {
   return {
     maxAttempts: DEFAULT_MAX_ATTEMPTS,
     backoff: DEFAULT_BACKOFF,
+    throttlingBackoff: DEFAULT_THROTTLING_BACKOFF,
+    ignoreHints: false,
     retryable: undefined,
     maxRetryAfterMs: DEFAULT_MAX_RETRY_AFTER_MS,
     deadlineMs: Infinity,
@@ -242,6 +291,8 @@ export function defaultPolicyDraft(): PolicyDraft {
 const DEFAULT_POLICY: RetryPolicy = Object.freeze({
   maxAttempts: DEFAULT_MAX_ATTEMPTS,
   backoff: DEFAULT_BACKOFF,
+  throttlingBackoff: DEFAULT_THROTTLING_BACKOFF,
+  ignoreHints: false,
   retryable: undefined,
   maxRetryAfterMs: DEFAULT_MAX_RETRY_AFTER_MS,
   deadlineMs: Infinity,
