@@ -220,7 +220,7 @@ async function run(fetchFn: FetchFunction, config: HttpConfig, plan: Plan): Prom
       throw error;
     }
     const failure: unknown = error.cause;
-    const explained = blockedRetry && error.reason === 'fatal' ? new RetryError('fatal', error.attempts, failure, plan.blocked) : error;
+    const explained = blockedRetry && error.reason === 'fatal' ? new RetryError('fatal', error.attempts, failure, plan.blocked, error.failures, error.omittedFailures) : error;
     if (isHttpStatusError(failure) && failure.response === pending) {
       // fetch semantics: a 503 is a response. The caller gets the last one, with the reason on record.
       recordRetryInfo(pending, { attempts: explained.attempts, reason: explained.reason, error: explained });

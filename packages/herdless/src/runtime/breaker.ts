@@ -1,11 +1,11 @@
 import { classify } from '../core/classify/classify.js';
 import { CircuitOpenError, isCircuitOpenError } from '../core/breaker/circuit-open-error.js';
 import type { BreakerEvent, BreakerEventOf, BreakerEventType, BreakerState, Unsubscribe } from '../core/breaker/events.js';
-import { CircuitBreakerMachine, type BreakerOutcome, type BreakerPermit, type BreakerSnapshot } from '../core/breaker/machine.js';
+import { CircuitBreakerMachine, type BreakerOutcome, type BreakerPermit, type BreakerRejection, type BreakerSnapshot } from '../core/breaker/machine.js';
 import { BREAKER_POLICY_KEYS, type BreakerPolicyOptions } from '../core/breaker/options.js';
 import { InvalidOptionError } from '../core/errors.js';
-import type { Rng } from '../core/rng.js';
-import type { Clock } from '../core/time.js';
+import { checkedRng, type Rng } from '../core/rng.js';
+import { checkedNow, type Clock } from '../core/time.js';
 import { objectOption } from '../core/validate.js';
 import { systemClock } from './system-clock.js';
 import { systemRandom } from './system-random.js';
@@ -83,7 +83,7 @@ export class CircuitBreaker {
   constructor(options?: CircuitBreakerOptions) {
     const o = objectOption('circuitBreaker', 'options', options, [...BREAKER_POLICY_KEYS, 'clock', 'isFailure', 'isResultFailure']);
     const { clock: _clock, isFailure: _isFailure, isResultFailure: _isResultFailure, ...policy } = o;
-    this.machine = new CircuitBreakerMachine({ ...policy, rng: o.rng ?? systemRandom });
+    this.machine = new CircuitBreakerMachine({ ...policy, rng: o.rng === undefined ? systemRandom : checkedRng(o.rng, 'circuitBreaker', 'rng') });
     this.clock = o.clock ?? systemClock;
     if (typeof this.clock !== 'object' || this.clock === null || typeof this.clock.now !== 'function') {
       throw new InvalidOptionError('circuitBreaker', 'clock', this.clock, 'must be an object with a now() method');
@@ -118,7 +118,13 @@ export class CircuitBreaker {
     }
     const signal = options?.signal;
     if (signal?.aborted) return Promise.reject(signal.reason);
-    const admission = this.machine.acquireFrom(this.clock);
+    let admission: BreakerPermit | BreakerRejection;
+    try {
+      admission = this.machine.acquireFrom(this.clock);
+    } catch (invalid) {
+      // A broken injected clock (its now() not a finite number): the call fails, naming it.
+      return Promise.reject(invalid);
+    }
     if (admission.kind === 'rejection') {
       const cause = this.#lastFailure;
       return Promise.reject(new CircuitOpenError(admission.state, admission.retryAfterMs, cause === undefined ? undefined : { cause }));
@@ -263,12 +269,12 @@ export class CircuitBreaker {
 
   /** The state now (reading the clock; an open breaker whose open period has ended half-opens here). */
   get state(): BreakerState {
-    return this.machine.state(this.clock.now());
+    return this.machine.state(checkedNow(this.clock, 'circuitBreaker'));
   }
 
   /** The state now as plain JSON; see {@link BreakerSnapshot}. */
   snapshot(): BreakerSnapshot {
-    return this.machine.snapshot(this.clock.now());
+    return this.machine.snapshot(checkedNow(this.clock, 'circuitBreaker'));
   }
 
   /** Same as {@link CircuitBreaker.snapshot}, so `JSON.stringify(breaker)` works. */

@@ -1,7 +1,7 @@
 import { classify } from '../core/classify/classify.js';
 import { InvalidOptionError } from '../core/errors.js';
 import { decide, describeGiveUp, startRetry, type HintedRetryBudget, type RetryCommand, type RetryState } from '../core/retry/decide.js';
-import { AttemptTimeoutError, RetryError, type GiveUpReason } from '../core/retry/errors.js';
+import { AttemptTimeoutError, FailureLog, RetryError, type GiveUpReason } from '../core/retry/errors.js';
 import type { Backoff } from '../core/backoff/backoff.js';
 import type { RetryBudget } from '../core/budget/budget.js';
 import type { RetryableOverride } from '../core/classify/classify.js';
@@ -22,7 +22,8 @@ import {
   type RetryPolicy,
   type RetryPolicyOptions,
 } from '../core/retry/policy.js';
-import type { Rng } from '../core/rng.js';
+import { checkedRng, type Rng } from '../core/rng.js';
+import { checkedNow } from '../core/time.js';
 import { callHook, type GiveUpEvent, type HookName, type RetryEvent } from './hooks.js';
 import type { Scheduler } from './scheduler.js';
 import { systemScheduler } from './scheduler.js';
@@ -254,7 +255,7 @@ function parseRunner(options: RetryOptions, owner: string, perCall: boolean): Ru
         if (value !== undefined) {
           if (!isRng(value)) throw new InvalidOptionError(owner, key, value, 'must be an Rng ({ random(): number })');
           // Herdless's own source is known to be good; any other is checked draw by draw.
-          runner.random = value === systemRandom ? systemRandom : new CheckedRng(value as Rng, owner);
+          runner.random = value === systemRandom ? systemRandom : checkedRng(value as Rng, owner, 'random');
         }
         break;
       case 'clock':
@@ -290,29 +291,9 @@ function parseRunner(options: RetryOptions, owner: string, perCall: boolean): Ru
   return runner;
 }
 
-/**
- * An injected {@link Rng}, checked at every draw: a value outside [0, 1) (a broken generator) would
- * otherwise stretch or shrink every wait silently, and be blamed on the backoff.
- */
-class CheckedRng implements Rng {
-  readonly #rng: Rng;
-  readonly #owner: string;
-  constructor(rng: Rng, owner: string) {
-    this.#rng = rng;
-    this.#owner = owner;
-  }
-  random(): number {
-    const x = this.#rng.random();
-    if (typeof x === 'number' && x >= 0 && x < 1) return x;
-    throw new InvalidOptionError(this.#owner, 'random.random()', x, 'must return a number in [0, 1) (a bug in the injected Rng)');
-  }
-}
-
 /** The clock's reading, checked: a NaN or infinite "now" would silently disable the deadline. */
 function nowOf(runner: Runner): number {
-  const now = runner.clock.now();
-  if (typeof now === 'number' && now > -Infinity && now < Infinity) return now;
-  throw new InvalidOptionError(runner.owner, 'clock.now()', now, 'must return a finite number of ms (a bug in the injected clock)');
+  return checkedNow(runner.clock, runner.owner);
 }
 
 function checkSignal(owner: string, signal: unknown): AbortSignal | undefined {
@@ -599,19 +580,20 @@ function sleep(runner: Runner, ms: number): Promise<void> {
 }
 
 /** Classifies a failure and decides; on give-up, reports and throws the RetryError; else reports the retry. */
-function afterFailure(runner: Runner, state: RetryState, error: unknown, now: number): Extract<RetryCommand, { kind: 'retry' }> {
+function afterFailure(runner: Runner, state: RetryState, error: unknown, now: number, log: FailureLog): Extract<RetryCommand, { kind: 'retry' }> {
+  log.add(state.attempt, error);
   const verdict = classify(error, runner.retryable, state.attempt, !runner.ignoreHints);
   const command = decide(runner, state, verdict, now, runner.random);
-  if (command.kind === 'give-up') throw giveUp(runner, command.reason, state.attempt, error, describeGiveUp(runner, command, error));
+  if (command.kind === 'give-up') throw giveUp(runner, command.reason, state.attempt, error, describeGiveUp(runner, command, error), log);
   if (runner.onRetry !== undefined) {
     callHook(runner.onRetry, { attempt: state.attempt, delayMs: command.delayMs, hinted: command.hinted, error }, 'onRetry', runner.onHookError);
   }
   return command;
 }
 
-function giveUp(runner: Runner, reason: GiveUpReason, attempts: number, error: unknown, detail: string): RetryError {
+function giveUp(runner: Runner, reason: GiveUpReason, attempts: number, error: unknown, detail: string, log: FailureLog): RetryError {
   if (runner.onGiveUp !== undefined) callHook(runner.onGiveUp, { reason, attempts, error }, 'onGiveUp', runner.onHookError);
-  return new RetryError(reason, attempts, error, detail);
+  return new RetryError(reason, attempts, error, detail, log.kept, log.omitted);
 }
 
 function aborted(runner: Runner, attempts: number, signal: AbortSignal): unknown {
@@ -650,8 +632,9 @@ async function runPlain<T>(operation: RetryOperation<T>, runner: Runner, attempt
   const budget = runner.budget as HintedRetryBudget | undefined;
   // No deadline on this path, so the start time does not matter.
   let state = startRetry(runner, 0);
+  const log = new FailureLog();
   if (attempt === 2) {
-    state = await failed(runner, state, firstError);
+    state = await failed(runner, state, firstError, log);
   }
   for (;;) {
     if (budget !== undefined) budget.onAttempt(nowOf(runner), state.attempt > 1);
@@ -659,7 +642,7 @@ async function runPlain<T>(operation: RetryOperation<T>, runner: Runner, attempt
     try {
       value = await operation(new PlainContext(state.attempt));
     } catch (error) {
-      state = await failed(runner, state, error);
+      state = await failed(runner, state, error, log);
       continue;
     }
     if (budget !== undefined) budget.onSuccess(nowOf(runner), state.attempt > 1);
@@ -668,8 +651,8 @@ async function runPlain<T>(operation: RetryOperation<T>, runner: Runner, attempt
 }
 
 /** After a failure on the plain path: decide, then wait (no timer for a 0 ms wait); the next state. */
-function failed(runner: Runner, state: RetryState, error: unknown): RetryState | Promise<RetryState> {
-  const command = afterFailure(runner, state, error, nowOf(runner));
+function failed(runner: Runner, state: RetryState, error: unknown, log: FailureLog): RetryState | Promise<RetryState> {
+  const command = afterFailure(runner, state, error, nowOf(runner), log);
   const next = command.next;
   return command.delayMs > 0 ? sleep(runner, command.delayMs).then(() => next) : next;
 }
@@ -681,6 +664,7 @@ async function runGuarded<T>(operation: RetryOperation<T>, runner: Runner, signa
   const guard = new Guard(runner, signal);
   let state = startRetry(runner, nowOf(runner));
   let lastError: unknown;
+  const log = new FailureLog();
   signal?.addEventListener('abort', guard);
   try {
     for (;;) {
@@ -688,7 +672,7 @@ async function runGuarded<T>(operation: RetryOperation<T>, runner: Runner, signa
       const left = state.deadlineAt - now;
       if (left <= 0) {
         // A late timer brought us to the deadline: start no attempt that could not run.
-        throw giveUp(runner, 'deadline', state.attempt - 1, lastError, describeGiveUp(runner, { kind: 'give-up', reason: 'deadline' }));
+        throw giveUp(runner, 'deadline', state.attempt - 1, lastError, describeGiveUp(runner, { kind: 'give-up', reason: 'deadline' }), log);
       }
       const byDeadline = left <= runner.attemptTimeoutMs;
       if (budget !== undefined) budget.onAttempt(now, state.attempt > 1);
@@ -701,7 +685,7 @@ async function runGuarded<T>(operation: RetryOperation<T>, runner: Runner, signa
         lastError = error;
         // The deadline timer fired, so the deadline has passed even if the clock reads a hair earlier.
         const failedAt = guard.byDeadline ? Math.max(nowOf(runner), state.deadlineAt) : nowOf(runner);
-        const command = afterFailure(runner, state, error, failedAt);
+        const command = afterFailure(runner, state, error, failedAt, log);
         state = command.next;
         if (command.delayMs > 0 && !guard.aborted) {
           try {

@@ -1,6 +1,6 @@
 import { checkedDelay } from '../backoff/backoff.js';
 import { InvalidOptionError } from '../errors.js';
-import type { Clock } from '../time.js';
+import { checkedNow, type Clock } from '../time.js';
 import type { BreakerCounts, FailureCounter } from './counting.js';
 import { BreakerListeners, type BreakerEvent, type BreakerEventOf, type BreakerEventType, type BreakerState, type Unsubscribe } from './events.js';
 import { normaliseBreakerPolicy, type BreakerPolicyOptions, type NormalisedBreakerPolicy } from './options.js';
@@ -162,7 +162,7 @@ export class CircuitBreakerMachine {
    */
   acquireFrom(clock: Clock): BreakerPermit | BreakerRejection {
     if (this.#state === 'closed') return new Permit(this, this.#generation, false);
-    return this.acquire(clock.now());
+    return this.acquire(checkedNow(clock, 'circuitBreaker'));
   }
 
   /**
@@ -187,19 +187,19 @@ export class CircuitBreakerMachine {
     if (!permit.trial) {
       // A timeless counter is not given the time (NaN); the clock is read only if the breaker opens.
       const counter = this.#counter;
-      const at = clock === undefined ? given : counter.timeless === true ? NaN : clock.now();
+      const at = clock === undefined ? given : counter.timeless === true ? NaN : checkedNow(clock, 'circuitBreaker');
       if (!counter.record(failed, at)) return false;
-      this.#open(clock !== undefined && counter.timeless === true ? clock.now() : at, 'closed');
+      this.#open(clock !== undefined && counter.timeless === true ? checkedNow(clock, 'circuitBreaker') : at, 'closed');
       return true;
     }
     this.#inFlight--;
     if (failed) {
-      this.#open(clock === undefined ? given : clock.now(), 'half-open');
+      this.#open(clock === undefined ? given : checkedNow(clock, 'circuitBreaker'), 'half-open');
       return true;
     }
     this.#successes++;
     if (this.#successes < this.successThreshold) return false;
-    this.#close(clock === undefined ? given : clock.now());
+    this.#close(clock === undefined ? given : checkedNow(clock, 'circuitBreaker'));
     return true;
   }
 

@@ -10,6 +10,9 @@ export {
 export { startRetry, decide, describeGiveUp, type RetryState, type RetryCommand } from './decide.js';
 export {
   RetryError,
+  RETRY_ERROR_FIRST_FAILURES,
+  RETRY_ERROR_LAST_FAILURES,
+  type RetryFailure,
   AttemptTimeoutError,
   isRetryError,
   isAttemptTimeoutError,
