@@ -18,6 +18,7 @@ import {
   type HttpRetryOptions,
 } from './options.js';
 import { retryAfterFromHeaders } from './retry-after.js';
+import { subscribe, unsubscribe } from '../runtime/abort-link.js';
 import { recordRetryInfo } from './retry-info.js';
 import { HttpStatusError, isHttpStatusError } from './status-error.js';
 
@@ -120,14 +121,66 @@ async function send(fetchFn: FetchFunction, plan: Plan, attempt: number, signal:
 }
 
 /**
- * The signal an attempt's fetch gets. The attempt's own signal aborts with the caller's only while
- * the call runs; fetch semantics say the caller's signal also aborts the reading of the body that is
- * returned, so both are passed on when they differ.
+ * The signal an attempt's fetch gets, when the caller has a signal of its own that is not the
+ * attempt's. While the call runs, the attempt's signal already follows the caller's (retry() relays
+ * the abort), so the link listens to the attempt's short-lived signal only, and adds nothing to the
+ * caller's, however many attempts the call makes. Fetch semantics say the caller's signal also
+ * aborts the reading of the body that is returned: only for that response, once the call has
+ * returned it, does the link subscribe to the caller's signal — until the caller aborts, or the
+ * response is garbage-collected (nothing then reads its body).
  */
-function fetchSignal(caller: AbortSignal | undefined, attempt: AbortSignal): AbortSignal {
-  if (caller === undefined || caller === attempt || typeof AbortSignal.any !== 'function') return attempt;
-  return AbortSignal.any([caller, attempt]);
+class AttemptLink {
+  readonly #controller = new AbortController();
+  readonly #attempt: AbortSignal;
+
+  constructor(attempt: AbortSignal) {
+    this.#attempt = attempt;
+    if (attempt.aborted) this.#controller.abort(attempt.reason);
+    else attempt.addEventListener('abort', this);
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** The attempt's signal or, after {@link followCaller}, the caller's aborted. */
+  handleEvent(): void {
+    this.#controller.abort(this.#caller === undefined ? this.#attempt.reason : this.#caller.reason);
+    this.#caller = undefined;
+  }
+
+  /** The attempt is over: stop listening to its signal. */
+  settled(): void {
+    this.#attempt.removeEventListener('abort', this);
+  }
+
+  #caller: AbortSignal | undefined = undefined;
+
+  /** This attempt's response is returned: its body follows the caller's signal from now on. */
+  followCaller(caller: AbortSignal, response: Response): void {
+    // No body, nothing left to abort.
+    if (response.body === null) return;
+    if (caller.aborted) {
+      this.#controller.abort(caller.reason);
+      return;
+    }
+    this.#caller = caller;
+    subscribe(caller, this);
+    returnedLinks?.register(response, { caller, link: this });
+  }
+
+  /** The response was collected: nobody reads its body any more. */
+  release(caller: AbortSignal): void {
+    this.#caller = undefined;
+    unsubscribe(caller, this);
+  }
 }
+
+/** Ends the caller subscription of a returned response's link once the response is gone. */
+const returnedLinks =
+  typeof FinalizationRegistry === 'function'
+    ? new FinalizationRegistry<{ caller: AbortSignal; link: AttemptLink }>(({ caller, link }) => link.release(caller))
+    : undefined;
 
 /** Lets go of a response nobody will read: its connection goes back to the pool or is closed. */
 function discard(response: Response): void {
@@ -149,11 +202,21 @@ async function run(fetchFn: FetchFunction, config: HttpConfig, plan: Plan): Prom
   let attempts = 0;
   /** The retryable-status response of the latest attempt, until it is discarded or returned. */
   let pending: Response | undefined;
+  const caller = plan.signal;
+  /** The link of the latest attempt (see AttemptLink), when the caller has a signal. */
+  let link: AttemptLink | undefined;
 
   const operation = async (context: RetryContext): Promise<Response> => {
     attempts = context.attempt;
     const signal = context.signal;
-    const response = await send(fetchFn, plan, context.attempt, fetchSignal(plan.signal, signal));
+    link?.settled();
+    link = caller === undefined || caller === signal ? undefined : new AttemptLink(signal);
+    let response: Response;
+    try {
+      response = await send(fetchFn, plan, context.attempt, link === undefined ? signal : link.signal);
+    } finally {
+      link?.settled();
+    }
     if (signal.aborted) {
       // A late answer to an attempt that timed out or was aborted: nobody will read it.
       discard(response);
@@ -223,6 +286,7 @@ async function run(fetchFn: FetchFunction, config: HttpConfig, plan: Plan): Prom
     const explained = blockedRetry && error.reason === 'fatal' ? new RetryError('fatal', error.attempts, failure, plan.blocked, error.failures, error.omittedFailures) : error;
     if (isHttpStatusError(failure) && failure.response === pending) {
       // fetch semantics: a 503 is a response. The caller gets the last one, with the reason on record.
+      if (caller !== undefined) link?.followCaller(caller, pending);
       recordRetryInfo(pending, { attempts: explained.attempts, reason: explained.reason, error: explained });
       giveUp(config, plan, explained.reason, explained.attempts, pending, explained);
       return pending;
@@ -231,6 +295,7 @@ async function run(fetchFn: FetchFunction, config: HttpConfig, plan: Plan): Prom
     giveUp(config, plan, explained.reason, explained.attempts, undefined, explained);
     throw explained;
   }
+  if (caller !== undefined) link?.followCaller(caller, response);
   recordRetryInfo(response, { attempts, reason: undefined, error: undefined });
   return response;
 }

@@ -7,6 +7,7 @@ import { InvalidOptionError } from '../core/errors.js';
 import { checkedRng, type Rng } from '../core/rng.js';
 import { checkedNow, type Clock } from '../core/time.js';
 import { objectOption } from '../core/validate.js';
+import { subscribe, unsubscribe } from './abort-link.js';
 import { systemClock } from './system-clock.js';
 import { systemRandom } from './system-random.js';
 
@@ -219,7 +220,7 @@ export class CircuitBreaker {
       let done = false;
       const settle = (): void => {
         done = true;
-        signal.removeEventListener('abort', onAbort);
+        unsubscribe(signal, aborts);
       };
       const onAbort = (): void => {
         if (done) return;
@@ -227,6 +228,8 @@ export class CircuitBreaker {
         this.#finish(permit, 'ignored');
         reject(signal.reason);
       };
+      // One listener on the caller's signal however many calls share it (see abort-link).
+      const aborts = { handleEvent: onAbort };
       const onValue = (value: T): void => {
         if (done) return;
         settle();
@@ -250,7 +253,7 @@ export class CircuitBreaker {
         reject(error);
       };
 
-      signal.addEventListener('abort', onAbort, { once: true });
+      subscribe(signal, aborts);
       let result: T | PromiseLike<T>;
       try {
         result = fn({ signal, trial: permit.trial });

@@ -24,6 +24,7 @@ import {
 } from '../core/retry/policy.js';
 import { checkedRng, type Rng } from '../core/rng.js';
 import { checkedNow } from '../core/time.js';
+import { subscribe, unsubscribe } from './abort-link.js';
 import { callHook, type GiveUpEvent, type HookName, type RetryEvent } from './hooks.js';
 import type { Scheduler } from './scheduler.js';
 import { systemScheduler } from './scheduler.js';
@@ -665,7 +666,7 @@ async function runGuarded<T>(operation: RetryOperation<T>, runner: Runner, signa
   let state = startRetry(runner, nowOf(runner));
   let lastError: unknown;
   const log = new FailureLog();
-  signal?.addEventListener('abort', guard);
+  if (signal !== undefined) subscribe(signal, guard);
   try {
     for (;;) {
       const now = nowOf(runner);
@@ -705,6 +706,6 @@ async function runGuarded<T>(operation: RetryOperation<T>, runner: Runner, signa
     }
   } finally {
     guard.settled();
-    signal?.removeEventListener('abort', guard);
+    if (signal !== undefined) unsubscribe(signal, guard);
   }
 }
