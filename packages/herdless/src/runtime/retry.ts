@@ -48,8 +48,12 @@ export interface RetryContext {
    * `attemptTimeoutMs`) it is a signal that never aborts — on the first attempt, a new one at each read.
    * When only the caller's `signal` can abort the call, it is that signal itself: `retry()` removes
    * every listener it adds, but a consumer may leave its own on it (Node.js's `fetch` leaves one per
-   * request, as it does when you pass the signal to `fetch` directly) — give a long-lived signal
-   * a per-request `AbortSignal.any([signal])` if that matters.
+   * request until the request is garbage-collected, as when you pass the signal to `fetch`
+   * directly). Otherwise it is the attempt's own signal: it follows the caller's while the attempt
+   * runs and adds nothing to it (all calls on one caller signal share one listener, removed when the
+   * last of them ends). Do not wrap a long-lived signal in `AbortSignal.any([signal, …])` per attempt
+   * or per request: on Node.js 20 every such call leaves an entry on the long-lived signal for as long
+   * as that signal lives.
    */
   readonly signal: AbortSignal;
 }
