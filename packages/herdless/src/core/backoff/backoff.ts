@@ -62,5 +62,5 @@ export interface Backoff {
 export type BackoffSpec =
   | { kind: 'constant'; delayMs: number }
   | { kind: 'exponential' | 'full jitter' | 'equal jitter'; initialBackoffMs: number; backoffMultiplier: number; maxBackoffMs: number }
-  | { kind: 'proportional jitter'; initialBackoffMs: number; backoffMultiplier: number; maxBackoffMs: number; jitter: number }
+  | { kind: 'proportional jitter'; initialBackoffMs: number; backoffMultiplier: number; maxBackoffMs: number; jitter: number; capAfterJitter?: boolean }
   | { kind: 'decorrelated jitter'; baseMs: number; maxBackoffMs: number };

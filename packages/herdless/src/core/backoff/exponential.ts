@@ -23,6 +23,12 @@ export interface ExponentialBackoffOptions {
 export interface ProportionalJitterBackoffOptions extends ExponentialBackoffOptions {
   /** The relative spread: the delay is multiplied by uniform(1 − jitter, 1 + jitter). Default 0.2 (gRPC). Range [0, 1]. */
   jitter?: number | undefined;
+  /**
+   * `true` caps the delay *after* the jitter: never above `maxBackoffMs`. Default `false`, gRPC's
+   * formula (gRFC A6), where the jitter applies to the capped value, so a delay may exceed
+   * `maxBackoffMs` by up to `jitter` (20%) by design.
+   */
+  capAfterJitter?: boolean | undefined;
 }
 
 type Kind = 'exponential' | 'full jitter' | 'equal jitter' | 'proportional jitter';
@@ -34,7 +40,7 @@ interface Normalised {
 }
 
 const EXPONENTIAL_KEYS: readonly string[] = ['initialBackoffMs', 'backoffMultiplier', 'maxBackoffMs'];
-const PROPORTIONAL_KEYS: readonly string[] = [...EXPONENTIAL_KEYS, 'jitter'];
+const PROPORTIONAL_KEYS: readonly string[] = [...EXPONENTIAL_KEYS, 'jitter', 'capAfterJitter'];
 const INITIAL_RULE = { min: 0, max: MAX_DELAY_MS };
 const MULTIPLIER_RULE = { min: 0, minExclusive: true };
 const CAP_RULE = { min: 0, allowInfinity: true };
@@ -175,10 +181,15 @@ class EqualJitter extends ExponentialFamily {
 class ProportionalJitter extends ExponentialFamily {
   readonly #jitter: number;
   readonly #maxDelay: number;
-  constructor(n: Normalised, jitter: number) {
+  readonly #capAfterJitter: boolean;
+  constructor(n: Normalised, jitter: number, capAfterJitter: boolean) {
     super(n);
     this.#jitter = jitter;
-    this.#maxDelay = Math.min(MAX_DELAY_MS, n.cap * (1 + jitter));
+    this.#capAfterJitter = capAfterJitter;
+    this.#maxDelay = capAfterJitter ? n.cap : Math.min(MAX_DELAY_MS, n.cap * (1 + jitter));
+  }
+  get capAfterJitter(): boolean {
+    return this.#capAfterJitter;
   }
   get name(): 'proportional jitter' {
     return 'proportional jitter';
@@ -197,7 +208,9 @@ class ProportionalJitter extends ExponentialFamily {
     return d < this.#maxDelay ? d : this.#maxDelay;
   }
   override toJSON(): BackoffSpec {
-    return { ...(super.toJSON() as object), kind: 'proportional jitter', jitter: this.#jitter } as BackoffSpec;
+    // capAfterJitter only when set: the spec of gRPC's own formula stays as it was.
+    const spec = { ...(super.toJSON() as object), kind: 'proportional jitter', jitter: this.#jitter };
+    return (this.#capAfterJitter ? { ...spec, capAfterJitter: true } : spec) as BackoffSpec;
   }
 }
 
@@ -252,9 +265,11 @@ export function equalJitterBackoff(options?: ExponentialBackoffOptions): Backoff
 /**
  * Proportional jitter, gRPC's form (gRFC A6): `min(initialBackoffMs × backoffMultiplier^(n−1), maxBackoffMs)
  * × uniform(1 − jitter, 1 + jitter)` ms before retry n, jitter 0.2 by default (±20%). Its largest
- * delay, `maxDelayMs`, is therefore `maxBackoffMs × (1 + jitter)` (held to 2^31 − 1 ms).
+ * delay, `maxDelayMs`, is therefore `maxBackoffMs × (1 + jitter)` (held to 2^31 − 1 ms): by design,
+ * a wait may exceed `maxBackoffMs` by 20%. `capAfterJitter: true` applies the cap after the jitter
+ * instead (`maxDelayMs` = `maxBackoffMs`; the waits that reach the cap then pile up on it).
  *
- * @throws InvalidOptionError as {@link exponentialBackoff}, or for `jitter` outside [0, 1].
+ * @throws InvalidOptionError as {@link exponentialBackoff}, for `jitter` outside [0, 1], or a `capAfterJitter` that is not a boolean.
  * @example
  * ```ts
  * const grpc = proportionalJitterBackoff({ initialBackoffMs: 100, maxBackoffMs: 1000 });
@@ -264,5 +279,9 @@ export function equalJitterBackoff(options?: ExponentialBackoffOptions): Backoff
 export function proportionalJitterBackoff(options?: ProportionalJitterBackoffOptions): Backoff {
   const n = normalise('proportionalJitterBackoff', options, PROPORTIONAL_KEYS);
   const jitter = numberOption('proportionalJitterBackoff', 'jitter', options?.jitter, 0.2, { min: 0, max: 1 });
-  return new ProportionalJitter(n, jitter);
+  const capAfterJitter = options?.capAfterJitter;
+  if (capAfterJitter !== undefined && typeof capAfterJitter !== 'boolean') {
+    throw new InvalidOptionError('proportionalJitterBackoff', 'capAfterJitter', capAfterJitter, 'must be a boolean');
+  }
+  return new ProportionalJitter(n, jitter, capAfterJitter === true);
 }

@@ -19,7 +19,7 @@ const FIELDS: Record<(typeof BACKOFF_KINDS)[number], readonly string[]> = {
   exponential: ['initialBackoffMs', 'backoffMultiplier', 'maxBackoffMs'],
   'full jitter': ['initialBackoffMs', 'backoffMultiplier', 'maxBackoffMs'],
   'equal jitter': ['initialBackoffMs', 'backoffMultiplier', 'maxBackoffMs'],
-  'proportional jitter': ['initialBackoffMs', 'backoffMultiplier', 'maxBackoffMs', 'jitter'],
+  'proportional jitter': ['initialBackoffMs', 'backoffMultiplier', 'maxBackoffMs', 'jitter', 'capAfterJitter'],
   'decorrelated jitter': ['baseMs', 'maxBackoffMs'],
 };
 
