@@ -528,7 +528,7 @@ class Guard {
   }
 
   /** Runs one attempt, failing it with an AttemptTimeoutError after `timeoutMs` (if finite). */
-  attempt<T>(operation: RetryOperation<T>, attempt: number, timeoutMs: number, byDeadline: boolean): Promise<T> {
+  attempt<T>(operation: RetryOperation<T>, attempt: number, timeoutMs: number, byDeadline: boolean, scope: BudgetScope | undefined): Promise<T> {
     const context = new AttemptContext(attempt, this);
     this.#context = context;
     this.byDeadline = false;
@@ -546,7 +546,7 @@ class Guard {
       }
       let result: T | PromiseLike<T>;
       try {
-        result = operation(context);
+        result = callOperation(operation, context, scope);
       } catch (error) {
         reject(error);
         return;
@@ -585,10 +585,12 @@ function sleep(runner: Runner, ms: number): Promise<void> {
 }
 
 /** Classifies a failure and decides; on give-up, reports and throws the RetryError; else reports the retry. */
-function afterFailure(runner: Runner, state: RetryState, error: unknown, now: number, log: FailureLog): Extract<RetryCommand, { kind: 'retry' }> {
+function afterFailure(runner: Runner, state: RetryState, error: unknown, now: number, log: FailureLog, delegated: boolean): Extract<RetryCommand, { kind: 'retry' }> {
   log.add(state.attempt, error);
   const verdict = classify(error, runner.retryable, state.attempt, !runner.ignoreHints);
-  const command = decide(runner, state, verdict, now, runner.random);
+  // A nested layer with the same budget reported this attempt's failure: only a retry is asked for.
+  const policy: RetryPolicy = delegated ? { ...runner, budget: retriesOnly(runner.budget!) } : runner;
+  const command = decide(policy, state, verdict, now, runner.random);
   if (command.kind === 'give-up') throw giveUp(runner, command.reason, state.attempt, error, describeGiveUp(runner, command, error), log);
   if (runner.onRetry !== undefined) {
     callHook(runner.onRetry, { attempt: state.attempt, delayMs: command.delayMs, hinted: command.hinted, error }, 'onRetry', runner.onHookError);
@@ -630,34 +632,88 @@ function startLean<T>(operation: RetryOperation<T>, runner: Runner): Promise<T> 
 }
 
 /**
+ * One budgeted layer's attempt, while its operation is being called. A retry budget counts each
+ * logical call once, however many herdless layers it crosses: when a call with a budget starts
+ * inside the operation of an enclosing layer's attempt with the same budget (a `createRetry`
+ * wrapping a `withRetry`, both given one budget), the inner call takes over the accounting of that
+ * attempt — it does not count its own first send (the enclosing layer counted it) but counts its
+ * retries and outcomes — and the enclosing layer, seeing `delegated`, does not count that attempt's
+ * outcome again. Found through the synchronous part of the operation call (how nested layers start),
+ * so it needs no async context and works the same in browsers.
+ */
+interface BudgetScope {
+  readonly budget: RetryBudget;
+  readonly parent: BudgetScope | undefined;
+  delegated: boolean;
+}
+
+let enclosingScope: BudgetScope | undefined;
+
+/** True when an enclosing layer's attempt with this budget is running: that layer then leaves the attempt's accounting to this call. */
+function claimNested(budget: RetryBudget | undefined): boolean {
+  if (budget === undefined) return false;
+  for (let scope = enclosingScope; scope !== undefined; scope = scope.parent) {
+    if (scope.budget === budget) {
+      scope.delegated = true;
+      return true;
+    }
+  }
+  return false;
+}
+
+/** Calls the operation with `scope` as the enclosing budgeted attempt (undefined: no budget, no scope). */
+function callOperation<T>(operation: RetryOperation<T>, context: RetryContext, scope: BudgetScope | undefined): T | PromiseLike<T> {
+  if (scope === undefined) return operation(context);
+  enclosingScope = scope;
+  try {
+    return operation(context);
+  } finally {
+    enclosingScope = scope.parent;
+  }
+}
+
+function newScope(budget: RetryBudget | undefined): BudgetScope | undefined {
+  return budget === undefined ? undefined : { budget, parent: enclosingScope, delegated: false };
+}
+
+/** A budget that hears nothing but retry requests: for an attempt whose outcome a nested layer already reported. */
+function retriesOnly(budget: RetryBudget): RetryBudget {
+  return { name: budget.name, onAttempt: noop, onSuccess: noop, onFailure: noop, allowRetry: (now) => budget.allowRetry(now) };
+}
+function noop(): void {}
+
+/**
  * The plain retry loop. It starts at attempt `attempt`, or, with `attempt` 2 and the first
  * attempt's failure in `firstError`, right after a failed first attempt.
  */
 async function runPlain<T>(operation: RetryOperation<T>, runner: Runner, attempt: number, firstError: unknown): Promise<T> {
   const budget = runner.budget as HintedRetryBudget | undefined;
+  // Synchronously, before the first await: inside an enclosing layer's operation call.
+  const nested = claimNested(budget);
   // No deadline on this path, so the start time does not matter.
   let state = startRetry(runner, 0);
   const log = new FailureLog();
   if (attempt === 2) {
-    state = await failed(runner, state, firstError, log);
+    state = await failed(runner, state, firstError, log, false);
   }
   for (;;) {
-    if (budget !== undefined) budget.onAttempt(nowOf(runner), state.attempt > 1);
+    if (budget !== undefined && !(nested && state.attempt === 1)) budget.onAttempt(nowOf(runner), state.attempt > 1);
+    const scope = newScope(budget);
     let value: T;
     try {
-      value = await operation(new PlainContext(state.attempt));
+      value = await callOperation(operation, new PlainContext(state.attempt), scope);
     } catch (error) {
-      state = await failed(runner, state, error, log);
+      state = await failed(runner, state, error, log, scope !== undefined && scope.delegated);
       continue;
     }
-    if (budget !== undefined) budget.onSuccess(nowOf(runner), state.attempt > 1);
+    if (budget !== undefined && !scope!.delegated) budget.onSuccess(nowOf(runner), state.attempt > 1);
     return value;
   }
 }
 
 /** After a failure on the plain path: decide, then wait (no timer for a 0 ms wait); the next state. */
-function failed(runner: Runner, state: RetryState, error: unknown, log: FailureLog): RetryState | Promise<RetryState> {
-  const command = afterFailure(runner, state, error, nowOf(runner), log);
+function failed(runner: Runner, state: RetryState, error: unknown, log: FailureLog, delegated: boolean): RetryState | Promise<RetryState> {
+  const command = afterFailure(runner, state, error, nowOf(runner), log, delegated);
   const next = command.next;
   return command.delayMs > 0 ? sleep(runner, command.delayMs).then(() => next) : next;
 }
@@ -666,6 +722,7 @@ function failed(runner: Runner, state: RetryState, error: unknown, log: FailureL
 async function runGuarded<T>(operation: RetryOperation<T>, runner: Runner, signal: AbortSignal | undefined): Promise<T> {
   if (signal !== undefined && signal.aborted) throw aborted(runner, 0, signal);
   const budget = runner.budget as HintedRetryBudget | undefined;
+  const nested = claimNested(budget);
   const guard = new Guard(runner, signal);
   let state = startRetry(runner, nowOf(runner));
   let lastError: unknown;
@@ -680,17 +737,18 @@ async function runGuarded<T>(operation: RetryOperation<T>, runner: Runner, signa
         throw giveUp(runner, 'deadline', state.attempt - 1, lastError, describeGiveUp(runner, { kind: 'give-up', reason: 'deadline' }), log);
       }
       const byDeadline = left <= runner.attemptTimeoutMs;
-      if (budget !== undefined) budget.onAttempt(now, state.attempt > 1);
+      if (budget !== undefined && !(nested && state.attempt === 1)) budget.onAttempt(now, state.attempt > 1);
+      const scope = newScope(budget);
       let value: T;
       try {
-        value = await guard.attempt(operation, state.attempt, byDeadline ? left : runner.attemptTimeoutMs, byDeadline);
+        value = await guard.attempt(operation, state.attempt, byDeadline ? left : runner.attemptTimeoutMs, byDeadline, scope);
       } catch (error) {
         guard.settled();
         if (guard.aborted) throw aborted(runner, state.attempt, signal!);
         lastError = error;
         // The deadline timer fired, so the deadline has passed even if the clock reads a hair earlier.
         const failedAt = guard.byDeadline ? Math.max(nowOf(runner), state.deadlineAt) : nowOf(runner);
-        const command = afterFailure(runner, state, error, failedAt, log);
+        const command = afterFailure(runner, state, error, failedAt, log, scope !== undefined && scope.delegated);
         state = command.next;
         if (command.delayMs > 0 && !guard.aborted) {
           try {
@@ -705,7 +763,7 @@ async function runGuarded<T>(operation: RetryOperation<T>, runner: Runner, signa
         continue;
       }
       guard.settled();
-      if (budget !== undefined) budget.onSuccess(nowOf(runner), state.attempt > 1);
+      if (budget !== undefined && !scope!.delegated) budget.onSuccess(nowOf(runner), state.attempt > 1);
       return value;
     }
   } finally {
