@@ -118,6 +118,8 @@ export function decide(policy: RetryPolicy, state: RetryState, verdict: Verdict,
   if (now >= deadlineAt) return DEADLINE;
   const hint = policy.ignoreHints === true ? undefined : verdict.retryAfterMs;
   let delay: number;
+  /** The backoff that drew the wait (none for a hint). */
+  let used: RetryPolicy['backoff'] | undefined;
   if (hint !== undefined) {
     // The server's hint replaces the backoff for this wait; never retry sooner than it asked.
     if (hint > policy.maxRetryAfterMs) {
@@ -127,6 +129,7 @@ export function decide(policy: RetryPolicy, state: RetryState, verdict: Verdict,
   } else {
     // A throttling answer without a hint backs off from a larger base (a policy built by hand may lack one).
     const throttling = verdict.throttled === true ? policy.throttlingBackoff : undefined;
+    used = throttling ?? policy.backoff;
     delay =
       throttling === undefined
         ? checkedDelay('retry', policy.backoff.delay(state.attempt, state.previousDelayMs, rng))
@@ -140,8 +143,17 @@ export function decide(policy: RetryPolicy, state: RetryState, verdict: Verdict,
     kind: 'retry',
     delayMs: delay,
     hinted: hint !== undefined,
-    next: { attempt: state.attempt + 1, previousDelayMs: delay, deadlineAt },
+    // A backoff that carries its own per-call value (decorrelated jitter V2: the total so far) gets
+    // it back; a hinted wait leaves that value as it was.
+    next: { attempt: state.attempt + 1, previousDelayMs: carried(policy, used, state.previousDelayMs, delay), deadlineAt },
   };
+}
+
+/** What the next retry's `previousDelayMs` is: see {@link Backoff.carry}. */
+function carried(policy: RetryPolicy, used: RetryPolicy['backoff'] | undefined, previousMs: number, delay: number): number {
+  if (used !== undefined) return used.carry === undefined ? delay : used.carry(previousMs, delay);
+  // A hint: the wait itself, except for a carrying backoff, whose value is kept.
+  return policy.backoff.carry === undefined ? delay : previousMs;
 }
 
 /**
