@@ -319,15 +319,16 @@ const DEFAULT_RUNNER = parseRunner({}, 'retry', false);
  * make it hang past its `deadlineMs`, retry forever, or leave a timer or a listener behind.
  *
  * Defaults: `maxAttempts` 3 (the first try included), full jitter from 100 ms doubling to a 10 s cap
- * (AWS "Exponential Backoff And Jitter"), `maxRetryAfterMs` 60 000, no deadline, no attempt timeout,
- * no budget. Only transient failures are retried (see `isTransientError`: network error codes,
+ * (AWS "Exponential Backoff And Jitter"), from 500 ms after a throttling answer without a hint
+ * (`throttlingBackoff`), server hints honoured up to `maxRetryAfterMs` 60 000, no deadline, no
+ * attempt timeout, no budget. Only transient failures are retried (see `isTransientError`: network error codes,
  * fetch's "fetch failed", attempt timeouts, HTTP 408/429/500/502/503/504, gRPC UNAVAILABLE);
  * everything else — TypeErrors (bugs), 4xx, the caller's abort — ends the call after one attempt.
  *
  * Outcome:
  * - resolves with the first successful attempt's value;
- * - rejects with a {@link RetryError} (code `ERR_HERDLESS_RETRY`; `reason`, `attempts`, and the last
- *   failure as `cause`) when it gives up; that error carries the "do not retry" mark, so an outer
+ * - rejects with a {@link RetryError} (code `ERR_HERDLESS_RETRY`; `reason`, `attempts`, the last
+ *   failure as `cause`, and every attempt's failure in `failures`, bounded) when it gives up; that error carries the "do not retry" mark, so an outer
  *   `retry()` never multiplies this one's attempts;
  * - rejects with `signal.reason` itself when the caller's signal aborts (before or during the call).
  *
