@@ -21,6 +21,9 @@ describe('the published types in a strict user project', () => {
     symlinkSync(join(root, 'packages', 'herdless'), join(project, 'node_modules', 'herdless'), 'dir');
     symlinkSync(join(root, 'node_modules', '@types', 'node'), join(project, 'node_modules', '@types', 'node'), 'dir');
     symlinkSync(join(root, 'node_modules', 'undici-types'), join(project, 'node_modules', 'undici-types'), 'dir');
+    // The optional peer, as a user of herdless/grpc installs it.
+    mkdirSync(join(project, 'node_modules', '@grpc'), { recursive: true });
+    symlinkSync(join(root, 'node_modules', '@grpc', 'grpc-js'), join(project, 'node_modules', '@grpc', 'grpc-js'), 'dir');
     let output = '';
     try {
       execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', project], { encoding: 'utf8', stdio: 'pipe' });

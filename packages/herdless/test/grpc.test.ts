@@ -3,7 +3,11 @@ import {
   GRPC_STATUS_CODES,
   grpcDurationMs,
   grpcStatusName,
+  grpcServerName,
   grpcStatusOf,
+  grpcThrottleFor,
+  grpcThrottleOf,
+  parseGrpcPushback,
   parseGrpcServiceConfig,
   type Rng,
 } from 'herdless';
@@ -169,12 +173,15 @@ describe('parseGrpcServiceConfig', () => {
     expect(huge.retryPolicy!.maxBackoffMs).toBe(2_147_483_647);
     expect(huge.warnings).toHaveLength(1);
     const inverted = parseGrpcServiceConfig({ ...A6_POLICY, initialBackoff: '2s', maxBackoff: '1s' });
-    expect(inverted.retryPolicy!.initialBackoffMs).toBe(1000);
+    expect(inverted.retryPolicy!.initialBackoffMs).toBe(2000); // as written; the waits start at maxBackoff
     expect(inverted.retryPolicy!.backoff.delay(1, 0, fixed(0.5))).toBeCloseTo(1000, 9);
     expect(inverted.warnings).toEqual(['retryPolicy.initialBackoff: above maxBackoff, so every wait is maxBackoff']);
     const hedged = parseGrpcServiceConfig({ methodConfig: [{ name: [{ service: 'a.S' }], hedgingPolicy: { maxAttempts: 3 } }] });
     expect(hedged.retryPolicy).toBeUndefined();
     expect(hedged.warnings).toEqual(['methodConfig[0].hedgingPolicy: hedging is not supported; ignored']);
+    const decaying = parseGrpcServiceConfig({ ...A6_POLICY, initialBackoff: '2s', backoffMultiplier: 0.5 });
+    expect(decaying.retryPolicy!.backoff.delay(2, 0, fixed(0.5))).toBeCloseTo(500, 9);
+    expect(decaying.warnings).toEqual(['retryPolicy.initialBackoff: above maxBackoff with backoffMultiplier < 1; the waits decay from maxBackoff']);
   });
 
   const policy = (patch: Record<string, unknown>): unknown => ({ methodConfig: [{ name: [{}], retryPolicy: { ...A6_POLICY, ...patch } }] });
@@ -191,19 +198,18 @@ describe('parseGrpcServiceConfig', () => {
     { name: 'initialBackoff 0.1', input: policy({ initialBackoff: 0.1 }), field: `${rp}.initialBackoff`, says: 'must be a duration' },
     { name: 'maxBackoff 0.0s', input: policy({ maxBackoff: '0.0s' }), field: `${rp}.maxBackoff`, says: 'must be > 0' },
     { name: 'maxBackoff missing', input: policy({ maxBackoff: undefined }), field: `${rp}.maxBackoff`, says: 'is required' },
-    { name: 'maxBackoff < initial, multiplier < 1', input: policy({ initialBackoff: '2s', backoffMultiplier: 0.5 }), field: `${rp}.maxBackoff`, says: 'when backoffMultiplier < 1' },
     { name: 'backoffMultiplier 0', input: policy({ backoffMultiplier: 0 }), field: `${rp}.backoffMultiplier`, says: 'must be a finite number > 0' },
     { name: 'backoffMultiplier "2"', input: policy({ backoffMultiplier: '2' }), field: `${rp}.backoffMultiplier`, says: 'must be a finite number > 0' },
     { name: 'retryableStatusCodes []', input: policy({ retryableStatusCodes: [] }), field: `${rp}.retryableStatusCodes`, says: 'must be a non-empty array' },
     { name: 'retryableStatusCodes "UNAVAILABLE"', input: policy({ retryableStatusCodes: 'UNAVAILABLE' }), field: `${rp}.retryableStatusCodes`, says: 'must be a non-empty array' },
     { name: 'a status name typo', input: policy({ retryableStatusCodes: ['UNAVAILABLE', 'UNAVAILBLE'] }), field: `${rp}.retryableStatusCodes[1]`, says: 'must be a gRPC status name' },
     { name: 'status 17', input: policy({ retryableStatusCodes: [17] }), field: `${rp}.retryableStatusCodes[0]`, says: 'code 0–16' },
-    { name: 'retryPolicy not an object', input: { methodConfig: [{ retryPolicy: [] }] }, field: rp, says: 'must be an object' },
+    { name: 'retryPolicy not an object', input: { methodConfig: [{ name: [], retryPolicy: [] }] }, field: rp, says: 'must be an object' },
     { name: 'methodConfig not an array', input: { methodConfig: {} }, field: 'methodConfig', says: 'must be an array' },
     { name: 'a method without a service', input: { methodConfig: [{ name: [{ method: 'Get' }] }] }, field: 'methodConfig[0].name[0].method', says: 'needs a service' },
     { name: 'a duplicate name', input: { methodConfig: [{ name: [{ service: 'a' }] }, { name: [{ service: 'a' }] }] }, field: 'methodConfig[1].name[0]', says: 'is named twice' },
-    { name: 'hedging with retries', input: { methodConfig: [{ retryPolicy: A6_POLICY, hedgingPolicy: {} }] }, field: 'methodConfig[0].hedgingPolicy', says: 'cannot be set with retryPolicy' },
-    { name: 'a bad entry that is not picked', input: { methodConfig: [{ name: [{}], retryPolicy: A6_POLICY }, { retryPolicy: { ...A6_POLICY, maxAttempts: 0 } }] }, field: 'methodConfig[1].retryPolicy.maxAttempts', says: 'must be an integer ≥ 2' },
+    { name: 'hedging with retries', input: { methodConfig: [{ name: [], retryPolicy: A6_POLICY, hedgingPolicy: {} }] }, field: 'methodConfig[0].hedgingPolicy', says: 'cannot be set with retryPolicy' },
+    { name: 'a bad entry that is not picked', input: { methodConfig: [{ name: [{}], retryPolicy: A6_POLICY }, { name: [], retryPolicy: { ...A6_POLICY, maxAttempts: 0 } }] }, field: 'methodConfig[1].retryPolicy.maxAttempts', says: 'must be an integer ≥ 2' },
     { name: 'maxTokens 0', input: { retryThrottling: { maxTokens: 0, tokenRatio: 0.1 } }, field: 'retryThrottling.maxTokens', says: 'must be > 0' },
     { name: 'maxTokens 1001', input: { retryThrottling: { maxTokens: 1001, tokenRatio: 0.1 } }, field: 'retryThrottling.maxTokens', says: 'must be ≤ 1000' },
     { name: 'maxTokens missing', input: { retryThrottling: { tokenRatio: 0.1 } }, field: 'retryThrottling.maxTokens', says: 'is required' },
@@ -224,5 +230,47 @@ describe('parseGrpcServiceConfig', () => {
   it('rejects bad options', () => {
     expect(invalidOption(() => parseGrpcServiceConfig(A6_CONFIG, { jitter: 'equal' as never })).field).toBe('options.jitter');
     expect(invalidOption(() => parseGrpcServiceConfig(A6_CONFIG, { method: 'Get' })).field).toBe('options.method');
+  });
+});
+
+describe('parseGrpcPushback (gRFC A6)', () => {
+  it.each([
+    ['2000', 2000],
+    ['0', 0],
+    [' 15 ', 15],
+    [['300', '9'], 300],
+    [Buffer.from('42'), 42],
+    ['99999999999999999999', Number.MAX_SAFE_INTEGER],
+  ])('%j → %j ms', (value, ms) => {
+    expect(parseGrpcPushback(value)).toBe(ms);
+  });
+  it.each(['-1', 'abc', '1.5', '', '1e3', '0x10', '+5', 5, {}])('%j → "do-not-retry"', (value) => {
+    expect(parseGrpcPushback(value)).toBe('do-not-retry');
+  });
+  it.each([undefined, null, []])('%j → undefined (no pushback)', (value) => {
+    expect(parseGrpcPushback(value)).toBeUndefined();
+  });
+});
+
+describe('throttles per server name', () => {
+  it('normalises targets and URLs to one server name', () => {
+    expect(grpcServerName('dns:///API.example.com:443')).toBe('api.example.com:443');
+    expect(grpcServerName('dns://8.8.8.8/api.example.com:443')).toBe('api.example.com:443');
+    expect(grpcServerName('api.example.com:443')).toBe('api.example.com:443');
+    expect(grpcServerName('https://api.example.com:8443/pkg.Svc/Call')).toBe('api.example.com:8443');
+    expect(grpcServerName('unix:/run/app.sock')).toBe('unix:/run/app.sock');
+  });
+
+  it('one bucket per server name; other retryThrottling values start a new, full one', () => {
+    const name = 'throttle-test.invalid:1';
+    expect(grpcThrottleOf(name)).toBeUndefined();
+    const a = grpcThrottleFor(name, { maxTokens: 10, tokenRatio: 0.1 });
+    a.onFailure(0);
+    expect(grpcThrottleFor(`dns:///${name}`, { maxTokens: 10, tokenRatio: 0.1 })).toBe(a);
+    expect(grpcThrottleOf(name)?.tokens).toBe(9);
+    const b = grpcThrottleFor(name, { maxTokens: 20, tokenRatio: 0.1 });
+    expect(b).not.toBe(a);
+    expect(b.tokens).toBe(20);
+    expect(grpcThrottleOf(name)).toBe(b);
   });
 });

@@ -57,6 +57,19 @@ describe('per-request options: a bad one rejects (fetch never throws synchronous
     expect((thrown as Error).message).toContain(error);
   });
 
+  it.each([
+    [1, 'got 1'],
+    [{ toString: () => 'GET' }, 'got an object (Object)'],
+    [null, 'got null'],
+    ['GE T', 'got "GE T"'],
+    ['', 'got ""'],
+  ])('a non-method init.method (%j) rejects naming init.method, fetch never called', async (method, got) => {
+    const api = withRetry(neverCalled);
+    const thrown = await api('http://127.0.0.1:9/', { method: method as never }).catch((e: unknown) => e);
+    expect(isInvalidOptionError(thrown)).toBe(true);
+    expect((thrown as Error).message).toBe(`withRetry: init.method must be an HTTP method name such as "GET" (an RFC 9110 token), ${got}`);
+  });
+
   it('an idempotency key generator that returns no string rejects', async () => {
     const api = withRetry(neverCalled, { idempotencyKey: () => '' });
     await expect(api('http://127.0.0.1:9/', { method: 'POST', body: 'x' })).rejects.toThrow('withRetry: idempotencyKey must return a non-empty string, got ""');

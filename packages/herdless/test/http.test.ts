@@ -335,6 +335,25 @@ describe('statuses and outcomes', () => {
     expect(clock.delays).toEqual([]);
   });
 
+  it.each([
+    ['sent twice (arrives as "no, no")', ['no', 'no']],
+    ['a list holding no', 'maybe, NO'],
+    ['conflicting members', ['yes', 'no']],
+  ])('X-Herdless-Retry %s is a list per RFC 9110: not retried', async (_name, value) => {
+    server.script([{ status: 503, headers: { 'x-herdless-retry': value } }], { status: 200 });
+    const res = await withRetry(fetch, { clock, backoff: noWait, maxAttempts: 4 })(`${server.origin}/`);
+    expect(res.status).toBe(503);
+    expect(retryInfo(res)?.reason).toBe('do-not-retry');
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('X-Herdless-Retry with no member "no" is ignored: retried as usual', async () => {
+    server.script([{ status: 503, headers: { 'x-herdless-retry': ['yes', 'nope'] } }], { status: 200 });
+    const res = await withRetry(fetch, { clock, backoff: noWait, maxAttempts: 4 })(`${server.origin}/`);
+    expect(res.status).toBe(200);
+    expect(server.requests).toHaveLength(2);
+  });
+
   it('a retry budget refusal ends the call with reason budget and the last response', async () => {
     // 4 tokens; each failure takes 1; a retry needs more than 2 left: the 2nd failure is refused.
     const budget = retryThrottlingBudget({ maxTokens: 4, tokenRatio: 0.1 });

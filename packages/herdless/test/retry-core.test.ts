@@ -12,6 +12,7 @@ import {
   RETRYABLE,
   constantBackoff,
   decide,
+  decorrelatedJitterBackoff,
   describeGiveUp,
   exponentialBackoff,
   fullJitterBackoff,
@@ -157,9 +158,42 @@ describe('decide(): the step, with fixed values', () => {
 
   it('a hint replaces the backoff for that wait, exactly (never sooner)', () => {
     const c = decide(policy, startRetry(policy, 0), retryAfter(2500), 0, half);
-    expect(c).toEqual({ kind: 'retry', delayMs: 2500, hinted: true, next: { attempt: 2, previousDelayMs: 2500, deadlineAt: Infinity } });
+    expect(c).toEqual({
+      kind: 'retry',
+      delayMs: 2500,
+      hinted: true,
+      next: { attempt: 2, previousDelayMs: 0, deadlineAt: Infinity, backoffRestartedAt: 1 },
+    });
     const zero = decide(policy, startRetry(policy, 0), retryAfter(0), 0, half);
     expect(zero).toMatchObject({ kind: 'retry', delayMs: 0, hinted: true });
+  });
+
+  it('a hint restarts the backoff from its first step (gRFC A6 pushback): 50 then 100, not 50 then 200', () => {
+    const p = parseRetryPolicy({ maxAttempts: 5, backoff: exponentialBackoff({ initialBackoffMs: 100 }) });
+    const waits: number[] = [];
+    let state = startRetry(p, 0);
+    for (const verdict of [retryAfter(50), RETRYABLE, RETRYABLE, retryAfter(2000)]) {
+      const c = decide(p, state, verdict, 0, half);
+      if (c.kind !== 'retry') throw new Error('expected a retry');
+      waits.push(c.delayMs);
+      state = c.next;
+    }
+    expect(waits).toEqual([50, 100, 200, 2000]);
+    expect(state).toEqual({ attempt: 5, previousDelayMs: 0, deadlineAt: Infinity, backoffRestartedAt: 4 });
+    // Without a hint the state keeps its old shape (no backoffRestartedAt field).
+    const plain = decide(p, startRetry(p, 0), RETRYABLE, 0, half);
+    expect(plain).toEqual({ kind: 'retry', delayMs: 100, hinted: false, next: { attempt: 2, previousDelayMs: 100, deadlineAt: Infinity } });
+  });
+
+  it('after a hint, decorrelated jitter starts again from its base', () => {
+    const p = parseRetryPolicy({ maxAttempts: 4, backoff: decorrelatedJitterBackoff({ baseMs: 100, maxBackoffMs: 10_000 }) });
+    const top = fixed(0.999_999);
+    const first = decide(p, startRetry(p, 0), RETRYABLE, 0, top) as Extract<RetryCommand, { kind: 'retry' }>;
+    const hinted = decide(p, first.next, retryAfter(10), 0, top) as Extract<RetryCommand, { kind: 'retry' }>;
+    const after = decide(p, hinted.next, RETRYABLE, 0, top) as Extract<RetryCommand, { kind: 'retry' }>;
+    // uniform(100, 300) at the top of the range, as the very first wait: not uniform(100, 3 × 300).
+    expect(after.delayMs).toBeCloseTo(first.delayMs, 6);
+    expect(first.delayMs).toBeCloseTo(300, 3);
   });
 
   it('a hint longer than maxRetryAfterMs ends the call: hint-too-long, no clamp', () => {

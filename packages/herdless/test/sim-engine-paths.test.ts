@@ -93,8 +93,25 @@ describe('runScenario: a scenario built in code is checked like a lab file', () 
     ['maxAttempts NaN', { ...base, policy: { ...base.policy, maxAttempts: Number.NaN } }, /^runScenario: scenario\.policy\.maxAttempts must be a number, got NaN$/],
     ['no backoff', { ...base, policy: { ...base.policy, backoff: undefined } }, /^runScenario: scenario\.policy\.backoff must be a Backoff/],
     ['arrivals of an unknown kind', { ...base, arrivals: { kind: 'burst' } }, /^runScenario: scenario\.arrivals must be/],
+    ['outages: [null]', { ...base, server: { ...base.server, outages: [null] } }, /^runScenario: scenario\.server\.outages\[0\] must be an object \{ startMs, endMs \}, got null$/],
+    ['an outage that ends before it starts', { ...base, server: { ...base.server, outages: [{ startMs: 5000, endMs: 1000 }] } }, /^runScenario: scenario\.server\.outages\[0\]\.endMs must be > 5000, got 1000$/],
+    ['an outage of zero length', { ...base, server: { ...base.server, outages: [{ startMs: 0, endMs: 10 }, { startMs: 5, endMs: 5 }] } }, /^runScenario: scenario\.server\.outages\[1\]\.endMs must be > 5, got 5$/],
+    ['an outage bound as a string', { ...base, server: { ...base.server, outages: [{ startMs: '0', endMs: 1000 }] } }, /^runScenario: scenario\.server\.outages\[0\]\.startMs must be a number, got "0"$/],
+    ['an outage without an end', { ...base, server: { ...base.server, outages: [{ startMs: 0 }] } }, /^runScenario: scenario\.server\.outages\[0\]\.endMs is required, got undefined$/],
+    ['1e12 clients', { ...base, clients: 1e12 }, /^runScenario: scenario\.clients must be ≤ 10000000, got 1000000000000$/],
+    ['a horizon of 1e12 ticks', { ...base, horizonMs: 1e13 }, /^runScenario: scenario\.horizonMs must be at most 10000000 ticks \(tickMs 10\), got 10000000000000$/],
+    ['a capacity of 2^40', { ...base, server: { ...base.server, capacityPerTick: 2 ** 40 } }, /^runScenario: scenario\.server\.capacityPerTick must be ≤ 10000000, got 1099511627776$/],
+    ['a crash window of 1e9 ticks', { ...base, server: { ...base.server, crashWindowTicks: 1e9 } }, /^runScenario: scenario\.server\.crashWindowTicks must be ≤ 10000000, got 1000000000$/],
+    ['a Poisson run of 1.2e12 first sends', { ...base, arrivals: { kind: 'poisson', ratePerSecond: 1e7 } }, /^runScenario: scenario\.arrivals\.ratePerSecond gives about 1200000000000 first sends .*; keep it ≤ 10000000, got 10000000$/],
   ])('%s', (_what, scenario, message) => {
     expect(invalidOption(() => runScenario(scenario as never, 0)).message).toMatch(message);
+  });
+
+  it('an outage far past the horizon is the server down to the end (its ticks are not wrapped into an Int32)', () => {
+    const down = { ...base, stopWhenIdle: false, server: { ...base.server, startupMs: 0, outages: [{ startMs: 0, endMs: 1e300 }] } };
+    const r = runScenario(down, 0);
+    expect(r.succeeded).toBe(0);
+    expect(r.requests).toBeGreaterThan(1000);
   });
 
   it("a custom backoff's bad delay is reported, not run as a never-scheduled retry", () => {

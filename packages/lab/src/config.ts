@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { BACKOFF_KINDS, BUDGET_KINDS, backoffFromSpec, budgetFromSpec, isInvalidOptionError } from 'herdless';
 import { HERD_STRATEGIES, herdBackoff, type PolicySpec, type ScenarioSpec, type ServerModel } from 'herdless/sim';
+import { MAX_SEEDS } from './cli/seeds.js';
+import { MAX_FIRST_SENDS } from './estimate.js';
+import { hasControls, quote } from './text.js';
 import { UsageError } from './usage-error.js';
 
 /*
@@ -10,6 +13,8 @@ import { UsageError } from './usage-error.js';
  */
 
 const finite = z.number().refine(Number.isFinite, { message: 'must be finite' });
+/** A name printed in tables and titles: no control characters or escape sequences. */
+const printable = (min: number, max: number) => z.string().min(min).max(max).refine((s) => !hasControls(s), { message: 'must not contain control characters or escape sequences' });
 const nonNegative = finite.min(0);
 
 const serverSchema = z.strictObject({
@@ -23,7 +28,7 @@ const serverSchema = z.strictObject({
 });
 
 const policyObjectSchema = z.strictObject({
-  name: z.string().min(1).max(80),
+  name: printable(1, 80),
   backoff: z.looseObject({ kind: z.enum(BACKOFF_KINDS) }),
   maxAttempts: z.number().int().min(1).max(1e6).nullable(),
   budget: z.looseObject({ kind: z.enum(BUDGET_KINDS) }).optional(),
@@ -32,7 +37,7 @@ const policyObjectSchema = z.strictObject({
 const policySchema = z.union([z.enum(HERD_STRATEGIES), policyObjectSchema]);
 
 const fileSchema = z.strictObject({
-  name: z.string().max(200).optional(),
+  name: printable(0, 200).optional(),
   clients: z.number().int().min(1).max(10_000_000),
   arrivals: z.discriminatedUnion('kind', [
     z.strictObject({ kind: z.literal('together'), spreadMs: nonNegative }),
@@ -41,7 +46,7 @@ const fileSchema = z.strictObject({
   server: serverSchema,
   horizonMs: finite.gt(0).max(86_400_000),
   stopWhenIdle: z.boolean().default(true),
-  seeds: z.union([z.string(), z.array(z.number().int().min(0).max(Number.MAX_SAFE_INTEGER)).min(1)]).optional(),
+  seeds: z.union([z.string().max(10_000), z.array(z.number().int().min(0).max(Number.MAX_SAFE_INTEGER)).min(1).max(MAX_SEEDS)]).optional(),
   policies: z.array(policySchema).min(1).max(50),
 });
 
@@ -99,8 +104,10 @@ export function parseConfig(json: unknown, where = 'config'): LabConfig {
   if (ticks > 10_000_000) throw new ConfigError(where, 'horizonMs', `horizonMs must be at most 10000000 ticks, got ${ticks} ticks`);
   if (Array.isArray(c.seeds)) {
     const seeds = c.seeds;
-    const twice = seeds.find((s, i) => seeds.indexOf(s) !== i);
-    // A seed listed twice would weigh twice in the means (`--seeds` refuses it too).
+    // A seed listed twice would weigh twice in the means (`--seeds` refuses it too). One pass with
+    // a Set: linear whatever the list's length.
+    const seen = new Set<number>();
+    const twice = seeds.find((s) => seen.size === seen.add(s).size);
     if (twice !== undefined) throw new ConfigError(where, 'seeds', `seeds must list each seed once, got ${twice} twice in ${render(seeds)}`);
   }
   if (c.arrivals.kind === 'together' && c.arrivals.spreadMs > c.horizonMs) {
@@ -113,9 +120,10 @@ export function parseConfig(json: unknown, where = 'config'): LabConfig {
     }
   });
   if (c.arrivals.kind === 'poisson') {
+    // Every first send is queued before the run starts: their number bounds a run's memory.
     const expected = c.clients * c.arrivals.ratePerSecond * (c.horizonMs / 1000);
-    if (expected > 50_000_000) {
-      throw new ConfigError(where, 'arrivals.ratePerSecond', `arrivals.ratePerSecond × clients × horizon is about ${Math.round(expected)} requests; keep it ≤ 50000000`);
+    if (expected > MAX_FIRST_SENDS) {
+      throw new ConfigError(where, 'arrivals.ratePerSecond', `arrivals.ratePerSecond × clients × horizon is about ${Math.round(expected)} requests; keep it ≤ ${MAX_FIRST_SENDS}`);
     }
   }
   const names = new Set<string>();
@@ -124,13 +132,13 @@ export function parseConfig(json: unknown, where = 'config'): LabConfig {
       typeof p === 'string'
         ? herdPolicySpec(p)
         : { name: p.name, backoff: p.backoff as PolicySpec['backoff'], maxAttempts: p.maxAttempts, ...(p.budget ? { budget: p.budget as NonNullable<PolicySpec['budget']> } : {}) };
-    if (names.has(spec.name)) throw new ConfigError(where, `policies[${i}].name`, `policies[${i}].name ${JSON.stringify(spec.name)} is used twice`);
+    if (names.has(spec.name)) throw new ConfigError(where, `policies[${i}].name`, `policies[${i}].name ${render(spec.name)} is used twice`);
     names.add(spec.name);
     try {
       backoffFromSpec(spec.backoff, `policies[${i}].backoff`);
       if (spec.budget) budgetFromSpec(spec.budget, `policies[${i}].budget`);
     } catch (error) {
-      if (isInvalidOptionError(error)) throw new ConfigError(where, error.field, `${error.field} ${error.requirement}, got ${JSON.stringify(error.value) ?? String(error.value)}`);
+      if (isInvalidOptionError(error)) throw new ConfigError(where, error.field, `${error.field} ${error.requirement}, got ${render(error.value)}`);
       throw error;
     }
     return spec;
@@ -152,11 +160,8 @@ function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
   return v;
 }
 
-function render(value: unknown): string {
-  if (value === undefined) return 'nothing';
-  const s = JSON.stringify(value);
-  return s.length > 60 ? `${s.slice(0, 57)}...` : s;
-}
+/** A value in a message: short, escaped, and bounded in work whatever its size or depth. */
+const render = (value: unknown): string => quote(value);
 
 function pathText(path: readonly PropertyKey[]): string {
   return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i === 0 ? '' : '.'}${String(p)}`)).join('') || '(top level)';
@@ -168,6 +173,10 @@ function describeIssue(issue: z.core.$ZodIssue, root: unknown): string {
   switch (issue.code) {
     case 'invalid_type':
       if (value === undefined) return `${path} is missing (expected ${issue.expected})`;
+      if (typeof value === 'number' && (value === Infinity || value === -Infinity)) {
+        // JSON.parse reads a number beyond the doubles' range (1e400) as ±Infinity.
+        return `${path} must be a finite number, got ${value} (a number too large for a double, such as 1e400, reads as Infinity)`;
+      }
       return `${path} must be ${issue.expected === 'int' ? 'an integer' : `${/^[aeiou]/.test(issue.expected) ? 'an' : 'a'} ${issue.expected}`}, got ${render(value)}`;
     case 'too_small':
       return `${path} must be ${issue.inclusive ? '≥' : '>'} ${String(issue.minimum)}${issue.origin === 'array' ? ' entries' : issue.origin === 'string' ? ' characters' : ''}, got ${render(value)}`;
@@ -178,7 +187,11 @@ function describeIssue(issue: z.core.$ZodIssue, root: unknown): string {
     case 'invalid_value':
       return `${path} must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, got ${render(value)}`;
     case 'invalid_union':
-      if (path === 'seeds') return `seeds must be text such as "0-19" or a non-empty array of integers ≥ 0, got ${render(value)}`;
+      if (path === 'seeds') {
+        if (Array.isArray(value) && value.length > MAX_SEEDS) return `seeds must list at most ${MAX_SEEDS} seeds (each is a run per policy), got ${value.length}`;
+        if (typeof value === 'string') return `seeds must be at most 10000 characters, got ${value.length}`;
+        return `seeds must be text such as "0-19" or a non-empty array of integers ≥ 0, got ${render(value)}`;
+      }
       if (issue.path[issue.path.length - 1] === 'kind' && issue.path[0] === 'arrivals') {
         return `${path} must be "together" or "poisson", got ${render(value)}`;
       }

@@ -21,7 +21,7 @@ describe('herdless-lab budget', () => {
     const r = lab('budget', '--format', 'json', '--policies', '4 attempts,4 attempts + gRPC throttling');
     expect(r.status).toBe(0);
     const json = JSON.parse(r.stdout);
-    expect(Object.keys(json)).toEqual(['experiment', 'seeds', 'rows']);
+    expect(Object.keys(json)).toEqual(['schemaVersion', 'experiment', 'seeds', 'rows']);
     expect(json.experiment).toBe('budget');
     expect(json.seeds).toHaveLength(20);
     expect(json.rows.map((row: { policy: string }) => row.policy)).toEqual(['4 attempts', '4 attempts + gRPC throttling']);
@@ -171,7 +171,7 @@ describe('herdless-lab layers', () => {
     const r = lab('layers', '--format', 'json');
     expect(r.status).toBe(0);
     expect(r.stdout.trim()).toBe(
-      '{"experiment":"layers","rows":[{"policy":"every layer retries","calls":{"frontend":3,"backend":9,"db":27}},{"policy":"retry at one layer","calls":{"frontend":3,"backend":3,"db":3}}]}',
+      '{"schemaVersion":1,"experiment":"layers","rows":[{"policy":"every layer retries","calls":{"frontend":3,"backend":9,"db":27}},{"policy":"retry at one layer","calls":{"frontend":3,"backend":3,"db":3}}]}',
     );
   });
 

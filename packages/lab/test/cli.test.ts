@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,7 +33,7 @@ describe('herdless-lab herd', () => {
     const r = lab('herd', '--strategies', 'full jitter,exponential', '--seeds', '0-19', '--format', 'json');
     expect(r.status).toBe(0);
     const json = JSON.parse(r.stdout);
-    expect(Object.keys(json)).toEqual(['experiment', 'spread', 'seeds', 'rows']);
+    expect(Object.keys(json)).toEqual(['schemaVersion', 'experiment', 'spread', 'seeds', 'rows']);
     expect(json.experiment).toBe('herd');
     expect(json.spread).toBe(0);
     expect(json.seeds).toEqual([...Array(20).keys()]);
@@ -196,6 +196,23 @@ describe('herdless-lab herd', () => {
     expect(out.status).toBe(2);
     expect(out.stdout).toBe('');
     expect(out.stderr.trim()).toBe(`herdless-lab: --out ${JSON.stringify(join(asFile, 'sub'))}: ${asFile} is a file, not a folder`);
+  });
+
+  it('--out with a planted manifest and a `data` link: exit 2 before any run, one line, the link’s target untouched', () => {
+    const parent = mkdtempSync(join(tmpdir(), 'herdless-'));
+    const victim = join(parent, 'victim');
+    mkdirSync(victim);
+    writeFileSync(join(victim, 'herd.json'), 'mine');
+    const out = join(parent, 'out');
+    mkdirSync(out);
+    writeFileSync(join(out, '.herdless-report.json'), JSON.stringify(['index.html', 'data/herd.json']));
+    symlinkSync(victim, join(out, 'data'));
+    const r = lab('--out', out);
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(`herdless-lab: --out ${JSON.stringify(out)}: data is a symbolic link the lab did not make; it follows none — remove it or choose a new folder\n`);
+    expect(readdirSync(victim)).toEqual(['herd.json']);
+    expect(readFileSync(join(victim, 'herd.json'), 'utf8')).toBe('mine');
   });
 
   it('a config file with a negative capacity exits 2 naming the field', () => {

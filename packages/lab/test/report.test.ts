@@ -1,10 +1,11 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { MANIFEST, writeReport } from '../src/report/write.js';
+import { UsageError } from '../src/usage-error.js';
+import { MANIFEST, checkReportDir, writeReport } from '../src/report/write.js';
 
 const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 
@@ -218,4 +219,101 @@ describe('writeReport', () => {
     expect(() => writeReport(dir, [{ path: '../escape.html', content: 'x' }])).toThrow('bad file path');
     expect(existsSync(join(parent, 'escape.html'))).toBe(false);
   });
+
+  /** Every file under `dir` with its content: what "untouched" compares. */
+  const snapshot = (dir: string) => tree(dir).map((p) => [p, readFileSync(join(dir, p), 'utf8')]);
+
+  /** A folder outside the report holding a user's files, and a report folder with `plant` in it. */
+  const attack = (plant: (out: string, victim: string) => void) => {
+    const parent = fresh();
+    const victim = join(parent, 'victim');
+    mkdirSync(victim);
+    writeFileSync(join(victim, 'herd.json'), 'mine');
+    writeFileSync(join(victim, 'budget.csv'), 'mine too');
+    const out = join(parent, 'out');
+    mkdirSync(out);
+    plant(out, victim);
+    return { out, victim, before: snapshot(victim) };
+  };
+
+  const refusal = (run: () => unknown): string => {
+    try {
+      run();
+    } catch (error) {
+      expect(error).toBeInstanceOf(UsageError);
+      const message = (error as Error).message;
+      expect(message).not.toContain('\n');
+      return message;
+    }
+    throw new Error('not refused');
+  };
+
+  it('a planted manifest and a `data` link to another folder: nothing there deleted or written, one line', () => {
+    const { out, victim, before } = attack((o, v) => {
+      writeFileSync(join(o, MANIFEST), JSON.stringify(['index.html', 'data/herd.json', 'data/budget.csv']));
+      symlinkSync(v, join(o, 'data'));
+    });
+    const files = [
+      { path: 'index.html', content: 'x' },
+      { path: 'data/herd.json', content: 'overwritten' },
+    ];
+    expect(refusal(() => checkReportDir(out))).toBe(`--out ${JSON.stringify(out)}: data is a symbolic link the lab did not make; it follows none — remove it or choose a new folder`);
+    expect(refusal(() => writeReport(out, files))).toContain('data is a symbolic link');
+    expect(snapshot(victim)).toEqual(before);
+    expect(lstatSync(join(out, 'data')).isSymbolicLink()).toBe(true); // the user's link is kept too
+  });
+
+  it.each([
+    ['the output folder is itself a link', (o: string, v: string) => symlinkSync(v, join(o, 'dir')), 'dir', 'is a symbolic link; give the folder itself'],
+    ['the manifest is a link', (o: string, v: string) => symlinkSync(join(v, 'herd.json'), join(o, MANIFEST)), '', `its ${MANIFEST} is a symbolic link, so the folder is not a report the lab wrote`],
+    ['the manifest is not JSON', (o: string) => writeFileSync(join(o, MANIFEST), '{'), '', `its ${MANIFEST} is not JSON`],
+    ['the manifest is not a list of names', (o: string) => writeFileSync(join(o, MANIFEST), '{"a":1}'), '', 'is not a list of file names'],
+    [
+      'a listed file is a link out',
+      (o: string, v: string) => (writeFileSync(join(o, MANIFEST), '["index.html"]'), symlinkSync(join(v, 'herd.json'), join(o, 'index.html'))),
+      '',
+      'index.html is a symbolic link the lab did not make',
+    ],
+  ])('refuses when %s, touching nothing', (_name, plant, sub, message) => {
+    const { out, victim, before } = attack(plant);
+    const dir = sub === '' ? out : join(out, sub);
+    const inside = snapshotLinks(out);
+    expect(refusal(() => writeReport(dir, [{ path: 'index.html', content: 'x' }]))).toContain(message);
+    expect(snapshot(victim)).toEqual(before);
+    expect(snapshotLinks(out)).toEqual(inside);
+  });
+
+  it('refuses to overwrite a file its manifest does not list, and keeps it', () => {
+    const dir = fresh();
+    writeReport(dir, [{ path: 'index.html', content: 'one' }]);
+    mkdirSync(join(dir, 'data'));
+    writeFileSync(join(dir, 'data', 'herd.json'), 'mine');
+    expect(refusal(() => writeReport(dir, [{ path: 'index.html', content: 'two' }, { path: 'data/herd.json', content: 'x' }]))).toBe(
+      `--out ${JSON.stringify(dir)}: data/herd.json is there and the lab did not write it; move it away or choose a new folder`,
+    );
+    expect(readFileSync(join(dir, 'data', 'herd.json'), 'utf8')).toBe('mine');
+    expect(readFileSync(join(dir, 'index.html'), 'utf8')).toBe('one'); // refused before removing anything
+  });
+
+  it('a folder where the report writes a file is refused, not emptied', () => {
+    const dir = fresh();
+    writeReport(dir, [{ path: 'index.html', content: 'one' }]);
+    mkdirSync(join(dir, 'figures'));
+    mkdirSync(join(dir, 'figures', 'a.svg'));
+    writeFileSync(join(dir, 'figures', 'a.svg', 'keep'), 'k');
+    expect(refusal(() => writeReport(dir, [{ path: 'figures/a.svg', content: '<svg/>' }]))).toContain('figures/a.svg is a folder where the report writes figures/a.svg');
+    expect(readFileSync(join(dir, 'figures', 'a.svg', 'keep'), 'utf8')).toBe('k');
+  });
 });
+
+/** Every entry under `dir`, links listed (not followed), with what they point at. */
+function snapshotLinks(dir: string, prefix = ''): string[] {
+  return readdirSync(dir, { withFileTypes: true })
+    .flatMap((e) => {
+      const path = `${prefix}${e.name}`;
+      if (e.isSymbolicLink()) return [`${path} -> link`];
+      if (e.isDirectory()) return snapshotLinks(join(dir, e.name), `${path}/`);
+      return [`${path}: ${readFileSync(join(dir, e.name), 'utf8')}`];
+    })
+    .sort();
+}

@@ -62,9 +62,17 @@ export function isInvalidOptionError(error: unknown): error is InvalidOptionErro
   return isHerdlessError(error, 'ERR_HERDLESS_INVALID_OPTION');
 }
 
-/** A short, safe rendering of a rejected value for an error message. */
+/**
+ * What JSON.stringify leaves raw that a terminal still acts on: C1 controls (0x9b is CSI), DEL, and
+ * the bidi and line-separator format characters.
+ */
+const UNSAFE = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/** A short, safe rendering of a rejected value for an error message: at most 60 characters of a string, every control escaped. */
 export function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value.length > 60 ? `${value.slice(0, 57)}...` : value);
+  if (typeof value === 'string') {
+    return JSON.stringify(value.length > 60 ? `${value.slice(0, 57)}...` : value).replace(UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  }
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
   if (value === undefined || value === null || typeof value === 'symbol') return String(value);
   if (typeof value === 'function') return 'a function';

@@ -9,3 +9,5 @@ export {
   type GrpcRetryThrottling,
   type GrpcRetryOptions,
 } from './service-config.js';
+export { parseGrpcPushback, GRPC_PUSHBACK_HEADER, type GrpcPushback } from './pushback.js';
+export { grpcServerName, grpcThrottleFor, grpcThrottleOf } from './throttles.js';

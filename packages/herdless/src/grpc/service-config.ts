@@ -116,6 +116,68 @@ function editDistance(a: string, b: string): number {
   return previous[b.length]!;
 }
 
+/**
+ * A status as a service config may write it (grpc-js's rule): a code 0–16, or a canonical name in
+ * any letter case. Unlike `grpcStatusName`, no `-` for `_` (grpc-js rejects `"resource-exhausted"`).
+ */
+function serviceConfigStatus(value: unknown): GrpcStatusName | undefined {
+  if (typeof value === 'string' && value.includes('-')) return undefined;
+  return grpcStatusName(value);
+}
+
+function parseHedgingPolicy(raw: unknown, path: string): void {
+  if (!isObject(raw)) fail(path, raw, 'must be an object');
+  const maxAttempts = raw.maxAttempts;
+  if (typeof maxAttempts !== 'number' || !Number.isInteger(maxAttempts) || maxAttempts < 2) {
+    fail(`${path}.maxAttempts`, maxAttempts, 'must be an integer ≥ 2');
+  }
+  if (raw.hedgingDelay !== undefined) grpcDurationMs(raw.hedgingDelay, `${path}.hedgingDelay`, OWNER);
+  const codes = raw.nonFatalStatusCodes;
+  // grpc-js checks the entries of an array and ignores anything else here.
+  if (Array.isArray(codes)) {
+    codes.forEach((code: unknown, i) => {
+      if (serviceConfigStatus(code) === undefined) {
+        fail(`${path}.nonFatalStatusCodes[${i}]`, code, 'must be a gRPC status name (e.g. "UNAVAILABLE", any case) or code 0–16');
+      }
+    });
+  }
+}
+
+const DURATION_TEXT = /^\d+(?:\.\d{1,9})?s$/;
+
+/** The other method-config fields, type-checked as grpc-js checks them (herdless does not use them). */
+function checkMethodFields(entry: Json, path: string): void {
+  if (entry.waitForReady !== undefined && typeof entry.waitForReady !== 'boolean') fail(`${path}.waitForReady`, entry.waitForReady, 'must be a boolean');
+  const timeout = entry.timeout;
+  if (timeout !== undefined) {
+    if (typeof timeout === 'string') {
+      if (!DURATION_TEXT.test(timeout)) fail(`${path}.timeout`, timeout, 'must be a duration string like "1.5s"');
+    } else if (isObject(timeout)) {
+      if (typeof timeout.seconds !== 'number') fail(`${path}.timeout.seconds`, timeout.seconds, 'must be a number');
+      if (typeof timeout.nanos !== 'number') fail(`${path}.timeout.nanos`, timeout.nanos, 'must be a number');
+    } else {
+      fail(`${path}.timeout`, timeout, 'must be a duration string like "1.5s" or { seconds, nanos }');
+    }
+  }
+  for (const key of ['maxRequestBytes', 'maxResponseBytes'] as const) {
+    if (entry[key] !== undefined && typeof entry[key] !== 'number') fail(`${path}.${key}`, entry[key], 'must be a number');
+  }
+}
+
+/** The load-balancing fields of a service config, type-checked as grpc-js checks them. */
+function checkLoadBalancing(root: Json): void {
+  if (root.loadBalancingPolicy !== undefined && typeof root.loadBalancingPolicy !== 'string') {
+    fail('loadBalancingPolicy', root.loadBalancingPolicy, 'must be a string');
+  }
+  const configs = root.loadBalancingConfig;
+  if (configs === undefined) return;
+  if (!Array.isArray(configs)) fail('loadBalancingConfig', configs, 'must be an array');
+  configs.forEach((config: unknown, i) => {
+    if (typeof config !== 'object' || config === null) fail(`loadBalancingConfig[${i}]`, config, 'must be an object');
+    if (Object.keys(config).length !== 1) fail(`loadBalancingConfig[${i}]`, config, 'must have exactly one key, the policy name');
+  });
+}
+
 function parseRetryPolicy(raw: unknown, path: string, jitter: 'proportional' | 'full', warnings: string[]): GrpcRetryPolicy {
   if (!isObject(raw)) fail(path, raw, 'must be an object');
   const requested = requireField(raw, 'maxAttempts', path);
@@ -125,7 +187,7 @@ function parseRetryPolicy(raw: unknown, path: string, jitter: 'proportional' | '
   const capped = requested > GRPC_MAX_ATTEMPTS_CAP;
   if (capped) warnings.push(`${path}.maxAttempts: ${requested} is treated as ${GRPC_MAX_ATTEMPTS_CAP} (gRFC A6 caps it)`);
 
-  let initialBackoffMs = grpcDurationMs(requireField(raw, 'initialBackoff', path), `${path}.initialBackoff`, OWNER);
+  const initialBackoffMs = grpcDurationMs(requireField(raw, 'initialBackoff', path), `${path}.initialBackoff`, OWNER);
   if (!(initialBackoffMs > 0)) fail(`${path}.initialBackoff`, raw.initialBackoff, 'must be > 0');
   let maxBackoffMs = grpcDurationMs(requireField(raw, 'maxBackoff', path), `${path}.maxBackoff`, OWNER);
   if (!(maxBackoffMs > 0)) fail(`${path}.maxBackoff`, raw.maxBackoff, 'must be > 0');
@@ -138,9 +200,9 @@ function parseRetryPolicy(raw: unknown, path: string, jitter: 'proportional' | '
   if (!Array.isArray(codes) || codes.length === 0) fail(`${path}.retryableStatusCodes`, codes, 'must be a non-empty array');
   const names: GrpcStatusName[] = [];
   codes.forEach((code: unknown, i) => {
-    const name = grpcStatusName(code);
+    const name = serviceConfigStatus(code);
     if (name === undefined) {
-      fail(`${path}.retryableStatusCodes[${i}]`, code, 'must be a gRPC status name (e.g. "UNAVAILABLE") or code 0–16');
+      fail(`${path}.retryableStatusCodes[${i}]`, code, 'must be a gRPC status name (e.g. "UNAVAILABLE", any case) or code 0–16');
     }
     if (!names.includes(name)) names.push(name);
   });
@@ -150,15 +212,19 @@ function parseRetryPolicy(raw: unknown, path: string, jitter: 'proportional' | '
     warnings.push(`${path}.maxBackoff: held to ${MAX_DELAY_MS} ms, the longest timer`);
     maxBackoffMs = MAX_DELAY_MS;
   }
+  let startMs = initialBackoffMs;
   if (initialBackoffMs > maxBackoffMs) {
-    // min(initial × m^k, max) is max for every k when m ≥ 1: starting at max is the same policy.
-    if (backoffMultiplier < 1) {
-      fail(`${path}.maxBackoff`, raw.maxBackoff, `must be ≥ initialBackoff (${String(raw.initialBackoff)}) when backoffMultiplier < 1`);
-    }
-    warnings.push(`${path}.initialBackoff: above maxBackoff, so every wait is maxBackoff`);
-    initialBackoffMs = maxBackoffMs;
+    // gRFC A6's formula, min(initial × m^(n−1), max), and grpc-js accept this. With m ≥ 1 every
+    // wait is maxBackoff, so the backoff starts there: the same policy. With m < 1 the formula stays
+    // at maxBackoff until initial × m^(n−1) drops below it; herdless decays from maxBackoff at once.
+    warnings.push(
+      backoffMultiplier >= 1
+        ? `${path}.initialBackoff: above maxBackoff, so every wait is maxBackoff`
+        : `${path}.initialBackoff: above maxBackoff with backoffMultiplier < 1; the waits decay from maxBackoff`,
+    );
+    startMs = maxBackoffMs;
   }
-  const shape = { initialBackoffMs, maxBackoffMs, backoffMultiplier };
+  const shape = { initialBackoffMs: startMs, maxBackoffMs, backoffMultiplier };
   return {
     maxAttempts: capped ? GRPC_MAX_ATTEMPTS_CAP : requested,
     requestedMaxAttempts: requested,
@@ -191,33 +257,46 @@ interface MethodEntry {
   policy: GrpcRetryPolicy | undefined;
 }
 
+function parseName(n: unknown, p: string): { service: string; method: string } {
+  // grpc-js's rule: a service that is set and not "" must be a string; so must a method beside it;
+  // without a service, no method may be set at all (not even "").
+  if (typeof n !== 'object' || n === null) fail(p, n, 'must be an object');
+  const o = n as Json;
+  if ('service' in o && o.service !== '') {
+    if (typeof o.service !== 'string') fail(`${p}.service`, o.service, 'must be a string');
+    if ('method' in o && o.method !== '') {
+      if (typeof o.method !== 'string') fail(`${p}.method`, o.method, 'must be a string');
+      return { service: o.service, method: o.method };
+    }
+    return { service: o.service, method: '' };
+  }
+  if ('method' in o && o.method !== undefined) fail(`${p}.method`, o.method, 'needs a service (a name without one must not set method)');
+  return { service: '', method: '' };
+}
+
 function parseMethodConfigs(raw: unknown, jitter: 'proportional' | 'full', warnings: string[]): MethodEntry[] {
   if (!Array.isArray(raw)) fail('methodConfig', raw, 'must be an array');
   const seen = new Set<string>();
   return raw.map((entry: unknown, index): MethodEntry => {
     const path = `methodConfig[${index}]`;
     if (!isObject(entry)) fail(path, entry, 'must be an object');
-    const rawNames = entry.name ?? [];
-    if (!Array.isArray(rawNames)) fail(`${path}.name`, rawNames, 'must be an array');
-    const names = rawNames.map((n: unknown, j) => {
+    if (!Array.isArray(entry.name)) fail(`${path}.name`, entry.name, 'must be an array (use [{}] for the default entry)');
+    const names = entry.name.map((n: unknown, j) => {
       const p = `${path}.name[${j}]`;
-      if (!isObject(n)) fail(p, n, 'must be an object');
-      const service = n.service ?? '';
-      const method = n.method ?? '';
-      if (typeof service !== 'string') fail(`${p}.service`, service, 'must be a string');
-      if (typeof method !== 'string') fail(`${p}.method`, method, 'must be a string');
-      if (service === '' && method !== '') fail(`${p}.method`, method, 'needs a service');
-      const key = `${service}/${method}`;
+      const name = parseName(n, p);
+      const key = `${name.service}/${name.method}`;
       if (seen.has(key)) fail(p, key, 'is named twice in methodConfig');
       seen.add(key);
-      return { service, method };
+      return name;
     });
-    if (entry.hedgingPolicy !== undefined) {
+    checkMethodFields(entry, path);
+    if ('hedgingPolicy' in entry) {
       // gRFC A6: a method config has a retry policy or a hedging policy, never both.
-      if (entry.retryPolicy !== undefined) fail(`${path}.hedgingPolicy`, entry.hedgingPolicy, 'cannot be set with retryPolicy');
+      if ('retryPolicy' in entry) fail(`${path}.hedgingPolicy`, entry.hedgingPolicy, 'cannot be set with retryPolicy');
+      parseHedgingPolicy(entry.hedgingPolicy, `${path}.hedgingPolicy`);
       warnings.push(`${path}.hedgingPolicy: hedging is not supported; ignored`);
     }
-    const policy = entry.retryPolicy === undefined ? undefined : parseRetryPolicy(entry.retryPolicy, `${path}.retryPolicy`, jitter, warnings);
+    const policy = 'retryPolicy' in entry ? parseRetryPolicy(entry.retryPolicy, `${path}.retryPolicy`, jitter, warnings) : undefined;
     return { index, names, policy };
   });
 }
@@ -245,13 +324,21 @@ const POLICY_FIELDS = ['maxAttempts', 'initialBackoff', 'maxBackoff', 'backoffMu
  * - a bare retry policy: `{ "maxAttempts": 4, "initialBackoff": "0.1s", ... }`.
  *
  * Every `retryPolicy` in the input is validated — as gRPC rejects a whole service config for one
- * bad entry — and one is picked (see {@link ParseGrpcServiceConfigOptions.service}). The rules,
- * gRFC A6's: all five fields are required; `maxAttempts` an integer ≥ 2, values above 5 treated as
- * 5 (`maxAttemptsCapped`, and a warning); `initialBackoff` and `maxBackoff` durations like `"0.1s"`,
- * > 0; `backoffMultiplier` a number > 0; `retryableStatusCodes` a non-empty array of status names
- * (any case) or codes 0–16; `retryThrottling.maxTokens` in (0, 1000] and `tokenRatio` > 0, both
- * truncated to 3 decimal places. A `hedgingPolicy` next to a `retryPolicy` is an error; alone it
- * is ignored with a warning. Other fields (timeouts, load balancing…) are ignored.
+ * bad entry — and one is picked (see {@link ParseGrpcServiceConfigOptions.service}). It accepts
+ * and rejects what grpc-js 1.14 does (a test runs grpc-js's validator over a table of configs), but
+ * for the deviations docs/grpc.md lists. The rules: all five retry-policy fields are required;
+ * `maxAttempts` an integer ≥ 2, values above 5 treated as 5 (gRFC A6; `maxAttemptsCapped`, and a
+ * warning); `initialBackoff` and `maxBackoff` durations like `"0.1s"`, > 0 (A6); an
+ * `initialBackoff` above `maxBackoff` is accepted (A6's formula caps every wait); `backoffMultiplier`
+ * a number > 0; `retryableStatusCodes` a non-empty array of status names (any letter case, as
+ * grpc-js) or codes 0–16; `retryThrottling.maxTokens` in (0, 1000] and `tokenRatio` > 0, both
+ * truncated to 3 decimal places. Each `methodConfig` entry needs a `name` array; a name's `service`
+ * and `method` are strings, and a name without a service sets no method; no name twice. A
+ * `hedgingPolicy` is validated (`maxAttempts` ≥ 2, `hedgingDelay` a duration, `nonFatalStatusCodes`
+ * statuses), an error next to a `retryPolicy`, and otherwise ignored with a warning (herdless does
+ * not hedge). `waitForReady`, `timeout`, `maxRequestBytes`, `maxResponseBytes`,
+ * `loadBalancingPolicy` and `loadBalancingConfig` are type-checked as grpc-js checks them, then
+ * ignored.
  *
  * The result's `retryOptions` spread into `retry()`: `maxAttempts`, the backoff (gRPC's ±20% jitter
  * by default), a `retryable` predicate that reads the gRPC status of an error (`error.grpcCode` or
@@ -260,7 +347,8 @@ const POLICY_FIELDS = ['maxAttempts', 'initialBackoff', 'maxBackoff', 'backoffMu
  * `keyedBudgets` for one per target, or one per simulated client).
  *
  * @throws InvalidOptionError whose `field` is the JSON path of the bad value, e.g.
- *   `methodConfig[0].retryPolicy.maxAttempts` or `retryThrottling.tokenRatio`.
+ *   `methodConfig[0].retryPolicy.maxAttempts` or `retryThrottling.tokenRatio`; for an unknown
+ *   key in `options` (e.g. `servise`), that key.
  * @example
  * ```ts
  * const grpc = parseGrpcServiceConfig({
@@ -273,7 +361,7 @@ const POLICY_FIELDS = ['maxAttempts', 'initialBackoff', 'maxBackoff', 'backoffMu
  * ```
  */
 export function parseGrpcServiceConfig(input: unknown, options?: ParseGrpcServiceConfigOptions): GrpcRetryConfig {
-  const o = objectOption(OWNER, 'options', options);
+  const o = objectOption(OWNER, 'options', options, ['service', 'method', 'jitter']);
   const jitter = o.jitter ?? 'proportional';
   if (jitter !== 'proportional' && jitter !== 'full') fail('options.jitter', jitter, 'must be "proportional" or "full"');
   if (o.service !== undefined && typeof o.service !== 'string') fail('options.service', o.service, 'must be a string');
@@ -305,6 +393,7 @@ export function parseGrpcServiceConfig(input: unknown, options?: ParseGrpcServic
       retryPolicy = pick(parseMethodConfigs(root.methodConfig, jitter, warnings), o.service, o.method, warnings);
     }
     if (root.retryThrottling !== undefined) retryThrottling = parseThrottling(root.retryThrottling, 'retryThrottling');
+    checkLoadBalancing(root);
   }
 
   const codes = new Set<GrpcStatusName>(retryPolicy?.retryableStatusCodes ?? []);

@@ -1,11 +1,11 @@
 import type { RetryableInfo, RetryableOverride } from '../core/classify/classify.js';
-import { markDoNotRetry } from '../core/classify/hints.js';
+import { isGivenUp, markDoNotRetry } from '../core/classify/hints.js';
 import { InvalidOptionError } from '../core/errors.js';
 import { RetryError, isRetryError, type GiveUpReason } from '../core/retry/errors.js';
 import { callHook, type RetryEvent } from '../runtime/hooks.js';
 import { retry, type RetryContext, type RetryOptions } from '../runtime/retry.js';
 import { bodyKind } from './body.js';
-import { DO_NOT_RETRY_HEADER, IDEMPOTENCY_KEY_HEADER } from './data.js';
+import { IDEMPOTENCY_KEY_HEADER } from './data.js';
 import {
   idempotencyKeyOption,
   parseCallOptions,
@@ -20,7 +20,7 @@ import {
 import { retryAfterFromHeaders } from './retry-after.js';
 import { subscribe, unsubscribe } from '../runtime/abort-link.js';
 import { recordRetryInfo } from './retry-info.js';
-import { HttpStatusError, isHttpStatusError } from './status-error.js';
+import { HttpStatusError, hasDoNotRetryHeader, isHttpStatusError } from './status-error.js';
 
 /**
  * A `fetch` that retries: the signature of `fetch`, plus optional per-request options.
@@ -63,10 +63,17 @@ function isRequest(input: unknown): input is Request {
   );
 }
 
+/** RFC 9110 §5.6.2 token: what a request method may be. */
+const METHOD_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
 function plan(config: HttpConfig, input: FetchInput, init: RequestInit | undefined, call: HttpCallOptions, owner: string): Plan {
   if (init !== undefined && (typeof init !== 'object' || init === null)) throw new InvalidOptionError(owner, 'init', init, 'must be an object');
   const request = isRequest(input) ? input : undefined;
-  const method = (init?.method ?? request?.method ?? 'GET').toUpperCase();
+  const given: unknown = init?.method !== undefined ? init.method : (request?.method ?? 'GET');
+  // A method is an RFC 9110 token; anything else would fail inside fetch (or here, as an internal
+  // TypeError) instead of naming the field.
+  if (typeof given !== 'string' || !METHOD_TOKEN.test(given)) throw new InvalidOptionError(owner, 'init.method', given, 'must be an HTTP method name such as "GET" (an RFC 9110 token)');
+  const method = given.toUpperCase();
   const url = request !== undefined ? request.url : input instanceof URL ? input.href : String(input);
   // As fetch: init's signal (even null) wins over the Request's.
   const signal = init !== undefined && init.signal !== undefined ? (init.signal ?? undefined) : request?.signal;
@@ -103,11 +110,15 @@ function plan(config: HttpConfig, input: FetchInput, init: RequestInit | undefin
   return { method, url, input, request, init, headers, body, bodyFactory, signal, blocked };
 }
 
-/** Sends one attempt of `plan`. */
-async function send(fetchFn: FetchFunction, plan: Plan, attempt: number, signal: AbortSignal): Promise<Response> {
+/** Sends one attempt of `plan`; a retry carries its number in `attemptHeader`. */
+async function send(fetchFn: FetchFunction, plan: Plan, attempt: number, signal: AbortSignal, attemptHeader: string | undefined): Promise<Response> {
   const init: RequestInit = plan.init === undefined ? {} : { ...plan.init };
   init.signal = signal;
-  if (plan.headers !== undefined) init.headers = plan.headers;
+  if (attempt > 1 && attemptHeader !== undefined) {
+    const headers = new Headers(plan.headers ?? plan.init?.headers ?? plan.request?.headers);
+    headers.set(attemptHeader, String(attempt));
+    init.headers = headers;
+  } else if (plan.headers !== undefined) init.headers = plan.headers;
   let input = plan.input;
   if (plan.body === 'request') {
     // Each attempt sends a copy, so the caller's Request keeps its body for the next one.
@@ -192,11 +203,6 @@ function discard(response: Response): void {
   }
 }
 
-function hasNoRetryMark(headers: Headers): boolean {
-  const value = headers.get(DO_NOT_RETRY_HEADER);
-  return value !== null && value.trim().toLowerCase() === 'no';
-}
-
 /** One call: `retry()` drives the attempts; this turns responses into values it can retry, and back. */
 async function run(fetchFn: FetchFunction, config: HttpConfig, plan: Plan): Promise<Response> {
   let attempts = 0;
@@ -213,7 +219,7 @@ async function run(fetchFn: FetchFunction, config: HttpConfig, plan: Plan): Prom
     link = caller === undefined || caller === signal ? undefined : new AttemptLink(signal);
     let response: Response;
     try {
-      response = await send(fetchFn, plan, context.attempt, link === undefined ? signal : link.signal);
+      response = await send(fetchFn, plan, context.attempt, link === undefined ? signal : link.signal, config.attemptHeader);
     } finally {
       link?.settled();
     }
@@ -226,7 +232,8 @@ async function run(fetchFn: FetchFunction, config: HttpConfig, plan: Plan): Prom
     pending = response;
     // On every status the call retries: RFC 9110 §10.2.3 lets any response carry Retry-After.
     const failure = new HttpStatusError(response, retryAfterFromHeaders(response.headers, config.now()));
-    if (hasNoRetryMark(response.headers)) markDoNotRetry(failure);
+    // A response an inner herdless layer gave up on is never retried here: layers do not multiply.
+    if (hasDoNotRetryHeader(response.headers) || isGivenUp(response)) markDoNotRetry(failure);
     throw failure;
   };
 
@@ -326,7 +333,11 @@ function giveUp(config: HttpConfig, plan: Plan, reason: GiveUpReason, attempts: 
  *   ignored: the backoff applies. `ignoreHints: true` ignores every hint. A 429 without a hint waits
  *   `throttlingBackoff` (full jitter from 500 ms by default) rather than `backoff`.
  * - **Do not retry**: a response carrying `X-Herdless-Retry: no` ({@link DO_NOT_RETRY_HEADER}) is
- *   returned at once (reason `'do-not-retry'`).
+ *   returned at once (reason `'do-not-retry'`), and so is a response an inner herdless layer gave
+ *   up on ({@link isGivenUp}): layers never multiply attempts. A response this call gives up on
+ *   carries that mark in turn.
+ * - **Attempt header**: each retry carries `x-herdless-attempt: <n>` (n ≥ 2;
+ *   {@link ATTEMPT_HEADER}), so the server can count retries; `attemptHeader` renames it or turns it off.
  * - **Bodies**: a string, bytes, `Blob`, `URLSearchParams`, `FormData` or a `Request`'s body is
  *   sent whole on every attempt (a `Request` is cloned per attempt). A stream body is sent once
  *   and not retried (reason `'fatal'`, the message says why) unless `bodyFactory` is given. An

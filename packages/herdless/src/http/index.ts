@@ -5,12 +5,13 @@ export {
   IDEMPOTENCY_KEY_HEADER,
   RETRY_AFTER_MS_HEADER,
   DO_NOT_RETRY_HEADER,
+  ATTEMPT_HEADER,
 } from './data.js';
 export { parseHttpDate } from './http-date.js';
 export { parseRetryAfter, parseRetryAfterMs, retryAfterFromHeaders } from './retry-after.js';
 export { newIdempotencyKey } from './idempotency-key.js';
-export { HttpStatusError, isHttpStatusError } from './status-error.js';
-export { retryInfo, type HttpRetryInfo } from './retry-info.js';
+export { HttpStatusError, isHttpStatusError, throwIfNotOk } from './status-error.js';
+export { retryInfo, isGivenUp, type HttpRetryInfo } from './retry-info.js';
 export {
   type FetchFunction,
   type FetchInput,

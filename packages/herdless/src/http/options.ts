@@ -3,7 +3,7 @@ import { InvalidOptionError, isInvalidOptionError } from '../core/errors.js';
 import type { GiveUpReason } from '../core/retry/errors.js';
 import type { HookName } from '../runtime/hooks.js';
 import { createRetry, RETRY_POLICY_KEYS, type RetrierOptions } from '../runtime/retry.js';
-import { DEFAULT_RETRY_STATUSES, RETRYABLE_HTTP_METHODS } from './data.js';
+import { ATTEMPT_HEADER, DEFAULT_RETRY_STATUSES, RETRYABLE_HTTP_METHODS } from './data.js';
 import { newIdempotencyKey } from './idempotency-key.js';
 
 /**
@@ -135,6 +135,16 @@ export interface HttpRetryOptions extends Omit<RetrierOptions, 'onRetry' | 'onGi
    * measured. Default `Date.now`. (Waits and timeouts use the `clock` option, a monotonic clock.)
    */
   now?: (() => number) | undefined;
+  /**
+   * The request header that tells the server which attempt this is: every retry (attempt 2, 3, …)
+   * carries `<name>: <attempt>`, e.g. `x-herdless-attempt: 2`, so a server can count the retries it
+   * receives and answer "overloaded; don't retry" when they pile up (SRE book, "Handling
+   * Overload"; gRPC's `grpc-previous-rpc-attempts` works the same way). The first attempt is sent
+   * without it, as gRPC does, so that it stays a CORS "simple request" in browsers; a server reads a
+   * missing header as attempt 1. A string renames it (an HTTP field name, compared case-insensitively);
+   * `false` sends none. Default {@link ATTEMPT_HEADER} (`x-herdless-attempt`).
+   */
+  attemptHeader?: string | false | undefined;
   /** Called before each wait; an observer, like `retry()`'s hooks. */
   onRetry?: ((event: HttpRetryEvent) => unknown) | undefined;
   /** Called once when a call ends without a successful response; an observer. */
@@ -159,13 +169,15 @@ export interface HttpConfig {
   readonly statuses: ReadonlySet<number>;
   readonly idempotencyKey: (() => string) | undefined;
   readonly now: () => number;
+  /** The attempt header's name (lower case), or `undefined` to send none. */
+  readonly attemptHeader: string | undefined;
   readonly onRetry: ((event: HttpRetryEvent) => unknown) | undefined;
   readonly onGiveUp: ((event: HttpGiveUpEvent) => unknown) | undefined;
   readonly onHookError: ((error: unknown, hook: HookName) => void) | undefined;
 }
 
 const RETRY_KEYS = RETRY_POLICY_KEYS;
-const HTTP_KEYS: readonly string[] = ['retryMethods', 'retryStatuses', 'idempotencyKey', 'now', 'onRetry', 'onGiveUp'];
+const HTTP_KEYS: readonly string[] = ['retryMethods', 'retryStatuses', 'idempotencyKey', 'now', 'attemptHeader', 'onRetry', 'onGiveUp'];
 const CALL_KEYS: readonly string[] = ['idempotencyKey', 'bodyFactory'];
 
 function functionOption<F>(owner: string, field: string, value: F | undefined): F | undefined {
@@ -207,6 +219,16 @@ function statusesOption(owner: string, value: unknown): ReadonlySet<number> {
   return new Set(value as number[]);
 }
 
+/** @internal An HTTP field name (RFC 9110 §5.1: a token), lower-cased; `false` → none. */
+export function headerNameOption(owner: string, field: string, value: unknown, fallback: string): string | undefined {
+  if (value === undefined) return fallback;
+  if (value === false) return undefined;
+  if (typeof value !== 'string' || !/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(value)) {
+    throw new InvalidOptionError(owner, field, value, 'must be an HTTP header name (a token such as "x-attempt") or false');
+  }
+  return value.toLowerCase();
+}
+
 const DEFAULT_METHODS: ReadonlySet<string> = new Set(RETRYABLE_HTTP_METHODS);
 const DEFAULT_STATUSES: ReadonlySet<number> = new Set(DEFAULT_RETRY_STATUSES);
 const wallClock = (): number => Date.now();
@@ -246,6 +268,7 @@ export function parseHttpOptions(options: FetchWithRetryOptions | undefined, own
     statuses: statusesOption(owner, options.retryStatuses),
     idempotencyKey: key === false ? undefined : key,
     now: functionOption(owner, 'now', options.now) ?? wallClock,
+    attemptHeader: headerNameOption(owner, 'attemptHeader', options.attemptHeader, ATTEMPT_HEADER),
     onRetry: functionOption(owner, 'onRetry', options.onRetry),
     onGiveUp: functionOption(owner, 'onGiveUp', options.onGiveUp),
     onHookError: options.onHookError,

@@ -1,3 +1,4 @@
+import { markDoNotRetry } from '../core/classify/hints.js';
 import type { GiveUpReason, RetryError } from '../core/retry/errors.js';
 
 /**
@@ -18,7 +19,8 @@ export interface HttpRetryInfo {
    * returned: `'exhausted'`, `'hint-too-long'` (its `Retry-After` exceeds `maxRetryAfterMs` or the
    * time left), `'do-not-retry'` (`X-Herdless-Retry: no`), `'budget'`, `'deadline'`, or `'fatal'`
    * (the request may not be retried — a `POST` without an idempotency key, a stream body — or the
-   * `retryable` override said no).
+   * `retryable` override said no). A response with a `reason` is also marked "given up"
+   * (`isGivenUp(response)` is true): no herdless layer around this call retries it again.
    */
   readonly reason: GiveUpReason | undefined;
   /**
@@ -46,7 +48,13 @@ export function retryInfo(response: Response): HttpRetryInfo | undefined {
   return typeof response === 'object' && response !== null ? infos.get(response) : undefined;
 }
 
-/** @internal Records how `response` came about. */
+/**
+ * @internal Records how `response` came about. A response returned after giving up also gets the
+ * "do not retry" mark, which `isGivenUp()` (and so every enclosing herdless layer) recognises.
+ */
 export function recordRetryInfo(response: Response, info: HttpRetryInfo): void {
   infos.set(response, Object.freeze(info));
+  if (info.reason !== undefined) markDoNotRetry(response);
 }
+
+export { isGivenUp } from '../core/classify/hints.js';

@@ -1,4 +1,7 @@
-import { HerdlessError, isHerdlessError } from '../core/errors.js';
+import { isGivenUp, markDoNotRetry } from '../core/classify/hints.js';
+import { HerdlessError, InvalidOptionError, isHerdlessError } from '../core/errors.js';
+import { DO_NOT_RETRY_HEADER, RETRY_AFTER_STATUSES } from './data.js';
+import { retryAfterFromHeaders } from './retry-after.js';
 
 /**
  * A response with a retryable status, seen as the failure of an attempt. `withRetry()` never
@@ -50,4 +53,49 @@ export class HttpStatusError extends HerdlessError {
  */
 export function isHttpStatusError(error: unknown): error is HttpStatusError {
   return isHerdlessError(error, 'ERR_HERDLESS_HTTP_STATUS');
+}
+
+/**
+ * @internal True when the response's headers say `X-Herdless-Retry: no` (any case, spaces ignored).
+ * The header is a list (RFC 9110 §5.3): sent twice, or by a proxy that adds its own, it arrives
+ * combined as `no, no`. Any member `no` marks the response: a mark must not vanish because it was
+ * repeated, and a conflicting `no, yes` errs on the side of fewer retries.
+ */
+export function hasDoNotRetryHeader(headers: Headers): boolean {
+  const value = headers.get(DO_NOT_RETRY_HEADER);
+  return value !== null && value.split(',').some((member) => member.trim().toLowerCase() === 'no');
+}
+
+/**
+ * Returns `response` when it is ok (status 200–299); otherwise throws an {@link HttpStatusError}
+ * for it, keeping everything an outer retry layer needs:
+ * - `status`, and `response` itself (its body unread, yours to read);
+ * - `retryAfterMs`, the server's hint from `retry-after-ms` / `Retry-After` on a 429 or 503
+ *   (seconds or an HTTP-date, RFC 9110 §10.2.3, measured against `Date.now()`);
+ * - the "do not retry" mark ({@link isGivenUp} is true) when the response was returned by
+ *   `withRetry()` after giving up, or carries `X-Herdless-Retry: no`: an enclosing `retry()` then
+ *   stops at once (reason `'do-not-retry'`) instead of multiplying the attempts already made.
+ *
+ * Use it in place of `throw Object.assign(new Error(...), { status })`, which loses the hint and
+ * the mark.
+ *
+ * @param response a fetch `Response`.
+ * @returns the same response, when `response.ok`.
+ * @throws HttpStatusError for any other status; InvalidOptionError when `response` is not a Response.
+ * @example
+ * ```ts
+ * const api = withRetry(fetch, { maxAttempts: 3 });
+ * // The outer retry() also covers the JSON parsing; it never re-sends what api() already gave up on.
+ * const user = await retry(async () => (throwIfNotOk(await api(`${base}/users/1`))).json(), { maxAttempts: 4 });
+ * ```
+ */
+export function throwIfNotOk(response: Response): Response {
+  if (typeof response !== 'object' || response === null || typeof response.status !== 'number' || typeof response.headers?.get !== 'function') {
+    throw new InvalidOptionError('throwIfNotOk', 'response', response, 'must be a fetch Response');
+  }
+  if (response.ok) return response;
+  const hint = RETRY_AFTER_STATUSES.includes(response.status) ? retryAfterFromHeaders(response.headers, Date.now()) : undefined;
+  const error = new HttpStatusError(response, hint);
+  if (isGivenUp(response) || hasDoNotRetryHeader(response.headers)) markDoNotRetry(error);
+  throw error;
 }

@@ -1,4 +1,5 @@
 import { classify } from '../core/classify/classify.js';
+import { isGivenUp } from '../core/classify/hints.js';
 import { CircuitOpenError, isCircuitOpenError } from '../core/breaker/circuit-open-error.js';
 import type { BreakerEvent, BreakerEventOf, BreakerEventType, BreakerState, Unsubscribe } from '../core/breaker/events.js';
 import { CircuitBreakerMachine, type BreakerOutcome, type BreakerPermit, type BreakerRejection, type BreakerSnapshot } from '../core/breaker/machine.js';
@@ -22,7 +23,11 @@ export interface CircuitBreakerOptions extends BreakerPolicyOptions {
    * caller's `signal` are never counted.
    */
   isFailure?: ((error: unknown) => boolean) | undefined;
-  /** Which returned values count as failures (e.g. `(r) => r.status >= 500`). Default: none. The value is still returned. */
+  /**
+   * Which returned values count as failures (e.g. `(r) => r.status >= 500`). The value is still
+   * returned. Default: the values a herdless layer gave up on ({@link isGivenUp}) — a `Response`
+   * that `withRetry()` returned after its last attempt is a failure of the dependency, not a success.
+   */
   isResultFailure?: ((result: unknown) => boolean) | undefined;
   /** Randomness for a jittered `openDurationMs` backoff. Default `systemRandom`. */
   rng?: Rng | undefined;
@@ -77,7 +82,7 @@ export class CircuitBreaker {
   /** The clock the breaker reads. */
   readonly clock: Clock;
   readonly #isFailure: (error: unknown) => boolean;
-  readonly #isResultFailure: ((result: unknown) => boolean) | undefined;
+  readonly #isResultFailure: (result: unknown) => boolean;
   #lastFailure: unknown = undefined;
 
   /** @throws InvalidOptionError naming the field and the value. */
@@ -90,7 +95,7 @@ export class CircuitBreaker {
       throw new InvalidOptionError('circuitBreaker', 'clock', this.clock, 'must be an object with a now() method');
     }
     this.#isFailure = functionOption('isFailure', o.isFailure) ?? countsAsFailure;
-    this.#isResultFailure = functionOption('isResultFailure', o.isResultFailure);
+    this.#isResultFailure = functionOption('isResultFailure', o.isResultFailure) ?? isGivenUp;
   }
 
   /**
@@ -155,7 +160,7 @@ export class CircuitBreaker {
   #settleValue(permit: BreakerPermit, value: unknown): void {
     let outcome: BreakerOutcome;
     try {
-      outcome = this.#isResultFailure?.(value) ? 'failure' : 'success';
+      outcome = this.#isResultFailure(value) ? 'failure' : 'success';
     } catch (classifierError) {
       this.#finish(permit, 'ignored');
       throw classifierError;

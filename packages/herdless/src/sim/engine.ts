@@ -71,7 +71,10 @@ export interface RunResult {
  * chunks, so a run scales to a million clients (about 60–90 ns per request event on 2 cores).
  *
  * @throws InvalidOptionError for a scenario out of shape or range (`scenario.clients`, `scenario.policy.maxAttempts`,
- *   … named with the value), and when a custom backoff's `delay()` returns anything but a number of ms in
+ *   `scenario.server.outages[0].endMs` … named with the value): every outage an object with
+ *   `0 ≤ startMs < endMs`; clients, horizon ticks, `capacityPerTick`, `crashWindowTicks` and a Poisson
+ *   run's first sends (clients × rate × horizon s) each at most 10,000,000 — what it allocates up
+ *   front; and when a custom backoff's `delay()` returns anything but a number of ms in
  *   [0, 2^31 − 1] (`backoff.delay()`).
  * @example
  * ```ts
@@ -123,24 +126,40 @@ function checkScenario(scenario: Scenario): void {
     return numberOption(owner, field, value, 0, rule);
   };
   if (typeof scenario !== 'object' || scenario === null) throw new InvalidOptionError(owner, 'scenario', scenario, 'must be a Scenario object');
-  num('scenario.clients', scenario.clients, { min: 0, integer: true });
+  const clients = num('scenario.clients', scenario.clients, { min: 0, max: MAX_SIZE, integer: true });
   const server: unknown = scenario.server;
   if (typeof server !== 'object' || server === null) throw new InvalidOptionError(owner, 'scenario.server', server, 'must be a ServerModel object (e.g. ARTICLE_SERVER)');
   const s = server as ServerModel;
   const tickMs = num('scenario.server.tickMs', s.tickMs, { min: 0, minExclusive: true });
-  num('scenario.server.capacityPerTick', s.capacityPerTick, { min: 0, integer: true });
-  num('scenario.server.crashWindowTicks', s.crashWindowTicks, { min: 1, integer: true });
+  num('scenario.server.capacityPerTick', s.capacityPerTick, { min: 0, max: MAX_SIZE, integer: true });
+  num('scenario.server.crashWindowTicks', s.crashWindowTicks, { min: 1, max: MAX_SIZE, integer: true });
   num('scenario.server.crashLimit', s.crashLimit, { min: 0, allowInfinity: true });
   num('scenario.server.restartMs', s.restartMs, { min: 0 });
   num('scenario.server.startupMs', s.startupMs, { min: 0 });
   if (!Array.isArray(s.outages)) throw new InvalidOptionError(owner, 'scenario.server.outages', s.outages, 'must be an array of { startMs, endMs } (empty for none)');
+  s.outages.forEach((o: unknown, i) => {
+    const field = `scenario.server.outages[${i}]`;
+    if (typeof o !== 'object' || o === null) throw new InvalidOptionError(owner, field, o, 'must be an object { startMs, endMs }');
+    const { startMs, endMs } = o as { startMs: unknown; endMs: unknown };
+    const start = num(`${field}.startMs`, startMs, { min: 0 });
+    num(`${field}.endMs`, endMs, { min: start, minExclusive: true });
+  });
   const horizonMs = num('scenario.horizonMs', scenario.horizonMs, { min: 0, minExclusive: true });
   if (!Number.isInteger(horizonMs / tickMs)) throw new InvalidOptionError(owner, 'scenario.horizonMs', horizonMs, `must be a whole number of ticks (tickMs ${tickMs})`);
+  // Sizes the run allocates up front (typed arrays per tick, per client, per capacity slot): bounded
+  // so that a huge one is named here rather than failing as an anonymous RangeError.
+  if (horizonMs / tickMs > MAX_SIZE) throw new InvalidOptionError(owner, 'scenario.horizonMs', horizonMs, `must be at most ${MAX_SIZE} ticks (tickMs ${tickMs})`);
   if (typeof scenario.stopWhenIdle !== 'boolean') throw new InvalidOptionError(owner, 'scenario.stopWhenIdle', scenario.stopWhenIdle, 'must be a boolean');
   const arrivals: unknown = scenario.arrivals;
   const kind = typeof arrivals === 'object' && arrivals !== null ? (arrivals as { kind?: unknown }).kind : undefined;
   if (kind === 'together') num('scenario.arrivals.spreadMs', (arrivals as { spreadMs: unknown }).spreadMs, { min: 0 });
-  else if (kind === 'poisson') num('scenario.arrivals.ratePerSecond', (arrivals as { ratePerSecond: unknown }).ratePerSecond, { min: 0 });
+  else if (kind === 'poisson') {
+    const rate = num('scenario.arrivals.ratePerSecond', (arrivals as { ratePerSecond: unknown }).ratePerSecond, { min: 0 });
+    // Every first send is drawn and queued before tick 0.
+    if (clients * rate * (horizonMs / 1000) > MAX_SIZE) {
+      throw new InvalidOptionError(owner, 'scenario.arrivals.ratePerSecond', rate, `gives about ${Math.round(clients * rate * (horizonMs / 1000))} first sends (clients × rate × horizon); keep it ≤ ${MAX_SIZE}`);
+    }
+  }
   else throw new InvalidOptionError(owner, 'scenario.arrivals', arrivals, `must be { kind: 'together', spreadMs } or { kind: 'poisson', ratePerSecond }`);
   const policy: unknown = scenario.policy;
   if (typeof policy !== 'object' || policy === null) throw new InvalidOptionError(owner, 'scenario.policy', policy, 'must be a ClientPolicy { name, backoff, maxAttempts, budget? }');
@@ -151,6 +170,9 @@ function checkScenario(scenario: Scenario): void {
   }
   if (p.budget !== undefined && typeof p.budget !== 'function') throw new InvalidOptionError(owner, 'scenario.policy.budget', p.budget, 'must be a function (client) => RetryBudget');
 }
+
+/** The largest client count, horizon in ticks, capacity, crash window and Poisson first-send count of a run. */
+const MAX_SIZE = 10_000_000;
 
 /** Requests per chunk of a tick's queue (a power of two). */
 const CHUNK = 32;
@@ -228,8 +250,10 @@ class Simulation {
     const constantMs = constantDelayOf(policy.backoff);
     this.constantTicks = constantMs === undefined ? -1 : roundHalfEven(constantMs / server.tickMs);
     this.rng = new PyRandom(seed);
-    this.outageStart = Int32Array.from(server.outages, (o) => Math.round(o.startMs / server.tickMs));
-    this.outageEnd = Int32Array.from(server.outages, (o) => Math.round(o.endMs / server.tickMs));
+    // Clamped past the horizon, where an outage's far end changes nothing, so it fits an Int32.
+    const ticks = (ms: number) => Math.min(Math.round(ms / server.tickMs), this.horizon + 1);
+    this.outageStart = Int32Array.from(server.outages, (o) => ticks(o.startMs));
+    this.outageEnd = Int32Array.from(server.outages, (o) => ticks(o.endMs));
     this.firstChunk = new Int32Array(this.horizon);
     this.lastChunk = new Int32Array(this.horizon);
     this.count = new Int32Array(this.horizon);

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 /** What the server does with one request. */
 export type Step =
   /** Answer with this status, headers and body (after reading the request body); `sendDate: false` leaves out node's automatic `Date` header. */
-  | { readonly status: number; readonly headers?: Record<string, string>; readonly body?: string | Uint8Array; readonly sendDate?: boolean }
+  | { readonly status: number; readonly headers?: Record<string, string | string[]>; readonly body?: string | Uint8Array; readonly sendDate?: boolean }
   /** Reset the connection (TCP RST) as soon as the request head arrives: nothing is processed. */
   | { readonly reset: 'on-arrival' }
   /** Read the request, then never answer: the response stays open until the client gives up or the server closes. */

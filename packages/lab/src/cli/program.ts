@@ -1,6 +1,8 @@
 import { Command, Option } from 'commander';
 import { HERD_STRATEGIES, type HerdStrategy } from 'herdless/sim';
 import { loadConfig } from '../config-file.js';
+import { MAX_EVENTS, checkWork } from '../estimate.js';
+import { quote } from '../text.js';
 import { UsageError } from '../usage-error.js';
 import { describeRun, seedText, herdBase, herdCsv, herdJson, herdPerSeed, herdPolicies, herdTable, type HerdRun } from '../experiments/herd.js';
 import { runHerdExperiment } from '../experiments/herd-run.js';
@@ -9,8 +11,12 @@ import { FIGURES, LAB_EXPERIMENTS } from '../report/catalog.js';
 import { checkReportDir, writeReport } from '../report/write.js';
 import { parseSeeds } from './seeds.js';
 import { budgetCsv, budgetJson, budgetPolicies, budgetTable, budgetTitle, budgetTraceCsv, budgetTraceJson, configPolicies, grpcPolicy, runBudgetExperiment } from '../experiments/budget.js';
-import { BUDGET_POLICIES, budgetTrace, runLayers, type BudgetPolicyName } from 'herdless/sim';
+import { BUDGET_POLICIES, budgetScenario, budgetTrace, runLayers, type BudgetPolicyName } from 'herdless/sim';
 import { layersCsv, layersJson, layersTable, layersTitle } from '../experiments/layers.js';
+import { LIVE_LAYERS_MAX_CALLS, runLiveLayers } from '../experiments/layers-live.js';
+
+/** The title's ending for a live run: what the counts are. */
+const LIVE_SUFFIX = '\n# live: node:http servers on 127.0.0.1, each calling the next with withRetry(fetch); requests counted by the servers';
 
 type Format = 'table' | 'json' | 'csv';
 
@@ -28,6 +34,7 @@ interface HerdFlags {
   config?: string;
   format: Format;
   workers?: string;
+  maxEvents?: string;
 }
 
 /** Plain decimal numerals only: `3`, `0.9`, `.5` — not `0x10`, `3e0`, `Infinity` or an empty string, which `Number()` would take. */
@@ -41,7 +48,7 @@ function parseNumberFlag(flag: string, text: string, min: number, max: number, i
   if (!(integer ? INTEGER : DECIMAL).test(text.trim()) || !inRange) {
     // `0x10`, `3e0`, `1.0` for a count: a value in range, written in a form the flag does not take.
     const form = inRange && text.trim() !== '' ? ', in plain decimal' : '';
-    throw new UsageError(`${flag} ${JSON.stringify(text)}: expected ${integer ? 'an integer' : 'a number'} from ${min} to ${max}${form}`);
+    throw new UsageError(`${flag} ${quote(text)}: expected ${integer ? 'an integer' : 'a number'} from ${min} to ${max}${form}`);
   }
   return value;
 }
@@ -51,10 +58,10 @@ function parseNames<N extends string>(flag: string, noun: string, text: string, 
   const names = text.split(',').map((s) => s.trim());
   for (const name of names) {
     if (!(allowed as readonly string[]).includes(name)) {
-      throw new UsageError(`${flag} ${JSON.stringify(text)}: unknown ${noun} ${JSON.stringify(name)} (choose from ${allowed.join(', ')})`);
+      throw new UsageError(`${flag} ${quote(text)}: unknown ${noun} ${quote(name)} (choose from ${allowed.join(', ')})`);
     }
   }
-  if (new Set(names).size !== names.length) throw new UsageError(`${flag} ${JSON.stringify(text)}: a ${noun} is listed twice`);
+  if (new Set(names).size !== names.length) throw new UsageError(`${flag} ${quote(text)}: a ${noun} is listed twice`);
   return names as N[];
 }
 
@@ -73,8 +80,21 @@ function shellQuote(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 }
 
-/** Turns the herd command's flags into a run: the article's preset, or a config file. */
+/** `--max-events N`: the bound on a command's estimated request events (default {@link MAX_EVENTS}). */
+function maxEvents(text: string | undefined): number {
+  return text === undefined ? MAX_EVENTS : parseNumberFlag('--max-events', text, 1, 1e15, true);
+}
+
+const RAISE = 'raise the bound with --max-events N';
+
+/** Turns the herd command's flags into a run: the article's preset, or a config file; refuses a run above the work bound. */
 export function herdRunFromFlags(flags: HerdFlags): HerdRun {
+  const run = herdRunOf(flags);
+  checkWork(run.base, run.policies, run.seeds.length, maxEvents(flags.maxEvents), flags.config === undefined ? 'herd' : `--config ${JSON.stringify(flags.config)}`, RAISE);
+  return run;
+}
+
+function herdRunOf(flags: HerdFlags): HerdRun {
   const workers = flags.workers === undefined ? undefined : parseNumberFlag('--workers', flags.workers, 0, 64, true);
   const common = workers === undefined ? {} : { workers };
   if (flags.config !== undefined) {
@@ -85,7 +105,7 @@ export function herdRunFromFlags(flags: HerdFlags): HerdRun {
       const wanted = flags.strategies.split(',').map((s) => s.trim());
       for (const w of wanted) {
         if (!policies.some((p) => p.name === w)) {
-          throw new UsageError(`--strategies ${JSON.stringify(flags.strategies)}: the config has no policy named ${JSON.stringify(w)} (it has ${policies.map((p) => p.name).join(', ')})`);
+          throw new UsageError(`--strategies ${quote(flags.strategies)}: the config has no policy named ${quote(w)} (it has ${policies.map((p) => p.name).join(', ')})`);
         }
       }
       policies = policies.filter((p) => wanted.includes(p.name));
@@ -126,6 +146,7 @@ interface BudgetFlags {
   format: Format;
   /** True when `--format` was on the command line (not its default). */
   formatGiven?: boolean;
+  maxEvents?: string;
 }
 
 async function budgetCommand(flags: BudgetFlags, io: Io): Promise<void> {
@@ -138,6 +159,7 @@ async function budgetCommand(flags: BudgetFlags, io: Io): Promise<void> {
       throw new UsageError(`--config ${JSON.stringify(flags.config)}: server.outages is empty; the budget table measures an outage`);
     }
     const seeds = configSeeds(flags.seeds, config, flags.config);
+    checkWork(config.base, config.policies, seeds.length, maxEvents(flags.maxEvents), `--config ${JSON.stringify(flags.config)}`, RAISE);
     const result = runBudgetExperiment({ policies: configPolicies(config.base, config.policies), seeds, base: config.base, name: config.name });
     printBudget(result, flags.format, `# budget, scenario "${config.name}": seeds ${seedText(seeds)}`, io);
     return;
@@ -153,14 +175,16 @@ async function budgetCommand(flags: BudgetFlags, io: Io): Promise<void> {
     for (const w of warnings) io.err(`herdless-lab: warning: ${w}`);
     policies.push(policy);
   }
+  // The article's scenario (the same for every policy): its clients, arrivals, server and horizon.
+  checkWork(budgetScenario(policies[0]!), policies, seeds.length, maxEvents(flags.maxEvents), 'budget', RAISE);
   const result = runBudgetExperiment({ policies, seeds });
   printBudget(result, flags.format, budgetTitle(seedText(seeds)), io);
 }
 
 /** `budget --trace SEED`: one seed's figure data, CSV (the default) or JSON, for every policy or those of `--policies`. */
 function traceCommand(flags: BudgetFlags, io: Io): void {
-  const trace = JSON.stringify(flags.trace);
-  if (flags.seeds !== undefined) throw new UsageError(`--trace ${trace} traces one seed: it cannot be combined with --seeds ${JSON.stringify(flags.seeds)}`);
+  const trace = quote(flags.trace);
+  if (flags.seeds !== undefined) throw new UsageError(`--trace ${trace} traces one seed: it cannot be combined with --seeds ${quote(flags.seeds)}`);
   if (flags.grpcServiceConfig !== undefined) throw new UsageError(`--trace ${trace} traces the article's policies: it cannot be combined with --grpc-service-config`);
   if (flags.formatGiven === true && flags.format === 'table') throw new UsageError(`--trace ${trace} prints CSV or JSON: --format table has no trace form (use --format csv or json)`);
   const seed = parseSeeds(flags.trace!, '--trace');
@@ -178,17 +202,21 @@ function printBudget(result: ReturnType<typeof runBudgetExperiment>, format: For
 interface LayersFlags {
   depth?: string;
   attempts?: string;
+  live?: boolean;
   format: Format;
 }
 
 async function layersCommand(flags: LayersFlags, io: Io): Promise<void> {
   const depth = flags.depth === undefined ? 3 : parseNumberFlag('--depth', flags.depth, 1, 10, true);
   const attempts = flags.attempts === undefined ? 3 : parseNumberFlag('--attempts', flags.attempts, 1, 10, true);
-  if (attempts ** depth > 100_000) throw new UsageError(`--attempts ${attempts} --depth ${depth}: ${attempts}^${depth} calls is more than 100000`);
-  const rows = await runLayers({ depth, attempts });
+  const most = flags.live === true ? LIVE_LAYERS_MAX_CALLS : 100_000;
+  if (attempts ** depth > most) {
+    throw new UsageError(`--attempts ${attempts} --depth ${depth}: ${attempts}^${depth} calls is more than ${most}${flags.live === true ? ' (with --live)' : ''}`);
+  }
+  const rows = flags.live === true ? await runLiveLayers(depth, attempts) : await runLayers({ depth, attempts });
   if (flags.format === 'json') io.out(JSON.stringify(layersJson(rows)));
   else if (flags.format === 'csv') io.out(layersCsv(rows));
-  else io.out(`${layersTitle(depth, attempts)}\n${layersTable(rows)}`);
+  else io.out(`${layersTitle(depth, attempts)}${flags.live === true ? LIVE_SUFFIX : ''}\n${layersTable(rows)}`);
 }
 
 /** Builds the `herdless-lab` command line. */
@@ -234,6 +262,7 @@ export function buildProgram(io: Io): Command {
     .option('--config <file>', 'a scenario file (JSON): clients, arrivals, server, horizon, policies, seeds — see docs/lab.md')
     .addOption(format)
     .option('--workers <n>', 'worker threads (0 = run in this thread; default: one per core, at most 8)')
+    .option('--max-events <n>', `refuse a run estimated above this many request events (default ${MAX_EVENTS.toExponential().replace('e+', 'e')})`)
     .action(async (flags: HerdFlags, command: Command) => {
       // --seeds has a default; a config file's seeds win unless the flag was given.
       if (command.getOptionValueSource('seeds') === 'default') delete flags.seeds;
@@ -249,6 +278,7 @@ export function buildProgram(io: Io): Command {
     .option('--grpc-service-config <file>', 'add a row for the retryPolicy and retryThrottling of a gRPC service config (gRFC A6 JSON)')
     .option('--trace <seed>', "print one seed's figure data (CSV, or JSON with --format json): client 0's tokens per tick under gRPC throttling, per-second new/arrivals/successes/retries per policy (those of --policies, or all)")
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
+    .option('--max-events <n>', `refuse a run estimated above this many request events (default ${MAX_EVENTS.toExponential().replace('e+', 'e')})`)
     .action(async (flags: BudgetFlags, command: Command) => budgetCommand({ ...flags, formatGiven: command.getOptionValueSource('format') === 'cli' }, io));
 
   program
@@ -256,6 +286,7 @@ export function buildProgram(io: Io): Command {
     .description('calls reaching each service when every layer retries, and under the one-layer rule ("overloaded; don\'t retry")')
     .option('--depth <n>', 'services in the chain (1–10), the last always failing', '3')
     .option('--attempts <n>', 'maxAttempts of every caller (1–10), the first try included', '3')
+    .option('--live', `run the chain on real sockets: node:http servers on 127.0.0.1, herdless's retrying fetch and herdless/server, requests counted by the servers (attempts^depth ≤ ${LIVE_LAYERS_MAX_CALLS})`)
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
     .action(async (flags: LayersFlags) => layersCommand(flags, io));
 

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { isInvalidOptionError, parseGrpcServiceConfig } from 'herdless';
 import {
   BUDGET_POLICIES,
@@ -14,7 +13,10 @@ import {
   type ScenarioSpec,
   scenarioFromSpec,
 } from 'herdless/sim';
+import { readJsonFile } from '../json-file.js';
+import { quote } from '../text.js';
 import { UsageError } from '../usage-error.js';
+import { LAB_JSON_SCHEMA_VERSION } from './schema-version.js';
 
 /** A budget-experiment run: which policies, which seeds, and the scenario (default: the article's). */
 export interface BudgetRun {
@@ -47,15 +49,9 @@ export function budgetPolicies(names: readonly BudgetPolicyName[] = BUDGET_POLIC
  */
 export function grpcPolicy(file: string): { policy: ClientPolicy; warnings: string[] } {
   const where = `--grpc-service-config ${JSON.stringify(file)}`;
-  let text: string;
+  const json = readJsonFile(file, where);
   try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new UsageError(`${where}: ${code === 'ENOENT' ? 'no such file' : `cannot read it (${code ?? String(error)})`}`);
-  }
-  try {
-    const config = parseGrpcServiceConfig(text);
+    const config = parseGrpcServiceConfig(json);
     const warnings = config.warnings.map((w) => `${where}: ${w}`);
     const { backoff } = config.retryOptions;
     let maxAttempts = config.retryOptions.maxAttempts;
@@ -71,7 +67,7 @@ export function grpcPolicy(file: string): { policy: ClientPolicy; warnings: stri
     const policy: ClientPolicy = { name: 'gRPC service config', backoff, maxAttempts, ...(createBudget ? { budget: () => createBudget() } : {}) };
     return { policy, warnings };
   } catch (error) {
-    if (isInvalidOptionError(error)) throw new UsageError(`${where}: ${error.field} ${error.requirement}, got ${JSON.stringify(error.value) ?? String(error.value)}`);
+    if (isInvalidOptionError(error)) throw new UsageError(`${where}: ${error.field} ${error.requirement}, got ${quote(error.value)}`);
     throw error;
   }
 }
@@ -118,6 +114,7 @@ export function budgetTable(result: BudgetResult): string {
  */
 export function budgetJson(result: BudgetResult): object {
   return {
+    schemaVersion: LAB_JSON_SCHEMA_VERSION,
     experiment: 'budget',
     seeds: result.run.seeds,
     rows: result.rows.map((r) => ({ policy: r.policy, load: r.load, crashesAfter: r.crashesAfter, backToNormal: r.backToNormal, retryShare: r.retryShare })),
@@ -140,6 +137,7 @@ export function budgetCsv(result: BudgetResult): string {
  */
 export function budgetTraceJson(trace: BudgetTrace, tickMs = 10): object {
   return {
+    schemaVersion: LAB_JSON_SCHEMA_VERSION,
     experiment: 'budget-trace',
     tokens: Array.from(trace.tokens, (tokens, tick) => ({ tick, timeS: (tick * tickMs) / 1000, tokens })),
     perSecond: trace.perSecond,

@@ -1,6 +1,7 @@
 import { formatFixed, herdScenario, scenarioToSpec, type HerdRow, type PolicySpec, type RunResult, type ScenarioSpec } from 'herdless/sim';
 import { HERD_STRATEGIES, type HerdStrategy } from 'herdless/sim';
 import { herdPolicySpec } from '../config.js';
+import { LAB_JSON_SCHEMA_VERSION } from './schema-version.js';
 
 /** Everything a herd-shaped run needs: shared settings, the policies to compare, the seeds. */
 export interface HerdRun {
@@ -81,6 +82,7 @@ export function herdPerSeed(result: HerdResult): string {
 export function herdJson(result: HerdResult, perSeed: boolean): object {
   const { run } = result;
   return {
+    schemaVersion: LAB_JSON_SCHEMA_VERSION,
     experiment: run.experiment,
     ...(run.experiment === 'scenario' ? { name: run.name } : {}),
     ...(run.base.arrivals.kind === 'together' ? { spread: run.base.arrivals.spreadMs / 1000 } : {}),

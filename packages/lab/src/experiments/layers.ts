@@ -1,4 +1,5 @@
 import type { LayersRow } from 'herdless/sim';
+import { LAB_JSON_SCHEMA_VERSION } from './schema-version.js';
 
 /** The layers table: one row per policy, one column per service (calls that reached it). */
 export function layersTable(rows: readonly LayersRow[]): string {
@@ -19,7 +20,7 @@ export function layersCsv(rows: readonly LayersRow[]): string {
 
 /** The JSON contract: `{"experiment":"layers","rows":[{"policy","calls":{service: count}}, …]}`. */
 export function layersJson(rows: readonly LayersRow[]): object {
-  return { experiment: 'layers', rows };
+  return { schemaVersion: LAB_JSON_SCHEMA_VERSION, experiment: 'layers', rows };
 }
 
 /** The header line of the table. */

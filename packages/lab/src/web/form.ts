@@ -3,6 +3,7 @@ import { ARTICLE_SERVER, HERD_STRATEGIES, herdBackoff, type HerdStrategy } from 
 import { parseSeeds } from '../cli/seeds.js';
 import { ConfigError, parseConfig } from '../config.js';
 import type { HerdRun } from '../experiments/herd.js';
+import { PAGE_MAX_EVENTS, checkWork } from '../estimate.js';
 import { UsageError } from '../usage-error.js';
 
 /*
@@ -121,6 +122,11 @@ export function validateForm(form: FormValues): FormResult {
     seeds = parseSeeds(form.seeds, 'seeds');
     if (config.base.clients * seeds.length > MAX_CLIENT_RUNS) {
       return { ok: false, error: { input: 'seeds', message: `clients × seeds must be ≤ ${MAX_CLIENT_RUNS} in the page (${config.base.clients} × ${seeds.length}); use the CLI for more` } };
+    }
+    try {
+      checkWork(config.base, config.policies, seeds.length, PAGE_MAX_EVENTS, 'the page', 'use the CLI (npm run lab -- herd --config scenario.json)');
+    } catch (error) {
+      return { ok: false, error: { input: 'seeds', message: (error as Error).message } };
     }
     return { ok: true, run: { experiment: 'scenario', name: String(scenario.name), base: config.base, policies: config.policies, seeds }, scenario };
   } catch (error) {

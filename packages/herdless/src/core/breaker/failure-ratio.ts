@@ -1,4 +1,5 @@
 import { numberOption, objectOption } from '../validate.js';
+import { SlidingCounts } from '../budget/sliding-window.js';
 import type { BreakerCounts, CountingStrategy, FailureCounter } from './counting.js';
 
 /** Options of {@link failureRatio}. */
@@ -32,79 +33,39 @@ export interface FailureRatioCounts extends BreakerCounts {
 }
 
 /**
- * A ring of `n` buckets, each `width` ms wide. Bucket k holds the calls that ended in
- * [k·width, (k+1)·width); the ring keeps bucket `head` (the latest seen) and the n − 1 before it,
- * with running totals so that a record is O(1) amortised, and memory stays bounded whatever the
- * traffic. A clock that steps backwards is read as "still in bucket `head`".
+ * The calls and failures of the last `windowMs`, in a ring of `buckets` time buckets (the same
+ * bounded ring as the retry budgets): O(1) amortised per record, bounded memory and bounded work
+ * whatever the traffic and the clock. A clock that steps backwards is read as "still in the
+ * latest bucket".
  */
 class RatioCounter implements FailureCounter {
-  readonly #calls: Float64Array;
-  readonly #failures: Float64Array;
-  readonly #width: number;
-  #head = Number.NEGATIVE_INFINITY;
-  #totalCalls = 0;
-  #totalFailures = 0;
+  readonly #window: SlidingCounts;
 
   constructor(private readonly o: Required<FailureRatioOptions>) {
-    this.#calls = new Float64Array(o.buckets);
-    this.#failures = new Float64Array(o.buckets);
-    this.#width = o.windowMs / o.buckets;
-  }
-
-  /** Moves the window so that it ends with the bucket of `now`; returns that bucket's slot. */
-  #advance(now: number): number {
-    const n = this.o.buckets;
-    const k = Math.floor(now / this.#width);
-    if (k > this.#head) {
-      if (k - this.#head >= n) {
-        this.#calls.fill(0);
-        this.#failures.fill(0);
-        this.#totalCalls = 0;
-        this.#totalFailures = 0;
-      } else {
-        for (let e = this.#head + 1; e <= k; e++) {
-          const s = slot(e, n);
-          this.#totalCalls -= this.#calls[s]!;
-          this.#totalFailures -= this.#failures[s]!;
-          this.#calls[s] = 0;
-          this.#failures[s] = 0;
-        }
-      }
-      this.#head = k;
-    }
-    return slot(this.#head, n);
+    // Counter A: calls; counter B: failures.
+    this.#window = new SlidingCounts(o.windowMs / o.buckets, o.buckets);
   }
 
   record(failed: boolean, now: number): boolean {
-    const s = this.#advance(now);
-    this.#calls[s]!++;
-    this.#totalCalls++;
+    const w = this.#window;
+    w.advance(now);
+    w.add(1, failed ? 1 : 0);
     if (!failed) return false;
-    this.#failures[s]!++;
-    this.#totalFailures++;
     // Division, not failures ≥ ratio × calls: both sides are then correctly rounded, so 7 of 10
     // meets a ratio of 0.7 exactly (0.7 × 10 is 7.000000000000001).
-    return this.#totalCalls >= this.o.minimumCalls && this.#totalFailures / this.#totalCalls >= this.o.ratio;
+    return w.sumA >= this.o.minimumCalls && w.sumB / w.sumA >= this.o.ratio;
   }
 
   reset(): void {
-    this.#calls.fill(0);
-    this.#failures.fill(0);
-    this.#totalCalls = 0;
-    this.#totalFailures = 0;
-    this.#head = Number.NEGATIVE_INFINITY;
+    this.#window.reset();
   }
 
   snapshot(now: number): FailureRatioCounts {
-    this.#advance(now);
+    const w = this.#window;
+    w.advance(now);
     const { ratio, windowMs, minimumCalls } = this.o;
-    return { strategy: 'failure ratio', calls: this.#totalCalls, failures: this.#totalFailures, ratio, windowMs, minimumCalls };
+    return { strategy: 'failure ratio', calls: w.sumA, failures: w.sumB, ratio, windowMs, minimumCalls };
   }
-}
-
-function slot(bucket: number, n: number): number {
-  const s = bucket % n;
-  return s < 0 ? s + n : s;
 }
 
 /**

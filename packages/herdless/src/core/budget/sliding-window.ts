@@ -33,29 +33,44 @@ export class SlidingCounts {
    * Moves the window so that it ends at `now`, dropping the buckets that left it. A `now` earlier
    * than the current bucket (or NaN) is taken as the current bucket: budgets assume a
    * non-decreasing clock, and a late reading from a concurrent call must not corrupt the ring.
+   *
+   * At most `buckets` slots are touched whatever `now` and `bucketMs` are. The loop counts steps
+   * rather than walking absolute bucket indices: past 2^53 an index + 1 rounds back to the index
+   * itself, and a loop on `i <= k` would never end.
    */
   advance(now: number): void {
     const k = Math.floor(now / this.bucketMs);
     if (!(k > this.current)) return;
     const n = this.buckets;
-    if (k - this.current >= n) {
-      this.a.fill(0);
-      this.b.fill(0);
-      this.sumA = 0;
-      this.sumB = 0;
+    const steps = k - this.current;
+    if (steps >= n) {
+      this.clear();
     } else {
       // Amortised O(1): every bucket is cleared once per pass of the clock over it.
       let slot = this.slot;
-      for (let i = this.current + 1; i <= k; i++) {
+      for (let i = 0; i < steps; i++) {
         slot = slot + 1 === n ? 0 : slot + 1;
         this.sumA -= this.a[slot]!;
         this.sumB -= this.b[slot]!;
         this.a[slot] = 0;
         this.b[slot] = 0;
       }
+      this.slot = slot;
     }
     this.current = k;
-    this.slot = ((k % n) + n) % n;
+  }
+
+  /** Empties the window and forgets the current bucket (the next {@link advance} starts afresh). */
+  reset(): void {
+    this.clear();
+    this.current = -Infinity;
+  }
+
+  private clear(): void {
+    this.a.fill(0);
+    this.b.fill(0);
+    this.sumA = 0;
+    this.sumB = 0;
   }
 
   /** Adds to the current bucket's counters; call {@link advance} first. */

@@ -1,6 +1,6 @@
 import { isHerdlessError } from '../errors.js';
 import { GRPC_RESOURCE_EXHAUSTED, GRPC_UNAVAILABLE, RETRYABLE_ERROR_CODES, RETRYABLE_GRPC_CODES, RETRYABLE_HTTP_STATUSES } from './data.js';
-import { isDoNotRetry, serverHint } from './hints.js';
+import { isGivenUp, serverHint } from './hints.js';
 import { CIRCUIT_OPEN_VERDICT, DO_NOT_RETRY_VERDICT, FATAL, RETRYABLE, RETRYABLE_THROTTLED, RETRYABLE_TIMEOUT, retryAfter, type Verdict } from './verdict.js';
 
 const CODES: ReadonlySet<unknown> = new Set(RETRYABLE_ERROR_CODES);
@@ -136,7 +136,7 @@ function isThrottled(error: unknown): boolean {
 /**
  * Turns a failure into a {@link Verdict} — the classification step `retry()` runs on every failed
  * attempt, in this order:
- * 1. a "do not retry" mark gives `do-not-retry`;
+ * 1. a "do not retry" mark, on the error or on its `response` / `cause` ({@link isGivenUp}), gives `do-not-retry`;
  * 2. the decision: `override(error, { attempt, transient })` when given and it returns a boolean,
  *    else `transient` ({@link isTransientError}); `false` gives `fatal`;
  * 3. for a retryable error, the server hint ({@link serverHint}): `retryAfterMs` gives a hinted
@@ -163,7 +163,7 @@ function isThrottled(error: unknown): boolean {
  */
 export function classify(error: unknown, override?: RetryableOverride, attempt = 1, hints = true): Verdict {
   if (isHerdlessError(error, 'ERR_HERDLESS_CIRCUIT_OPEN')) return CIRCUIT_OPEN_VERDICT;
-  if (isDoNotRetry(error)) return DO_NOT_RETRY_VERDICT;
+  if (isGivenUp(error)) return DO_NOT_RETRY_VERDICT;
   let retryable = isTransientError(error);
   if (override !== undefined) {
     const said = override(error, { attempt, transient: retryable });

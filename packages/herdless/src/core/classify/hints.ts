@@ -59,6 +59,35 @@ export function isDoNotRetry(error: unknown): boolean {
 }
 
 /**
+ * True when `value` says "a herdless layer already retried this and gave up": the one test every
+ * herdless layer (`retry()`, `withRetry()`, the server module, the client adapters) applies before
+ * retrying, so that layers never multiply attempts. It is true for:
+ * - a failure carrying the "do not retry" mark ({@link isDoNotRetry}): every `RetryError`, a
+ *   `CircuitOpenError`, anything passed to {@link markDoNotRetry};
+ * - a `Response` (or any response object an adapter marks with {@link markDoNotRetry}) that
+ *   `withRetry()` returned after giving up — a 503 after its last attempt, a 429 whose
+ *   `Retry-After` was too long, a response carrying `X-Herdless-Retry: no` — see
+ *   `retryInfo(response).reason`;
+ * - an error whose `response` or `cause` is one of those (one level deep): what
+ *   `throwIfNotOk(response)` throws, `new Error('…', { cause: retryError })`, an error built by
+ *   hand around such a response.
+ *
+ * @param value a response, an error or anything else (then false).
+ * @returns whether retrying `value` again would multiply attempts already made.
+ * @example
+ * ```ts
+ * const res = await api(url); // withRetry(fetch, { maxAttempts: 3 })
+ * if (isGivenUp(res)) return res; // already retried 3 times (or told not to): do not retry again
+ * ```
+ */
+export function isGivenUp(value: unknown): boolean {
+  if ((typeof value !== 'object' || value === null) && typeof value !== 'function') return false;
+  if ((value as { [DO_NOT_RETRY]?: unknown })[DO_NOT_RETRY] === true) return true;
+  const { response, cause } = value as { response?: unknown; cause?: unknown };
+  return isDoNotRetry(response) || isDoNotRetry(cause);
+}
+
+/**
  * What a failure says about the next retry:
  * - `undefined`: nothing; the backoff decides the wait;
  * - a number: "retry after this many ms" (≥ 0, finite);

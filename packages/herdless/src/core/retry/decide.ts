@@ -19,8 +19,17 @@ import type { RetryPolicy } from './policy.js';
 export interface RetryState {
   /** The attempt that is running or has just failed, from 1. */
   readonly attempt: number;
-  /** The wait made before this attempt in ms (0 before the first); decorrelated jitter reads it. */
+  /**
+   * The backoff's last wait in ms (0 before the first, and after a server hint, which restarts the
+   * backoff); decorrelated jitter reads it.
+   */
   readonly previousDelayMs: number;
+  /**
+   * The attempt whose failure last carried a server hint (`retryAfterMs`), after which the backoff
+   * starts again from its first step; 0 (or absent) when there was none. The backoff's retry number
+   * is `attempt − backoffRestartedAt`.
+   */
+  readonly backoffRestartedAt?: number;
   /** When the call's deadline passes, on the driver's clock (ms); `Infinity` without `deadlineMs`. */
   readonly deadlineAt: number;
 }
@@ -89,15 +98,18 @@ export function startRetry(policy: RetryPolicy, now: number): RetryState {
  * 4. `attempt ≥ maxAttempts` → give up `'exhausted'` (maxAttempts counts the first try);
  * 5. `now ≥ deadlineAt` → give up `'deadline'`;
  * 6. the wait: the hint `retryAfterMs` if any and `ignoreHints` is off (longer than
- *    `maxRetryAfterMs` → give up `'hint-too-long'`), else `backoff.delay(attempt, previousDelayMs, rng)`
- *    — `throttlingBackoff`'s for a `throttled` verdict — held to [0, 2^31 − 1];
+ *    `maxRetryAfterMs` → give up `'hint-too-long'`), else `backoff.delay(attempt − backoffRestartedAt,
+ *    previousDelayMs, rng)` — `throttlingBackoff`'s for a `throttled` verdict — held to
+ *    [0, 2^31 − 1]. A hinted wait restarts the backoff: the next unhinted wait is the backoff's first
+ *    step again (gRFC A6 pushback: "the next retry attempt … uses initialBackoff");
  * 7. `now + wait ≥ deadlineAt` → give up (`'hint-too-long'` for a hint, else `'deadline'`): a wait
  *    that would cross the deadline is not started;
  * 8. the budget's `allowRetry(now)` false → give up `'budget'` (asked last, so a budget that counts
  *    retries when it allows them only counts retries that happen);
  * 9. retry after the wait.
  *
- * Sources: gRFC A6 (maxAttempts includes the first try; pushback replaces the backoff; throttling),
+ * Sources: gRFC A6 (maxAttempts includes the first try; pushback replaces the backoff and restarts
+ * it; throttling),
  * RFC 9110 §10.2.3 (Retry-After).
  *
  * @example
@@ -127,33 +139,45 @@ export function decide(policy: RetryPolicy, state: RetryState, verdict: Verdict,
     }
     delay = hint;
   } else {
+    const restartedAt = state.backoffRestartedAt;
+    const retry = restartedAt === undefined ? state.attempt : state.attempt - restartedAt;
     // A throttling answer without a hint backs off from a larger base (a policy built by hand may lack one).
     const throttling = verdict.throttled === true ? policy.throttlingBackoff : undefined;
     used = throttling ?? policy.backoff;
     delay =
       throttling === undefined
-        ? checkedDelay('retry', policy.backoff.delay(state.attempt, state.previousDelayMs, rng))
-        : checkedDelay('retry', throttling.delay(state.attempt, state.previousDelayMs, rng), 'throttlingBackoff.delay()');
+        ? checkedDelay('retry', policy.backoff.delay(retry, state.previousDelayMs, rng))
+        : checkedDelay('retry', throttling.delay(retry, state.previousDelayMs, rng), 'throttlingBackoff.delay()');
   }
   if (deadlineAt !== Infinity && now + delay >= deadlineAt) {
     return { kind: 'give-up', reason: hint !== undefined ? 'hint-too-long' : 'deadline', waitMs: delay, limitMs: deadlineAt - now };
   }
   if (budget !== undefined && !budget.allowRetry(now)) return BUDGET;
+  if (hint !== undefined) {
+    // gRFC A6: after a pushback the backoff starts over from initialBackoff (grpc-js does the same).
+    return {
+      kind: 'retry',
+      delayMs: delay,
+      hinted: true,
+      next: { attempt: state.attempt + 1, previousDelayMs: 0, deadlineAt, backoffRestartedAt: state.attempt },
+    };
+  }
+  const restartedAt = state.backoffRestartedAt;
   return {
     kind: 'retry',
     delayMs: delay,
-    hinted: hint !== undefined,
-    // A backoff that carries its own per-call value (decorrelated jitter V2: the total so far) gets
-    // it back; a hinted wait leaves that value as it was.
-    next: { attempt: state.attempt + 1, previousDelayMs: carried(policy, used, state.previousDelayMs, delay), deadlineAt },
+    hinted: false,
+    // A backoff that carries its own per-call value (decorrelated jitter V2: the total so far) gets it back.
+    next:
+      restartedAt === undefined
+        ? { attempt: state.attempt + 1, previousDelayMs: carried(used!, state.previousDelayMs, delay), deadlineAt }
+        : { attempt: state.attempt + 1, previousDelayMs: carried(used!, state.previousDelayMs, delay), deadlineAt, backoffRestartedAt: restartedAt },
   };
 }
 
 /** What the next retry's `previousDelayMs` is: see {@link Backoff.carry}. */
-function carried(policy: RetryPolicy, used: RetryPolicy['backoff'] | undefined, previousMs: number, delay: number): number {
-  if (used !== undefined) return used.carry === undefined ? delay : used.carry(previousMs, delay);
-  // A hint: the wait itself, except for a carrying backoff, whose value is kept.
-  return policy.backoff.carry === undefined ? delay : previousMs;
+function carried(used: RetryPolicy['backoff'], previousMs: number, delay: number): number {
+  return used.carry === undefined ? delay : used.carry(previousMs, delay);
 }
 
 /**

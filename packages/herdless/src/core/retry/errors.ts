@@ -10,7 +10,7 @@ import { DO_NOT_RETRY } from '../classify/hints.js';
  * | `'fatal'` | the failure is not retryable (a bug, a bad request, a 404, …) |
  * | `'deadline'` | the deadline passed, or the next wait would have crossed it |
  * | `'hint-too-long'` | the server asked to wait longer than `maxRetryAfterMs` or than the time left before the deadline |
- * | `'do-not-retry'` | the failure says "do not retry" (a `RetryError` from an inner `retry()`, a {@link markDoNotRetry} mark, a malformed hint) |
+ * | `'do-not-retry'` | the failure says "do not retry" (a `RetryError` from an inner `retry()`, a {@link markDoNotRetry} mark, a response an inner layer gave up on or an error around one — see `isGivenUp` — a malformed hint) |
  * | `'aborted'` | the caller's `signal` aborted (`retry()` then rejects with the signal's reason itself) |
  * | `'budget'` | the retry budget refused the retry |
  * | `'circuit-open'` | the circuit breaker refused the attempt (a `CircuitOpenError`): no sleep, no further attempt |

@@ -69,8 +69,10 @@ async function chain(depth: number, attempts: number, seed: number, oneLayer: bo
   const counts = new Array<number>(depth).fill(0);
   const names = layerNames(depth);
   // A service's failure answer: a 503, marked "don't retry" below the top under the one-layer rule.
-  const answer = (i: number, cause?: unknown): Error => {
-    const error = Object.assign(new Error(`${names[i]} unavailable`, cause === undefined ? undefined : { cause }), { status: 503 });
+  // Only the status crosses the wire: the answer never carries the downstream failure as its
+  // `cause`, which would say "given up" in-process (isGivenUp) and stop the caller's retries.
+  const answer = (i: number): Error => {
+    const error = Object.assign(new Error(`${names[i]} unavailable`), { status: 503 });
     return oneLayer && i > 0 ? markDoNotRetry(error) : error;
   };
   const service = async (i: number): Promise<never> => {
@@ -78,8 +80,8 @@ async function chain(depth: number, attempts: number, seed: number, oneLayer: bo
     if (i === depth - 1) throw answer(i);
     try {
       return await withRetry(() => service(i + 1));
-    } catch (error) {
-      throw answer(i, error);
+    } catch {
+      throw answer(i);
     }
   };
   const user = withRetry(() => service(0)).catch(() => undefined);

@@ -1,0 +1,102 @@
+import { MAX_DELAY_MS } from '../core/backoff/backoff.js';
+import { DO_NOT_RETRY_VERDICT, FATAL, RETRYABLE, retryAfter, type Verdict } from '../core/classify/verdict.js';
+import { decide, describeGiveUp, type HintedRetryBudget, type RetryCommand, type RetryState } from '../core/retry/decide.js';
+import type { GiveUpReason } from '../core/retry/errors.js';
+import { callHook } from '../runtime/hooks.js';
+import type { GrpcMethodPlan, GrpcRetryPlanner } from './interceptor-options.js';
+import { parseGrpcPushback } from './pushback.js';
+
+/** What `onRetry` hears before each retry's wait. */
+export interface GrpcRetryEvent {
+  /** The method's path, e.g. `/helloworld.Greeter/SayHello`. */
+  readonly method: string;
+  /** The attempt that failed, from 1. */
+  readonly attempt: number;
+  /** Its status code (gRPC numbering, as `GRPC_STATUS_CODES`). */
+  readonly code: number;
+  /** The wait before the next attempt, in ms. */
+  readonly delayMs: number;
+  /** True when the wait is the server's pushback rather than the backoff's. */
+  readonly hinted: boolean;
+}
+
+/** What `onGiveUp` hears when a failed attempt is the call's last. */
+export interface GrpcGiveUpEvent {
+  /** The method's path. */
+  readonly method: string;
+  /** The attempts made. */
+  readonly attempts: number;
+  /** The last attempt's status code. */
+  readonly code: number;
+  /** Why no retry followed: `'fatal'` (a status not in the retryable list), `'exhausted'`, `'budget'`… */
+  readonly reason: GiveUpReason | 'committed';
+  /** A human sentence, e.g. `all 4 attempts failed (maxAttempts 4)`. */
+  readonly message: string;
+}
+
+/**
+ * @internal How a finished attempt's status reads for `decide()` (gRFC A6): a retryable status is
+ * retryable, with the server's pushback as the wait, or "do not retry" for a negative or malformed
+ * pushback (both count as failures for throttling); any other status is fatal.
+ */
+export function grpcVerdict(plan: GrpcMethodPlan, code: number, pushback: unknown): Verdict {
+  if (!plan.codes.has(code)) return FATAL;
+  const ms = parseGrpcPushback(pushback);
+  if (ms === undefined) return RETRYABLE;
+  if (ms === 'do-not-retry') return DO_NOT_RETRY_VERDICT;
+  // Far above any timer: decide() turns it into 'hint-too-long' against maxRetryAfterMs.
+  return retryAfter(ms < MAX_DELAY_MS ? ms : MAX_DELAY_MS + 1);
+}
+
+/**
+ * @internal One call's retry state across its attempts, shared by the grpc-js and Connect
+ * interceptors: the budget's bookkeeping, `decide()`, and the hooks.
+ */
+export class GrpcCallRetry {
+  #state: RetryState;
+  constructor(
+    private readonly planner: GrpcRetryPlanner,
+    private readonly plan: GrpcMethodPlan,
+    private readonly method: string,
+    /** The ms left before the call's deadline (`Infinity` for none). */
+    remainingMs: number,
+  ) {
+    const now = planner.scheduler.now();
+    this.#state = { attempt: 1, previousDelayMs: 0, deadlineAt: now + remainingMs };
+  }
+  /** The attempt running or just finished, from 1. */
+  get attempt(): number {
+    return this.#state.attempt;
+  }
+  /** The budget hears of each attempt as it starts. */
+  started(): void {
+    this.plan.policy.budget?.onAttempt(this.planner.scheduler.now(), this.#state.attempt > 1);
+  }
+  /** The call succeeded (status OK). */
+  succeeded(): void {
+    (this.plan.policy.budget as HintedRetryBudget | undefined)?.onSuccess(this.planner.scheduler.now(), this.#state.attempt > 1);
+  }
+  /**
+   * The attempt failed with `code` (and `pushback`, the raw `grpc-retry-pushback-ms` value): the
+   * command to follow. On `retry`, the state moves to the next attempt.
+   */
+  failed(code: number, pushback: unknown): RetryCommand {
+    const verdict = grpcVerdict(this.plan, code, pushback);
+    const command = decide(this.plan.policy, this.#state, verdict, this.planner.scheduler.now(), this.planner.random);
+    const o = this.planner.options;
+    if (command.kind === 'retry') {
+      const event: GrpcRetryEvent = { method: this.method, attempt: this.#state.attempt, code, delayMs: command.delayMs, hinted: command.hinted };
+      this.#state = command.next;
+      callHook(o.onRetry, event, 'onRetry', o.onHookError);
+    } else {
+      this.gaveUp(code, command.reason, describeGiveUp(this.plan.policy, command));
+    }
+    return command;
+  }
+  /** Reports the end of the call without a retry (also for the commit rule). */
+  gaveUp(code: number, reason: GrpcGiveUpEvent['reason'], message: string): void {
+    const o = this.planner.options;
+    if (o.onGiveUp === undefined) return;
+    callHook(o.onGiveUp, { method: this.method, attempts: this.#state.attempt, code, reason, message }, 'onGiveUp', o.onHookError);
+  }
+}

@@ -1,0 +1,157 @@
+import type { Backoff } from '../core/backoff/backoff.js';
+import type { RetryBudget } from '../core/budget/budget.js';
+import { InvalidOptionError, isInvalidOptionError } from '../core/errors.js';
+import { parseRetryPolicy, type RetryPolicy } from '../core/retry/policy.js';
+import type { Rng } from '../core/rng.js';
+import { objectOption } from '../core/validate.js';
+import type { HookName } from '../runtime/hooks.js';
+import { systemScheduler, type Scheduler } from '../runtime/scheduler.js';
+import { systemRandom } from '../runtime/system-random.js';
+import type { GrpcGiveUpEvent, GrpcRetryEvent } from './call-retry.js';
+import { parseGrpcServiceConfig, type GrpcRetryConfig } from './service-config.js';
+import { GRPC_STATUS_CODES, grpcStatusName, type GrpcStatusName } from './status.js';
+import { grpcThrottleFor } from './throttles.js';
+
+/**
+ * Options of the herdless gRPC interceptors (`herdless/grpc` for grpc-js, `herdless/connect` for
+ * Connect). Give either a gRPC service config (`serviceConfig`, applied per method as its
+ * `methodConfig` names) or a herdless policy (`maxAttempts`, `backoff`, `retryableStatusCodes`,
+ * `budget`), not both.
+ */
+export interface GrpcRetryInterceptorOptions {
+  /**
+   * A gRPC service config (object or JSON text; see `parseGrpcServiceConfig`). Each call uses the
+   * `retryPolicy` of the `methodConfig` entry that names its method (else its service, else the
+   * default entry); a method without one is not retried. Its `retryThrottling` is one token bucket
+   * per server name, shared by every interceptor and channel in the process (gRFC A6).
+   */
+  serviceConfig?: unknown;
+  /** With `serviceConfig`: `'proportional'` (default, gRPC's ±20%) or `'full'` jitter. */
+  jitter?: 'proportional' | 'full' | undefined;
+  /** Herdless policy: attempts in all, the first included. Default 3. */
+  maxAttempts?: number | undefined;
+  /** Herdless policy: the backoff. Default herdless's `DEFAULT_BACKOFF` (full jitter, 100 ms × 2^n, cap 10 s). */
+  backoff?: Backoff | undefined;
+  /** Herdless policy: the statuses to retry, names (`'UNAVAILABLE'`) or codes. Default `['UNAVAILABLE']`. */
+  retryableStatusCodes?: readonly (GrpcStatusName | number)[] | undefined;
+  /** Herdless policy: a retry budget shared by the calls that use it. Default: none. */
+  budget?: RetryBudget | undefined;
+  /**
+   * The longest pushback honoured, in ms; a longer one ends the call with its status (reason
+   * `'hint-too-long'`). Default 60 000. Range [0, 2^31 − 1].
+   */
+  maxRetryAfterMs?: number | undefined;
+  /** Timers and the clock. Default `systemScheduler`; tests may pass a `ManualClock`. */
+  scheduler?: Scheduler | undefined;
+  /** The jitter's uniform source. Default `systemRandom`. */
+  random?: Rng | undefined;
+  /** Called before each retry's wait. A throw is reported (`onHookError`), never fails the call. */
+  onRetry?: ((event: GrpcRetryEvent) => unknown) | undefined;
+  /** Called when a failed attempt ends the call. */
+  onGiveUp?: ((event: GrpcGiveUpEvent) => unknown) | undefined;
+  /** Where a throwing hook is reported. Default: a process warning (or the console). */
+  onHookError?: ((error: unknown, hook: HookName) => void) | undefined;
+}
+
+const POLICY_KEYS = ['maxAttempts', 'backoff', 'retryableStatusCodes', 'budget'] as const;
+const COMMON_KEYS = ['serviceConfig', 'jitter', ...POLICY_KEYS, 'maxRetryAfterMs', 'scheduler', 'random', 'onRetry', 'onGiveUp', 'onHookError'];
+
+/** @internal One method's retry rules, resolved from the options. */
+export interface GrpcMethodPlan {
+  readonly policy: RetryPolicy;
+  /** Retryable status codes (numbers). */
+  readonly codes: ReadonlySet<number>;
+}
+
+/** @internal The options, validated once, and a per-method, per-server resolver. */
+export interface GrpcRetryPlanner {
+  readonly scheduler: Scheduler;
+  readonly random: Rng;
+  readonly options: GrpcRetryInterceptorOptions;
+  /** True when the service config asks for throttling (it then needs the server's name). */
+  readonly throttled: boolean;
+  /** The plan for `path` (`/service/method`) on `serverName`. */
+  planFor(path: string, serverName: string | undefined): GrpcMethodPlan;
+}
+
+const NO_RETRY_CODES: ReadonlySet<number> = new Set();
+const MAX_PLANS = 1000;
+
+function isFunctionOrUndefined(v: unknown): boolean {
+  return v === undefined || typeof v === 'function';
+}
+
+/**
+ * @internal Validates the interceptors' options once (an `InvalidOptionError` names the field, for
+ * a service config its JSON path under `serviceConfig.`, and the value) and returns the resolver.
+ */
+export function grpcRetryPlanner(owner: string, options: GrpcRetryInterceptorOptions | undefined, extraKeys: readonly string[] = []): GrpcRetryPlanner {
+  const o = objectOption(owner, 'options', options, [...COMMON_KEYS, ...extraKeys]);
+  for (const hook of ['onRetry', 'onGiveUp', 'onHookError'] as const) {
+    if (!isFunctionOrUndefined(o[hook])) throw new InvalidOptionError(owner, hook, o[hook], 'must be a function');
+  }
+  const scheduler = o.scheduler ?? systemScheduler;
+  if (typeof scheduler !== 'object' || scheduler === null || typeof scheduler.setTimeout !== 'function' || typeof scheduler.now !== 'function') {
+    throw new InvalidOptionError(owner, 'scheduler', scheduler, 'must be a Scheduler (now, setTimeout, clearTimeout)');
+  }
+  const random = o.random ?? systemRandom;
+  if (typeof random !== 'object' || random === null || typeof random.random !== 'function') {
+    throw new InvalidOptionError(owner, 'random', random, 'must be an Rng ({ random(): number })');
+  }
+  const common = { scheduler, random, options: o as GrpcRetryInterceptorOptions };
+
+  if (o.serviceConfig !== undefined) {
+    const clash = POLICY_KEYS.find((k) => o[k] !== undefined);
+    if (clash !== undefined) throw new InvalidOptionError(owner, clash, o[clash], 'cannot be given with serviceConfig (the service config sets it)');
+    const jitter = o.jitter;
+    const parse = (service?: string, method?: string): GrpcRetryConfig => {
+      try {
+        return parseGrpcServiceConfig(o.serviceConfig, { service, method, jitter });
+      } catch (error) {
+        if (isInvalidOptionError(error)) throw new InvalidOptionError(owner, `serviceConfig.${error.field}`, error.value, error.requirement);
+        throw error;
+      }
+    };
+    const whole = parse(); // validates every entry now, not at the first call
+    const plans = new Map<string, GrpcMethodPlan>();
+    return {
+      ...common,
+      throttled: whole.retryThrottling !== undefined,
+      planFor(path, serverName) {
+        const key = `${serverName ?? ''}\n${path}`;
+        let plan = plans.get(key);
+        if (plan !== undefined) return plan;
+        const [service = '', method = ''] = path.split('/').filter((part) => part.length > 0);
+        const config = parse(service, method);
+        const rp = config.retryPolicy;
+        const budget = whole.retryThrottling !== undefined && serverName !== undefined ? grpcThrottleFor(serverName, whole.retryThrottling) : undefined;
+        plan = {
+          policy: parseRetryPolicy({ maxAttempts: rp?.maxAttempts ?? 1, backoff: rp?.backoff, maxRetryAfterMs: o.maxRetryAfterMs, budget }, owner),
+          codes: rp === undefined ? NO_RETRY_CODES : new Set(rp.retryableStatusCodes.map((name) => GRPC_STATUS_CODES[name])),
+        };
+        // Bounded: method paths are few, but a caller could invent them.
+        if (plans.size < MAX_PLANS) plans.set(key, plan);
+        return plan;
+      },
+    };
+  }
+  if (o.jitter !== undefined) throw new InvalidOptionError(owner, 'jitter', o.jitter, 'applies to serviceConfig only (pass a backoff instead)');
+  const rawCodes = o.retryableStatusCodes ?? ['UNAVAILABLE'];
+  if (!Array.isArray(rawCodes) || rawCodes.length === 0) {
+    throw new InvalidOptionError(owner, 'retryableStatusCodes', rawCodes, 'must be a non-empty array of gRPC status names or codes');
+  }
+  const codes = new Set<number>();
+  rawCodes.forEach((code: unknown, i) => {
+    const name = typeof code === 'number' || (typeof code === 'string' && Object.hasOwn(GRPC_STATUS_CODES, code)) ? grpcStatusName(code) : undefined;
+    if (name === undefined || name === 'OK') {
+      throw new InvalidOptionError(owner, `retryableStatusCodes[${i}]`, code, 'must be a gRPC status name such as "UNAVAILABLE" or a code 1–16');
+    }
+    codes.add(GRPC_STATUS_CODES[name]);
+  });
+  const plan: GrpcMethodPlan = {
+    policy: parseRetryPolicy({ maxAttempts: o.maxAttempts, backoff: o.backoff, budget: o.budget, maxRetryAfterMs: o.maxRetryAfterMs }, owner),
+    codes,
+  };
+  return { ...common, throttled: false, planFor: () => plan };
+}
+

@@ -1,0 +1,95 @@
+import { isGivenUp } from '../core/classify/hints.js';
+import { isRetryError } from '../core/retry/errors.js';
+import { DO_NOT_RETRY_HEADER, RETRY_AFTER_MS_HEADER } from '../http/data.js';
+import type { LoadShedderConfig } from './options.js';
+
+/**
+ * The status and headers of an answer that is not the handler's own: a shed request, or a
+ * downstream give-up passed on.
+ * @example
+ * ```ts
+ * const { status, headers }: ServerAnswer = giveUpAnswer(error)!;
+ * ```
+ */
+export interface ServerAnswer {
+  readonly status: number;
+  /** Header names in lower case. */
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/**
+ * @internal The attempt number a request header says (1 when absent or unreadable: a header that
+ * does not parse is no reason to treat a request as a retry).
+ */
+export function parseAttempt(value: string | readonly string[] | null | undefined): number {
+  const text = Array.isArray(value) ? value[0] : value;
+  if (typeof text !== 'string') return 1;
+  const match = /^\s*(\d{1,9})\s*$/.exec(text);
+  return match === null ? 1 : Math.max(1, Number(match[1]));
+}
+
+/**
+ * @internal The answer to a shed request: 503, the wait (jittered unless turned off), and the mark
+ * when it must not be retried.
+ */
+export function shedAnswer(config: LoadShedderConfig, doNotRetry: boolean): ServerAnswer {
+  const ms = Math.ceil(config.retryAfterJitter ? config.retryAfterMs * (1 + config.random.random()) : config.retryAfterMs);
+  const headers: Record<string, string> = {
+    'content-type': 'text/plain; charset=utf-8',
+    // RFC 9110 §10.2.3: whole seconds; rounded up, so a client reading only this waits long enough.
+    'retry-after': String(Math.ceil(ms / 1000)),
+    [RETRY_AFTER_MS_HEADER]: String(ms),
+  };
+  if (doNotRetry) headers[DO_NOT_RETRY_HEADER] = 'no';
+  return { status: 503, headers };
+}
+
+/** The first status in [400, 599] found on `value`, its `response`, its `cause` or the cause's `response`. */
+function downstreamStatus(value: unknown): number | undefined {
+  let candidates: unknown[] = [value];
+  for (let depth = 0; depth < 2; depth++) {
+    const next: unknown[] = [];
+    for (const c of candidates) {
+      if (typeof c !== 'object' || c === null) continue;
+      const status = (c as { status?: unknown }).status;
+      if (typeof status === 'number' && Number.isInteger(status) && status >= 400 && status <= 599) return status;
+      next.push((c as { response?: unknown }).response, (c as { cause?: unknown }).cause);
+    }
+    candidates = next;
+  }
+  return undefined;
+}
+
+/**
+ * The answer a server gives its own caller when its downstream call through herdless gave up
+ * (`isGivenUp(value)`: a `RetryError`, a given-up `Response`, an error wrapping one): the
+ * downstream status (from the value, its `response` or `cause`; 503 when none in 400–599 is
+ * found), and `X-Herdless-Retry: no` when `propagate` (default true), so that the layers above
+ * do not retry what the layer below already retried (SRE book, "Handling Overload"). `undefined`
+ * for anything else (an ordinary failure of your handler), and for a `RetryError` with reason
+ * `'fatal'` that carries no downstream status (a bug wrapped by `retry()`: a 500, not a 503).
+ *
+ * @param value what the handler threw, or the response it got.
+ * @param propagate add the "don't retry" mark; false on the edge server, whose callers should retry.
+ * @example
+ * ```ts
+ * app.get('/orders', async (req, res) => {
+ *   try { res.json(await loadOrders()); }
+ *   catch (error) {
+ *     const answer = giveUpAnswer(error);
+ *     if (answer === undefined) throw error;
+ *     res.writeHead(answer.status, answer.headers).end();
+ *   }
+ * });
+ * ```
+ */
+export function giveUpAnswer(value: unknown, propagate = true): ServerAnswer | undefined {
+  if (!isGivenUp(value)) return undefined;
+  const status = downstreamStatus(value);
+  // A fatal failure with no downstream status (a TypeError from a bug, wrapped by retry()) is this
+  // server's own fault, not an overloaded dependency: it stays a 500, reported.
+  if (status === undefined && isRetryError(value) && value.reason === 'fatal') return undefined;
+  const headers: Record<string, string> = { 'content-type': 'text/plain; charset=utf-8' };
+  if (propagate) headers[DO_NOT_RETRY_HEADER] = 'no';
+  return { status: status ?? 503, headers };
+}

@@ -1,0 +1,149 @@
+import { InvalidOptionError } from '../core/errors.js';
+import { numberOption, objectOption } from '../core/validate.js';
+import { ATTEMPT_HEADER } from '../http/data.js';
+import { headerNameOption } from '../http/options.js';
+import type { Rng } from '../core/rng.js';
+import { systemScheduler, type Scheduler } from '../runtime/scheduler.js';
+import { systemRandom } from '../runtime/system-random.js';
+
+/**
+ * Options of {@link loadShedder}. All times in milliseconds.
+ * @example
+ * ```ts
+ * const options: LoadShedderOptions = { maxInFlight: 64, maxQueue: 64, maxQueueWaitMs: 250, retryAfterMs: 2_000 };
+ * ```
+ */
+export interface LoadShedderOptions {
+  /** Requests handled at once (admitted, not yet answered). Required: an integer ≥ 1. */
+  maxInFlight: number;
+  /**
+   * Requests that may wait for a slot when `maxInFlight` are being handled, first come first
+   * served; one more is shed at once. Integer ≥ 0. Default 0: no queue, shed as soon as the
+   * limit is reached.
+   */
+  maxQueue?: number | undefined;
+  /** The longest a request waits in the queue before it is shed, in ms (> 0, finite). Default 1000. */
+  maxQueueWaitMs?: number | undefined;
+  /**
+   * The wait a shed answer asks for, in ms (≥ 0, finite): `Retry-After` in whole seconds (rounded
+   * up, RFC 9110 §10.2.3) and `retry-after-ms` exactly. Default 1000.
+   */
+  retryAfterMs?: number | undefined;
+  /**
+   * Spread the waits: each shed answer asks for a wait drawn uniformly from
+   * [`retryAfterMs`, 2 × `retryAfterMs`), never less than `retryAfterMs`. Without it, every client
+   * shed in the same burst is told the same wait and comes back at the same moment — the herd
+   * again (AWS, "Exponential Backoff And Jitter"). Default true.
+   */
+  retryAfterJitter?: boolean | undefined;
+  /** The randomness of `retryAfterJitter`. Default `systemRandom` (`Math.random`); a seeded `PyRandom` in tests. */
+  random?: Rng | undefined;
+  /**
+   * The share of retries among recent requests (in [0, 1]) above which every shed answer says
+   * "overloaded; don't retry" (`X-Herdless-Retry: no`), not only the shed retries: many retries mean
+   * the backend's other callers are failing too, and retrying would only add load (SRE book,
+   * "Handling Overload", which uses 10 %). Default 0.1; 1 turns this off.
+   */
+  maxRetryRatio?: number | undefined;
+  /** How many of the latest requests the retry share is measured over. Integer in [1, 100 000]. Default 100. */
+  retryRatioWindow?: number | undefined;
+  /**
+   * The request header carrying the attempt number (a request without it is a first attempt). A
+   * header name, any case. Default `x-herdless-attempt` (what `withRetry()` sends).
+   */
+  attemptHeader?: string | undefined;
+  /**
+   * When the handler's own downstream call through herdless gave up (it throws a `RetryError`, an
+   * error `isGivenUp()` recognises, or returns a given-up `Response`), the answer to this server's
+   * caller takes the downstream status (503 by default) and, when `propagate` is true, carries
+   * `X-Herdless-Retry: no`, so that the layers above do not retry what was already retried below.
+   * Set it to `false` on the edge server, whose callers (users, browsers) are the one layer that
+   * should retry. Default true.
+   */
+  propagate?: boolean | undefined;
+  /** The timers of the queue. Default `systemScheduler` (`setTimeout`); a `ManualClock` in tests. */
+  clock?: Scheduler | undefined;
+  /**
+   * Receives a failure of the wrapped handler that is not a downstream give-up (it is answered
+   * 500, or the connection is destroyed if the head was already sent). Default: `console.error`.
+   */
+  onHandlerError?: ((error: unknown) => void) | undefined;
+}
+
+/** @internal The options, checked and normalised. */
+export interface LoadShedderConfig {
+  readonly maxInFlight: number;
+  readonly maxQueue: number;
+  readonly maxQueueWaitMs: number;
+  readonly retryAfterMs: number;
+  readonly retryAfterJitter: boolean;
+  readonly random: Rng;
+  readonly maxRetryRatio: number;
+  readonly retryRatioWindow: number;
+  readonly attemptHeader: string;
+  readonly propagate: boolean;
+  readonly clock: Scheduler;
+  readonly onHandlerError: (error: unknown) => void;
+}
+
+const OWNER = 'loadShedder';
+const KEYS: readonly string[] = [
+  'maxInFlight',
+  'maxQueue',
+  'maxQueueWaitMs',
+  'retryAfterMs',
+  'retryAfterJitter',
+  'random',
+  'maxRetryRatio',
+  'retryRatioWindow',
+  'attemptHeader',
+  'propagate',
+  'clock',
+  'onHandlerError',
+];
+/** Timers beyond 2^31 − 1 ms fire at once in Node.js and browsers. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+const reportHandlerError = (error: unknown): void => {
+  console.error('herdless/server: the handler failed', error);
+};
+
+/** @internal Checks `options`; the error names the field and the value. */
+export function parseLoadShedderOptions(options: LoadShedderOptions | undefined): LoadShedderConfig {
+  if (options === undefined) throw new InvalidOptionError(OWNER, 'options', options, 'must be an object with maxInFlight');
+  const o = objectOption(OWNER, 'options', options, KEYS);
+  if (o.maxInFlight === undefined) throw new InvalidOptionError(OWNER, 'maxInFlight', undefined, 'is required (an integer ≥ 1)');
+  const clock = o.clock ?? systemScheduler;
+  if (typeof clock !== 'object' || clock === null || typeof clock.setTimeout !== 'function' || typeof clock.clearTimeout !== 'function' || typeof clock.now !== 'function') {
+    throw new InvalidOptionError(OWNER, 'clock', clock, 'must be a Scheduler (now, setTimeout, clearTimeout), e.g. a ManualClock');
+  }
+  if (o.retryAfterJitter !== undefined && typeof o.retryAfterJitter !== 'boolean') {
+    throw new InvalidOptionError(OWNER, 'retryAfterJitter', o.retryAfterJitter, 'must be a boolean');
+  }
+  const random = o.random ?? systemRandom;
+  if (typeof random !== 'object' || random === null || typeof random.random !== 'function') {
+    throw new InvalidOptionError(OWNER, 'random', random, 'must be an Rng ({ random(): number })');
+  }
+  if (o.propagate !== undefined && typeof o.propagate !== 'boolean') throw new InvalidOptionError(OWNER, 'propagate', o.propagate, 'must be a boolean');
+  if (o.onHandlerError !== undefined && typeof o.onHandlerError !== 'function') {
+    throw new InvalidOptionError(OWNER, 'onHandlerError', o.onHandlerError, 'must be a function');
+  }
+  if (o.attemptHeader !== undefined && typeof o.attemptHeader !== 'string') {
+    throw new InvalidOptionError(OWNER, 'attemptHeader', o.attemptHeader, 'must be an HTTP header name (a token such as "x-attempt")');
+  }
+  const attemptHeader = headerNameOption(OWNER, 'attemptHeader', o.attemptHeader, ATTEMPT_HEADER)!;
+  return Object.freeze({
+    maxInFlight: numberOption(OWNER, 'maxInFlight', o.maxInFlight, 1, { integer: true, min: 1, max: 1_000_000 }),
+    maxQueue: numberOption(OWNER, 'maxQueue', o.maxQueue, 0, { integer: true, min: 0, max: 1_000_000 }),
+    maxQueueWaitMs: numberOption(OWNER, 'maxQueueWaitMs', o.maxQueueWaitMs, 1000, { min: 0, minExclusive: true, max: MAX_TIMER_MS }),
+    retryAfterMs: numberOption(OWNER, 'retryAfterMs', o.retryAfterMs, 1000, { min: 0, max: MAX_TIMER_MS / 2 }),
+    retryAfterJitter: o.retryAfterJitter ?? true,
+    random,
+    maxRetryRatio: numberOption(OWNER, 'maxRetryRatio', o.maxRetryRatio, 0.1, { min: 0, max: 1 }),
+    retryRatioWindow: numberOption(OWNER, 'retryRatioWindow', o.retryRatioWindow, 100, { integer: true, min: 1, max: 100_000 }),
+    attemptHeader,
+    propagate: o.propagate ?? true,
+    clock,
+    onHandlerError: o.onHandlerError ?? reportHandlerError,
+  });
+}

@@ -1,0 +1,235 @@
+import { parseLoadShedderOptions, type LoadShedderConfig, type LoadShedderOptions } from './options.js';
+
+/**
+ * What a {@link LoadShedder} has counted since it was made: the gauges `inFlight` and `queued`,
+ * and totals. A snapshot: read `stats()` again for fresh numbers.
+ * @example
+ * ```ts
+ * const { inFlight, queued, shed, retriesSeen } = shedder.stats();
+ * ```
+ */
+export interface LoadShedderStats {
+  /** Requests being handled now (admitted, not yet answered); never above `maxInFlight`. */
+  readonly inFlight: number;
+  /** Requests waiting in the queue now; never above `maxQueue`. */
+  readonly queued: number;
+  /** The most requests ever in flight at once. */
+  readonly peakInFlight: number;
+  /** Requests that arrived, shed or not. */
+  readonly requests: number;
+  /** Requests that arrived as retries (attempt header ≥ 2). */
+  readonly retriesSeen: number;
+  /** Requests admitted to the handler (at once or after queueing). */
+  readonly admitted: number;
+  /** Requests answered 503 without reaching the handler (`shedDoNotRetry` of them marked "don't retry"). */
+  readonly shed: number;
+  /** Shed answers that carried `X-Herdless-Retry: no`. */
+  readonly shedDoNotRetry: number;
+  /** Queued requests whose client went away before a slot was free (nothing could be answered). */
+  readonly abandoned: number;
+  /** Answers that passed on a downstream give-up (status from downstream, marked when `propagate`). */
+  readonly givenUp: number;
+}
+
+/** Why a request was shed: the in-flight limit with no queue or a full queue, or a queue wait that ran out. */
+export type ShedReason = 'queue-full' | 'queue-timeout';
+
+/**
+ * The verdict on one request: admitted (call `release()` exactly once when its answer is done), or
+ * shed, with whether the answer must say "don't retry".
+ */
+export type Admission =
+  | { readonly kind: 'admitted'; readonly release: () => void }
+  | { readonly kind: 'shed'; readonly reason: ShedReason; readonly doNotRetry: boolean };
+
+interface Waiter {
+  readonly resolve: (admission: Admission) => void;
+  readonly attempt: number;
+  timer: unknown;
+  done: boolean;
+}
+
+/**
+ * The load-shedding state one server shares among all its requests: a limit on requests in
+ * flight, a bounded FIFO queue with a maximum wait, and the share of retries among recent
+ * requests. Protocol-free: the node:http middleware and the fetch-style wrapper of
+ * {@link loadShedder} drive it; use it directly for another server (a WebSocket upgrade, a job queue).
+ *
+ * @example
+ * ```ts
+ * const shedder = new LoadShedder({ maxInFlight: 16 });
+ * const admission = await shedder.admit(attemptFromMetadata);
+ * if (admission.kind === 'shed') return reject(admission.doNotRetry ? 'overloaded; don\'t retry' : 'overloaded');
+ * try { await work(); } finally { admission.release(); }
+ * ```
+ */
+export class LoadShedder {
+  /** The options, checked and normalised. */
+  readonly config: LoadShedderConfig;
+  #inFlight = 0;
+  #peak = 0;
+  readonly #queue: Waiter[] = [];
+  #queueHead = 0;
+  #requests = 0;
+  #retries = 0;
+  #admitted = 0;
+  #shed = 0;
+  #shedDoNotRetry = 0;
+  #abandoned = 0;
+  #givenUp = 0;
+  /** The latest `retryRatioWindow` requests: 1 for a retry, 0 for a first attempt (a ring). */
+  readonly #window: Uint8Array;
+  #windowNext = 0;
+  #windowFilled = 0;
+  #windowRetries = 0;
+
+  /**
+   * @param options see {@link LoadShedderOptions}; `maxInFlight` is required.
+   * @throws InvalidOptionError naming the field and the value.
+   */
+  constructor(options: LoadShedderOptions) {
+    this.config = parseLoadShedderOptions(options);
+    this.#window = new Uint8Array(this.config.retryRatioWindow);
+  }
+
+  /**
+   * The counters now.
+   * @example
+   * ```ts
+   * metrics.gauge('in_flight', shedder.stats().inFlight);
+   * ```
+   */
+  stats(): LoadShedderStats {
+    return {
+      inFlight: this.#inFlight,
+      queued: this.#queue.length - this.#queueHead,
+      peakInFlight: this.#peak,
+      requests: this.#requests,
+      retriesSeen: this.#retries,
+      admitted: this.#admitted,
+      shed: this.#shed,
+      shedDoNotRetry: this.#shedDoNotRetry,
+      abandoned: this.#abandoned,
+      givenUp: this.#givenUp,
+    };
+  }
+
+  /**
+   * The share of retries among the latest `retryRatioWindow` requests, in [0, 1] (0 before any request).
+   * @example
+   * ```ts
+   * if (shedder.retryRatio() > 0.1) log.warn('callers are retrying: their other backends fail too');
+   * ```
+   */
+  retryRatio(): number {
+    return this.#windowFilled === 0 ? 0 : this.#windowRetries / this.#windowFilled;
+  }
+
+  /**
+   * Decides on one arriving request: admitted at once, shed at once, or (with a queue) a promise
+   * that settles when a slot frees up or the wait runs out. Every call counts one request.
+   *
+   * @param attempt the request's attempt number (1 for a first attempt).
+   * @param gone when given, a function that registers a callback for the client going away; a
+   *   queued request whose client is gone leaves the queue (counted as `abandoned`) and its promise
+   *   never settles — there is nobody to answer.
+   * @example
+   * ```ts
+   * const admission = await shedder.admit(Number(headers.get('x-herdless-attempt') ?? 1));
+   * ```
+   */
+  admit(attempt: number, gone?: (callback: () => void) => void): Admission | Promise<Admission> {
+    this.#requests++;
+    const retry = attempt >= 2;
+    if (retry) this.#retries++;
+    this.#observe(retry);
+    if (this.#inFlight < this.config.maxInFlight && this.#queueHead === this.#queue.length) return this.#enter();
+    if (this.#queue.length - this.#queueHead >= this.config.maxQueue) return this.#shedOne('queue-full', attempt);
+    return new Promise<Admission>((resolve) => {
+      const waiter: Waiter = { resolve, attempt, timer: undefined, done: false };
+      waiter.timer = this.config.clock.setTimeout(() => {
+        if (waiter.done) return;
+        waiter.done = true;
+        this.#drop(waiter);
+        resolve(this.#shedOne('queue-timeout', attempt));
+      }, this.config.maxQueueWaitMs);
+      this.#queue.push(waiter);
+      gone?.(() => {
+        if (waiter.done) return;
+        waiter.done = true;
+        this.config.clock.clearTimeout(waiter.timer);
+        this.#drop(waiter);
+        this.#abandoned++;
+      });
+    });
+  }
+
+  /** Counts an answer that passed on a downstream give-up (the wrappers of {@link loadShedder} do it). */
+  countGivenUp(): void {
+    this.#givenUp++;
+  }
+
+  #observe(retry: boolean): void {
+    const size = this.#window.length;
+    const slot = this.#windowNext;
+    if (this.#windowFilled === size) this.#windowRetries -= this.#window[slot]!;
+    else this.#windowFilled++;
+    this.#window[slot] = retry ? 1 : 0;
+    if (retry) this.#windowRetries++;
+    this.#windowNext = slot + 1 === size ? 0 : slot + 1;
+  }
+
+  #enter(): Admission {
+    this.#inFlight++;
+    this.#admitted++;
+    if (this.#inFlight > this.#peak) this.#peak = this.#inFlight;
+    let released = false;
+    return {
+      kind: 'admitted',
+      release: () => {
+        if (released) return;
+        released = true;
+        this.#inFlight--;
+        this.#next();
+      },
+    };
+  }
+
+  /** A slot is free: the oldest waiter still waiting takes it. */
+  #next(): void {
+    while (this.#queueHead < this.#queue.length && this.#inFlight < this.config.maxInFlight) {
+      const waiter = this.#queue[this.#queueHead]!;
+      this.#queue[this.#queueHead] = undefined as never;
+      this.#queueHead++;
+      if (waiter.done) continue;
+      waiter.done = true;
+      this.config.clock.clearTimeout(waiter.timer);
+      waiter.resolve(this.#enter());
+    }
+    this.#compact();
+  }
+
+  /** Takes a waiter out of the queue wherever it is (a timeout or an abandon). */
+  #drop(waiter: Waiter): void {
+    const i = this.#queue.indexOf(waiter, this.#queueHead);
+    if (i >= 0) this.#queue.splice(i, 1);
+    this.#compact();
+  }
+
+  #compact(): void {
+    // The head index avoids an O(n) shift per admission; the array is trimmed once it is mostly dead.
+    if (this.#queueHead > 0 && this.#queueHead * 2 >= this.#queue.length) {
+      this.#queue.splice(0, this.#queueHead);
+      this.#queueHead = 0;
+    }
+  }
+
+  #shedOne(reason: ShedReason, attempt: number): Admission {
+    this.#shed++;
+    // SRE book, "Handling Overload": a rejected retry, or a rejection while retries pile up,
+    // says "overloaded; don't retry" so that the callers above do not multiply the load.
+    const doNotRetry = attempt >= 2 || this.retryRatio() > this.config.maxRetryRatio;
+    if (doNotRetry) this.#shedDoNotRetry++;
+    return { kind: 'shed', reason, doNotRetry };
+  }
+}

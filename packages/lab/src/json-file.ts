@@ -1,0 +1,105 @@
+import { readFileSync, statSync } from 'node:fs';
+import { UsageError } from './usage-error.js';
+import { shorten } from './text.js';
+
+/*
+ * Reading the lab's JSON inputs (scenario files, gRPC service configs) with bounded work: a size
+ * cap before reading, the text's encoding named when it is not UTF-8, a nesting cap checked in one
+ * linear pass before `JSON.parse` (so no later walk of the value can overflow the stack), and
+ * every refusal one line.
+ */
+
+/** The largest input file, in bytes: a scenario with 100,000 listed seeds is under 1 MiB. */
+export const MAX_INPUT_BYTES = 4 * 1024 * 1024;
+
+/** The deepest nesting of arrays and objects accepted; the lab's formats need 5 levels. */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * Reads `file` and parses it as JSON.
+ * @param where the prefix of every error, e.g. `--config "f.json"`.
+ * @throws UsageError, one line: missing or unreadable, too large, not UTF-8 (UTF-16 and UTF-32
+ *   named), nested too deep, or not valid JSON. A UTF-8 byte-order mark is accepted.
+ */
+export function readJsonFile(file: string, where: string): unknown {
+  let bytes: Buffer;
+  try {
+    const size = statSync(file).size;
+    if (size > MAX_INPUT_BYTES) throw new UsageError(`${where}: the file is ${size} bytes; the lab reads at most ${MAX_INPUT_BYTES} (4 MiB)`);
+    bytes = readFileSync(file);
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new UsageError(`${where}: ${code === 'ENOENT' ? 'no such file' : `cannot read it (${code ?? String(error)})`}`);
+  }
+  // A file that grew between stat and read (or a pipe, whose size reads 0) is held to the same cap.
+  if (bytes.length > MAX_INPUT_BYTES) throw new UsageError(`${where}: the file is over ${MAX_INPUT_BYTES} bytes; the lab reads at most 4 MiB`);
+  return parseJsonText(decodeUtf8(bytes, where), where);
+}
+
+/**
+ * The text of a UTF-8 file, without its byte-order mark if it has one.
+ * @throws UsageError naming the encoding (UTF-16 LE/BE, UTF-32 LE/BE) or the first byte that is not UTF-8.
+ */
+export function decodeUtf8(bytes: Uint8Array, where: string): string {
+  const other = otherEncoding(bytes);
+  if (other !== undefined) throw new UsageError(`${where}: the file is ${other}; save it as UTF-8`);
+  const start = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes.subarray(start));
+  } catch {
+    const at = firstInvalidUtf8(bytes, start);
+    throw new UsageError(`${where}: the file is not UTF-8 text (byte 0x${(bytes[at] ?? 0).toString(16).padStart(2, '0')} at offset ${at}); save it as UTF-8`);
+  }
+}
+
+/** The encoding a file's byte-order mark or NUL pattern shows, when it is not UTF-8. */
+function otherEncoding(b: Uint8Array): string | undefined {
+  if (b[0] === 0xff && b[1] === 0xfe && b[2] === 0 && b[3] === 0) return 'UTF-32 LE (it starts with a UTF-32 byte-order mark)';
+  if (b[0] === 0 && b[1] === 0 && b[2] === 0xfe && b[3] === 0xff) return 'UTF-32 BE (it starts with a UTF-32 byte-order mark)';
+  if (b[0] === 0xff && b[1] === 0xfe) return 'UTF-16 LE (it starts with a UTF-16 byte-order mark)';
+  if (b[0] === 0xfe && b[1] === 0xff) return 'UTF-16 BE (it starts with a UTF-16 byte-order mark)';
+  // Without a mark: JSON text starts with ASCII, so UTF-16 shows a NUL beside its first character.
+  if (b.length >= 2 && b[0] !== 0 && b[1] === 0) return 'UTF-16 LE (NUL bytes between its characters)';
+  if (b.length >= 2 && b[0] === 0 && b[1] !== 0) return 'UTF-16 BE (NUL bytes between its characters)';
+  return undefined;
+}
+
+function firstInvalidUtf8(b: Uint8Array, start: number): number {
+  for (let i = start; i < b.length; ) {
+    const c = b[i]!;
+    const n = c < 0x80 ? 0 : c >= 0xc2 && c < 0xe0 ? 1 : c >= 0xe0 && c < 0xf0 ? 2 : c >= 0xf0 && c < 0xf5 ? 3 : -1;
+    if (n < 0) return i;
+    for (let k = 1; k <= n; k++) if (((b[i + k] ?? 0) & 0xc0) !== 0x80) return i;
+    i += n + 1;
+  }
+  return start;
+}
+
+/**
+ * Parses JSON text after checking, in one pass, that arrays and objects nest at most
+ * {@link MAX_JSON_DEPTH} deep.
+ * @throws UsageError naming the depth and the offset, or the parser's complaint (quoted short).
+ */
+export function parseJsonText(text: string, where: string): unknown {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > MAX_JSON_DEPTH) throw new UsageError(`${where}: arrays and objects nest more than ${MAX_JSON_DEPTH} levels deep (at character ${i}); the lab's files need 5`);
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--;
+    }
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new UsageError(`${where}: not valid JSON (${shorten((error as Error).message, 160)})`);
+  }
+}

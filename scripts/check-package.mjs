@@ -1,0 +1,102 @@
+// CI's package check: pack the library and the lab as `npm publish` would, lint the tarballs
+// (publint, @arethetypeswrong/cli), and install them into a fresh project that uses them the ways
+// the README promises: ESM import, require() (Node.js ≥ 20.19 / 22.12 load ESM from require),
+// TypeScript strict under `node16` and `bundler` resolution, and `npx herdless-lab`.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const bin = (name) => join(root, 'node_modules', '.bin', name);
+const work = mkdtempSync(join(tmpdir(), 'herdless-package-'));
+const run = (cmd, args, cwd = root) => {
+  console.log(`$ ${[cmd, ...args].join(' ')}`);
+  execFileSync(cmd, args, { cwd, stdio: 'inherit', env: { ...process.env, npm_config_update_notifier: 'false' } });
+};
+const output = (cmd, args, cwd) => execFileSync(cmd, args, { cwd, encoding: 'utf8' });
+
+try {
+  const packs = join(work, 'packs');
+  mkdirSync(packs);
+  run('npm', ['pack', '-w', 'herdless', '-w', '@herdless/lab', '--pack-destination', packs, '--silent']);
+  const tarball = (prefix) => join(packs, readdirSync(packs).find((f) => f.startsWith(prefix)));
+  const lib = tarball('herdless-0');
+  const lab = tarball('herdless-lab-');
+
+  run(bin('publint'), ['run', lib, '--strict']);
+  run(bin('publint'), ['run', lab, '--strict']);
+  // ESM-only by decision (docs/versioning.md): CommonJS consumers load it through require(esm).
+  run(bin('attw'), [lib, '--profile', 'esm-only']);
+
+  const app = join(work, 'app');
+  mkdirSync(app);
+  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
+  run('npm', ['install', '--no-audit', '--no-fund', '--silent', lib, lab], app);
+
+  const esm = `import { retry, fullJitterBackoff } from 'herdless';
+import { withRetry } from 'herdless/http';
+import { runScenario } from 'herdless/sim';
+let n = 0;
+const v = await retry(() => (++n < 2 ? Promise.reject(Object.assign(new Error('x'), { code: 'ECONNRESET' })) : n), { backoff: fullJitterBackoff({ initialBackoffMs: 1, maxBackoffMs: 1 }) });
+if (v !== 2 || typeof withRetry !== 'function' || typeof runScenario !== 'function') throw new Error('ESM import failed');
+console.log('ESM import: ok');`;
+  writeFileSync(join(app, 'esm.mjs'), esm);
+  run(process.execPath, ['esm.mjs'], app);
+  writeFileSync(join(app, 'cjs.cjs'), `const { retry } = require('herdless'); const { withRetry } = require('herdless/http');
+if (typeof retry !== 'function' || typeof withRetry !== 'function') throw new Error('require failed');
+console.log('require(): ok');`);
+  run(process.execPath, ['cjs.cjs'], app);
+
+  const ts = `import { retry, createRetry, circuitBreaker, retryThrottlingBudget, isRetryError, type RetryOptions } from 'herdless';
+import { withRetry, retryInfo } from 'herdless/http';
+import { runScenario } from 'herdless/sim';
+const options: RetryOptions = { maxAttempts: 3, deadlineMs: 1000 };
+const call = createRetry({ budget: retryThrottlingBudget() });
+const breaker = circuitBreaker({ openDurationMs: 5000 });
+export async function main(url: string): Promise<number> {
+  const res = await withRetry(fetch)(url);
+  void retryInfo(res)?.reason;
+  try {
+    return await call(() => breaker.execute(() => retry(async () => 1, options)));
+  } catch (e) {
+    if (isRetryError(e)) return e.attempts;
+    throw e;
+  }
+}
+export const sim: typeof runScenario = runScenario;
+`;
+  writeFileSync(join(app, 'use.ts'), ts);
+  for (const [module, moduleResolution] of [['node16', 'node16'], ['nodenext', 'nodenext'], ['esnext', 'bundler']]) {
+    writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({
+      compilerOptions: { strict: true, exactOptionalPropertyTypes: true, noEmit: true, module, moduleResolution, target: 'es2022', lib: ['es2023', 'dom'], types: [] },
+      files: ['use.ts'],
+    }));
+    run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', app]);
+    console.log(`TypeScript strict, module ${module}, moduleResolution ${moduleResolution}: ok`);
+  }
+
+  // A CommonJS TypeScript project: `require()` of an ES module types under `nodenext` / `node20`
+  // (TypeScript ≥ 5.8); `node16` refuses it (TS1479) — docs/versioning.md says so.
+  const cjs = join(app, 'cjs');
+  mkdirSync(cjs);
+  writeFileSync(join(cjs, 'package.json'), JSON.stringify({ type: 'commonjs' }));
+  writeFileSync(join(cjs, 'use.ts'), "import { retry } from 'herdless';\nimport { withRetry } from 'herdless/http';\nexport const call = (): Promise<number> => retry(async () => 1);\nexport const adapter: typeof withRetry = withRetry;\n");
+  for (const module of ['nodenext', 'node20']) {
+    writeFileSync(join(cjs, 'tsconfig.json'), JSON.stringify({
+      compilerOptions: { strict: true, noEmit: true, module, moduleResolution: 'nodenext', target: 'es2022', lib: ['es2023', 'dom'], types: [] },
+      files: ['use.ts'],
+    }));
+    run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', cjs]);
+    console.log(`TypeScript strict, CommonJS, module ${module}: ok`);
+  }
+
+  const herd = output('npx', ['--no-install', 'herdless-lab', 'herd', '--seeds', '0', '--strategies', 'full jitter', '--format', 'json'], app);
+  const rows = JSON.parse(herd).rows;
+  if (rows?.[0]?.strategy !== 'full jitter') throw new Error(`npx herdless-lab herd printed ${herd.slice(0, 200)}`);
+  console.log('npx herdless-lab herd: ok');
+  console.log('package check: ok');
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
