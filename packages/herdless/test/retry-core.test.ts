@@ -5,6 +5,7 @@ import {
   DEFAULT_THROTTLING_BACKOFF,
   RETRYABLE_THROTTLED,
   classify,
+  createRetry,
   DO_NOT_RETRY_VERDICT,
   FATAL,
   MAX_DELAY_MS,
@@ -358,6 +359,12 @@ describe('throttling and ignored hints', () => {
     const backoff = constantBackoff({ delayMs: 40 });
     expect(waits(parseRetryPolicy({ maxAttempts: 4, backoff, throttlingBackoff: backoff }), RETRYABLE_THROTTLED, 3)).toEqual([40, 40, 40]);
     expect(waits(parseRetryPolicy({ maxAttempts: 4, throttlingBackoff: constantBackoff({ delayMs: 900 }) }), RETRYABLE_THROTTLED, 3)).toEqual([900, 900, 900]);
+    // A backoff set without a throttlingBackoff serves throttling too (the caller chose the waits).
+    expect(parseRetryPolicy({ backoff }).throttlingBackoff).toBe(backoff);
+    expect(waits(parseRetryPolicy({ maxAttempts: 4, backoff }), RETRYABLE_THROTTLED, 3)).toEqual([40, 40, 40]);
+    expect(parseRetryPolicy({}).throttlingBackoff).toBe(DEFAULT_THROTTLING_BACKOFF);
+    expect(createRetry({ backoff }).policy.throttlingBackoff).toBe(backoff);
+    expect(createRetry({}).policy.throttlingBackoff).toBe(DEFAULT_THROTTLING_BACKOFF);
     expect(invalidOption(() => parseRetryPolicy({ throttlingBackoff: 5 as never })).message).toBe(
       'retry: throttlingBackoff must be a Backoff (e.g. fullJitterBackoff()), got 5',
     );

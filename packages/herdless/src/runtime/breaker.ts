@@ -277,7 +277,10 @@ export class CircuitBreaker {
 
   /** The state now (reading the clock; an open breaker whose open period has ended half-opens here). */
   get state(): BreakerState {
-    return this.machine.state(checkedNow(this.clock, 'circuitBreaker'));
+    // A broken clock's reading (not a finite number) moves nothing: the state is read as it stands.
+    // execute() is where it is reported, naming the clock.
+    const now = this.clock.now();
+    return this.machine.state(typeof now === 'number' && now > -Infinity && now < Infinity ? now : -Infinity);
   }
 
   /** The state now as plain JSON; see {@link BreakerSnapshot}. */

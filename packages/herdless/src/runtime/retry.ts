@@ -18,6 +18,7 @@ import {
   maxRetryAfterOption,
   retryableOption,
   throttlingBackoffOption,
+  throttlingDefault,
   type PolicyDraft,
   type RetryPolicy,
   type RetryPolicyOptions,
@@ -291,6 +292,7 @@ function parseRunner(options: RetryOptions, owner: string, perCall: boolean): Ru
         throw new InvalidOptionError(owner, key, value, 'is not a retry option (check the spelling)');
     }
   }
+  runner.throttlingBackoff = throttlingDefault(runner, options.throttlingBackoff);
   runner.plain = runner.deadlineMs === Infinity && runner.attemptTimeoutMs === Infinity;
   runner.lean = runner.plain && runner.budget === undefined;
   return runner;

@@ -70,9 +70,10 @@ export interface RetryPolicyOptions {
   backoff?: Backoff | undefined;
   /**
    * How long to wait after a throttling answer that carries no hint (HTTP 429, gRPC
-   * RESOURCE_EXHAUSTED), instead of `backoff`. Default {@link DEFAULT_THROTTLING_BACKOFF} (full jitter,
-   * 500 ms × 2^n, cap 10 s — the AWS SDKs' throttling base), whatever `backoff` is. Pass the same
-   * object as `backoff` to treat throttling like any other failure.
+   * RESOURCE_EXHAUSTED), instead of `backoff`. Default: {@link DEFAULT_THROTTLING_BACKOFF} (full
+   * jitter, 500 ms × 2^n, cap 10 s — the AWS SDKs' throttling base, five times the default
+   * backoff's) when `backoff` is left at its default; when you set `backoff`, that backoff (your
+   * choice of waits is kept) unless you set this too.
    */
   throttlingBackoff?: Backoff | undefined;
   /**
@@ -177,6 +178,14 @@ export function throttlingBackoffOption(owner: string, value: unknown): Backoff 
   return value === undefined ? DEFAULT_THROTTLING_BACKOFF : backoffOption(owner, value, 'throttlingBackoff');
 }
 
+/**
+ * @internal The throttling backoff a policy ends up with: the one given; else, when `backoff` was
+ * given, that same backoff (the caller chose the waits); else {@link DEFAULT_THROTTLING_BACKOFF}.
+ */
+export function throttlingDefault(draft: PolicyDraft, given: unknown): Backoff {
+  return given === undefined && draft.backoff !== DEFAULT_BACKOFF ? draft.backoff : draft.throttlingBackoff;
+}
+
 /** @internal */
 export function ignoreHintsOption(owner: string, value: unknown): boolean {
   if (value !== undefined && typeof value !== 'boolean') throw new InvalidOptionError(owner, 'ignoreHints', value, 'must be a boolean');
@@ -270,6 +279,7 @@ export function parseRetryPolicy(options: RetryPolicyOptions | undefined, owner 
   }
   const draft = defaultPolicyDraft();
   for (const key in options) readPolicyOption(owner, draft, key, (options as Record<string, unknown>)[key]);
+  draft.throttlingBackoff = throttlingDefault(draft, options.throttlingBackoff);
   return Object.freeze(draft);
 }
 
