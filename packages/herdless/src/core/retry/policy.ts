@@ -217,37 +217,25 @@ export function budgetOption(owner: string, value: unknown): RetryBudget | undef
   return value as RetryBudget | undefined;
 }
 
+/** Each policy option's reader, by name. */
+const POLICY_READERS: { readonly [K in keyof PolicyDraft]: (owner: string, value: unknown) => PolicyDraft[K] } = {
+  maxAttempts: maxAttemptsOption,
+  backoff: (owner, value) => backoffOption(owner, value),
+  throttlingBackoff: throttlingBackoffOption,
+  ignoreHints: ignoreHintsOption,
+  retryable: retryableOption,
+  maxRetryAfterMs: maxRetryAfterOption,
+  deadlineMs: (owner, value) => limitOption(owner, 'deadlineMs', value),
+  attemptTimeoutMs: (owner, value) => limitOption(owner, 'attemptTimeoutMs', value),
+  budget: budgetOption,
+};
+
 /** Reads one policy option into `draft`; `false` for a key that is not a policy option. */
 function readPolicyOption(owner: string, draft: PolicyDraft, key: string, value: unknown): boolean {
-  switch (key) {
-    case 'maxAttempts':
-      draft.maxAttempts = maxAttemptsOption(owner, value);
-      return true;
-    case 'backoff':
-      draft.backoff = backoffOption(owner, value);
-      return true;
-    case 'throttlingBackoff':
-      draft.throttlingBackoff = throttlingBackoffOption(owner, value);
-      return true;
-    case 'ignoreHints':
-      draft.ignoreHints = ignoreHintsOption(owner, value);
-      return true;
-    case 'retryable':
-      draft.retryable = retryableOption(owner, value);
-      return true;
-    case 'maxRetryAfterMs':
-      draft.maxRetryAfterMs = maxRetryAfterOption(owner, value);
-      return true;
-    case 'deadlineMs':
-    case 'attemptTimeoutMs':
-      draft[key] = limitOption(owner, key, value);
-      return true;
-    case 'budget':
-      draft.budget = budgetOption(owner, value);
-      return true;
-    default:
-      return false;
-  }
+  if (!Object.prototype.hasOwnProperty.call(POLICY_READERS, key)) return false;
+  const read = POLICY_READERS[key as keyof PolicyDraft] as (owner: string, value: unknown) => unknown;
+  (draft as Record<string, unknown>)[key] = read(owner, value);
+  return true;
 }
 
 function isBudget(value: unknown): boolean {
@@ -298,14 +286,4 @@ export function defaultPolicyDraft(): PolicyDraft {
   };
 }
 
-const DEFAULT_POLICY: RetryPolicy = Object.freeze({
-  maxAttempts: DEFAULT_MAX_ATTEMPTS,
-  backoff: DEFAULT_BACKOFF,
-  throttlingBackoff: DEFAULT_THROTTLING_BACKOFF,
-  ignoreHints: false,
-  retryable: undefined,
-  maxRetryAfterMs: DEFAULT_MAX_RETRY_AFTER_MS,
-  deadlineMs: Infinity,
-  attemptTimeoutMs: Infinity,
-  budget: undefined,
-});
+const DEFAULT_POLICY: RetryPolicy = Object.freeze(defaultPolicyDraft());
