@@ -14,6 +14,8 @@ export default defineConfig({
     ],
   },
   test: {
+    // The default reporter, and a last line saying so when the browser suite could not run.
+    reporters: ['default', './packages/lab/test/browser-skip-reporter.ts'],
     include: ['packages/*/test/**/*.test.ts'],
     testTimeout: 60_000,
     globalSetup: ['packages/lab/test/global-setup.ts'],

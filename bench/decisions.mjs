@@ -8,13 +8,13 @@ import CircuitBreakerOpossum from 'opossum';
 import {
   awsRetryQuota,
   circuitBreaker,
-  circuitBreakerMachine,
   consecutiveFailures,
   failureRatio,
   finagleRetryBudget,
   retryRatioBudget,
   retryThrottlingBudget,
 } from '../packages/herdless/dist/index.js';
+import { circuitBreakerMachine } from '../packages/herdless/dist/sim/index.js';
 import { compare } from './lib/harness.mjs';
 import { op } from './lib/subjects.mjs';
 

@@ -1,4 +1,3 @@
-/* global fetch */
 // A three-service chain that retries at one layer: user → frontend → backend → db, on 127.0.0.1.
 // The db is overloaded and sheds every request. The backend retries it; a shed retry comes back
 // with "overloaded; don't retry" (and once retries are over 10 % of the db's recent requests, so do

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock, PyRandom, backoffFromSpec, constantBackoff, decorrelatedJitterV2Backoff, retry, type Rng } from 'herdless';
+import { ManualClock, constantBackoff, decorrelatedJitterV2Backoff, retry, type Rng } from 'herdless';
+import { PyRandom, backoffFromSpec } from 'herdless/sim';
 
 /** Polly's DecorrelatedJitterBackoffV2, transcribed (its state is the curve's previous value). */
 function polly(base: number, draws: number[]): number[] {

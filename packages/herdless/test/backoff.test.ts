@@ -1,18 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  MAX_DELAY_MS,
-  PyRandom,
-  backoffFromSpec,
-  constantBackoff,
-  decorrelatedJitterBackoff,
-  equalJitterBackoff,
-  exponentialBackoff,
-  fullJitterBackoff,
-  proportionalJitterBackoff,
-  type Backoff,
-  type Rng,
-} from 'herdless';
+import { MAX_DELAY_MS, constantBackoff, decorrelatedJitterBackoff, equalJitterBackoff, exponentialBackoff, fullJitterBackoff, proportionalJitterBackoff, type Backoff, type Rng } from 'herdless';
+import { PyRandom, backoffFromSpec } from 'herdless/sim';
 import { invalidOption } from './support/invalid-option.js';
 
 const fixed = (x: number): Rng => ({ random: () => x });

@@ -1,13 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  circuitBreaker,
-  circuitBreakerMachine,
-  consecutiveFailures,
-  failureRatio,
-  fullJitterBackoff,
-  type BreakerPermit,
-  type CircuitBreakerMachine,
-} from 'herdless';
+import { circuitBreaker, consecutiveFailures, failureRatio, fullJitterBackoff } from 'herdless';
+import { circuitBreakerMachine, type BreakerPermit, type CircuitBreakerMachine } from 'herdless/sim';
 import { invalidOption } from './support/invalid-option.js';
 
 function run(m: CircuitBreakerMachine, failed: boolean, now: number): boolean {

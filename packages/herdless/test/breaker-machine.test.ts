@@ -1,17 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  circuitBreakerMachine,
-  constantBackoff,
-  consecutiveFailures,
-  exponentialBackoff,
-  fullJitterBackoff,
-  isInvalidOptionError,
-  type BreakerEvent,
-  type BreakerPermit,
-  type BreakerRejection,
-  type CircuitBreakerMachine,
-  type Rng,
-} from 'herdless';
+import { constantBackoff, consecutiveFailures, exponentialBackoff, fullJitterBackoff, isInvalidOptionError, type BreakerEvent, type Rng } from 'herdless';
+import { circuitBreakerMachine, type BreakerPermit, type BreakerRejection, type CircuitBreakerMachine } from 'herdless/sim';
 
 const fixed = (x: number): Rng => ({ random: () => x });
 

@@ -1,18 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  circuitBreaker,
-  circuitBreakerMachine,
-  consecutiveFailures,
-  constantBackoff,
-  failureRatio,
-  isCircuitOpenError,
-  type BreakerEvent,
-  type BreakerOutcome,
-  type BreakerPermit,
-  type BreakerState,
-  type CountingStrategy,
-} from 'herdless';
+import { circuitBreaker, consecutiveFailures, constantBackoff, failureRatio, isCircuitOpenError, type BreakerEvent, type BreakerState, type CountingStrategy } from 'herdless';
+import { circuitBreakerMachine, type BreakerOutcome, type BreakerPermit } from 'herdless/sim';
 
 const ALLOWED = new Set(['closed→open', 'open→half-open', 'half-open→open', 'half-open→closed']);
 const stateAfter = (e: BreakerEvent): BreakerState => (e.type === 'close' ? 'closed' : e.type);

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ARTICLE_RETRY_RATIO, PyRandom, isInvalidOptionError, proportionalJitterBackoff, retryRatioBudget, type RetryRatioBudget } from 'herdless';
+import { isInvalidOptionError, proportionalJitterBackoff, retryRatioBudget, type RetryRatioBudget } from 'herdless';
+import { ARTICLE_RETRY_RATIO, PyRandom } from 'herdless/sim';
 
 describe('retryRatioBudget: counting at decision (the default)', () => {
   it('defaults: 10%, floor 1, 1000 ms in 10 buckets, counted at decision', () => {

@@ -1,15 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  awsRetryQuota,
-  budgetFromSpec,
-  finagleRetryBudget,
-  keyedBudgets,
-  retryRatioBudget,
-  retryThrottlingBudget,
-  type BudgetSpec,
-  type RetryBudget,
-} from 'herdless';
+import { awsRetryQuota, finagleRetryBudget, keyedBudgets, retryRatioBudget, retryThrottlingBudget, type BudgetSpec, type RetryBudget } from 'herdless';
+import { budgetFromSpec } from 'herdless/sim';
 import { invalidOption } from './support/invalid-option.js';
 
 

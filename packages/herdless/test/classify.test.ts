@@ -1,18 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  AttemptTimeoutError,
-  DO_NOT_RETRY_VERDICT,
-  FATAL,
-  RETRYABLE,
-  RETRYABLE_ERROR_CODES,
-  RETRYABLE_HTTP_STATUSES,
-  RetryError,
-  classify,
-  isDoNotRetry,
-  isTransientError,
-  markDoNotRetry,
-  serverHint,
-} from 'herdless';
+import { AttemptTimeoutError, RETRYABLE_ERROR_CODES, RETRYABLE_HTTP_STATUSES, RetryError, classify, isDoNotRetry, isTransientError, markDoNotRetry, serverHint } from 'herdless';
+import { DO_NOT_RETRY_VERDICT, FATAL, RETRYABLE } from 'herdless/sim';
 
 const coded = (code: string): Error => Object.assign(new Error(code), { code });
 const withStatus = (status: number): Error => Object.assign(new Error(`HTTP ${status}`), { status });

@@ -1,27 +1,8 @@
 // Every option type says `field?: T | undefined`, for projects with `exactOptionalPropertyTypes`:
 // an option explicitly set to `undefined` must then mean exactly what leaving it out means.
 import { describe, expect, it } from 'vitest';
-import {
-  awsRetryQuota,
-  circuitBreaker,
-  circuitBreakerMachine,
-  consecutiveFailures,
-  constantBackoff,
-  createRetry,
-  decorrelatedJitterBackoff,
-  equalJitterBackoff,
-  exponentialBackoff,
-  failureRatio,
-  finagleRetryBudget,
-  fullJitterBackoff,
-  keyedBudgets,
-  parseGrpcServiceConfig,
-  parseRetryPolicy,
-  proportionalJitterBackoff,
-  retry,
-  retryRatioBudget,
-  retryThrottlingBudget,
-} from 'herdless';
+import { awsRetryQuota, circuitBreaker, consecutiveFailures, constantBackoff, createRetry, decorrelatedJitterBackoff, equalJitterBackoff, exponentialBackoff, failureRatio, finagleRetryBudget, fullJitterBackoff, keyedBudgets, parseGrpcServiceConfig, parseRetryPolicy, proportionalJitterBackoff, retry, retryRatioBudget, retryThrottlingBudget } from 'herdless';
+import { circuitBreakerMachine } from 'herdless/sim';
 import { withRetry } from 'herdless/http';
 import { budgetScenario, herdScenario } from 'herdless/sim';
 

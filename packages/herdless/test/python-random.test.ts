@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PyRandom } from 'herdless';
+import { PyRandom } from 'herdless/sim';
 
 // Vectors computed with CPython 3.11's `random` module (random.seed(n), then the calls shown).
 describe('PyRandom — bit-exact CPython random', () => {

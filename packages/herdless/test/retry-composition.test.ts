@@ -1,16 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  ManualClock,
-  PyRandom,
-  circuitBreaker,
-  consecutiveFailures,
-  exponentialBackoff,
-  isRetryError,
-  retry,
-  retryThrottlingBudget,
-  constantBackoff,
-  type RetryError,
-} from 'herdless';
+import { ManualClock, circuitBreaker, consecutiveFailures, exponentialBackoff, isRetryError, retry, retryThrottlingBudget, constantBackoff, type RetryError } from 'herdless';
+import { PyRandom } from 'herdless/sim';
 
 const unavailable = (label: string) => Object.assign(new Error(label), { status: 503 });
 

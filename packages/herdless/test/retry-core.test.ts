@@ -3,30 +3,22 @@ import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_BACKOFF,
   DEFAULT_THROTTLING_BACKOFF,
-  RETRYABLE_THROTTLED,
-  classify,
-  createRetry,
-  DO_NOT_RETRY_VERDICT,
-  FATAL,
   MAX_DELAY_MS,
-  PyRandom,
-  RETRYABLE,
+  classify,
   constantBackoff,
-  decide,
+  createRetry,
   decorrelatedJitterBackoff,
-  describeGiveUp,
   exponentialBackoff,
   fullJitterBackoff,
   isInvalidOptionError,
   parseRetryPolicy,
   retryAfter,
-  startRetry,
   type RetryBudget,
-  type RetryCommand,
   type RetryPolicy,
   type Rng,
   type Verdict,
 } from 'herdless';
+import { DO_NOT_RETRY_VERDICT, FATAL, PyRandom, RETRYABLE, RETRYABLE_THROTTLED, decide, describeGiveUp, startRetry, type RetryCommand } from 'herdless/sim';
 import { invalidOption } from './support/invalid-option.js';
 
 const fixed = (x: number): Rng => ({ random: () => x });

@@ -1,6 +1,7 @@
 import type http from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ManualClock, PyRandom, RetryError, constantBackoff, markDoNotRetry, retryInfo, withRetry } from 'herdless';
+import { ManualClock, RetryError, constantBackoff, markDoNotRetry, retryInfo, withRetry } from 'herdless';
+import { PyRandom } from 'herdless/sim';
 import { LoadShedder, giveUpAnswer, loadShedder, type Admission, type LoadShedding } from 'herdless/server';
 import { invalidOption } from './support/invalid-option.js';
 import { startLoopback, stopLoopback } from './support/loopback.js';

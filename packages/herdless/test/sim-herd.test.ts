@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { backoffFromSpec } from 'herdless';
+import { backoffFromSpec } from 'herdless/sim';
 import { HERD_STRATEGIES, formatFixed, herdRow, herdScenario, runHerd, runScenario } from 'herdless/sim';
 
 const seeds = [...Array(20).keys()];

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { BACKOFF_KINDS, BUDGET_KINDS, backoffFromSpec, budgetFromSpec, isInvalidOptionError } from 'herdless';
+import { isInvalidOptionError } from 'herdless';
+import { BACKOFF_KINDS, BUDGET_KINDS, backoffFromSpec, budgetFromSpec } from 'herdless/sim';
 import { HERD_STRATEGIES, herdBackoff, type PolicySpec, type ScenarioSpec, type ServerModel } from 'herdless/sim';
 import { MAX_SEEDS } from './cli/seeds.js';
 import { MAX_FIRST_SENDS } from './estimate.js';

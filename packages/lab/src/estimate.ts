@@ -1,4 +1,5 @@
-import { backoffFromSpec, type Backoff, type BackoffSpec, type Rng } from 'herdless';
+import { type Backoff, type BackoffSpec, type Rng } from 'herdless';
+import { backoffFromSpec } from 'herdless/sim';
 import type { ScenarioSpec } from 'herdless/sim';
 import { quote } from './text.js';
 import { UsageError } from './usage-error.js';

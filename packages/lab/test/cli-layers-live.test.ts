@@ -14,6 +14,7 @@ describe('herdless-lab layers --live', () => {
     expect(live.stderr).toBe('');
     expect(live.status).toBe(0);
     expect(JSON.parse(live.stdout)).toEqual({
+      schemaVersion: 1,
       experiment: 'layers',
       rows: [
         { policy: 'every layer retries', calls: { frontend: 3, backend: 9, db: 27 } },

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { fullJitterBackoff, PyRandom } from 'herdless';
+import { fullJitterBackoff } from 'herdless';
+import { PyRandom } from 'herdless/sim';
 import { herdBackoff, herdScenario, runScenario, type RunResult } from 'herdless/sim';
 import { describe, expect, it } from 'vitest';
 import { arrivalBins, rowsToCsv, waitPoints } from '../src/charts/series.js';

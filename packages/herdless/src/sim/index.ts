@@ -32,3 +32,19 @@ export {
   type BudgetTrace,
 } from './experiments/budget.js';
 export { LAYERS_POLICIES, layerNames, runLayers, type LayersOptions, type LayersRow } from './experiments/layers.js';
+
+// The functional core the simulator drives, for writing a driver of your own: the per-call retry
+// step function and its verdicts, the breaker's pure state machine, policies as JSON specs, and
+// the CPython-compatible seeded generator the article's tables are computed with.
+export { startRetry, decide, describeGiveUp, type RetryState, type RetryCommand } from '../core/retry/index.js';
+export { RETRYABLE, RETRYABLE_TIMEOUT, RETRYABLE_THROTTLED, FATAL, DO_NOT_RETRY_VERDICT, CIRCUIT_OPEN_VERDICT } from '../core/classify/index.js';
+export {
+  CircuitBreakerMachine,
+  circuitBreakerMachine,
+  type BreakerOutcome,
+  type BreakerPermit,
+  type BreakerRejection,
+} from '../core/breaker/index.js';
+export { backoffFromSpec, BACKOFF_KINDS } from '../core/backoff/index.js';
+export { budgetFromSpec, BUDGET_KINDS, ARTICLE_RETRY_RATIO } from '../core/budget/index.js';
+export { PyRandom } from '../core/python-random.js';

@@ -1,4 +1,5 @@
-import { PyRandom, type Backoff } from 'herdless';
+import { type Backoff } from 'herdless';
+import { PyRandom } from 'herdless/sim';
 import type { RunResult } from 'herdless/sim';
 import type { HerdResult } from '../experiments/herd.js';
 

@@ -1,4 +1,5 @@
-import { BACKOFF_KINDS, backoffFromSpec, type BackoffSpec } from 'herdless';
+import { type BackoffSpec } from 'herdless';
+import { BACKOFF_KINDS, backoffFromSpec } from 'herdless/sim';
 import { ARTICLE_SERVER, HERD_STRATEGIES, herdBackoff, type HerdStrategy } from 'herdless/sim';
 import { parseSeeds } from '../cli/seeds.js';
 import { ConfigError, parseConfig } from '../config.js';

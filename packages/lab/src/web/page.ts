@@ -1,5 +1,5 @@
 // The lab page: a form, a Web Worker running the library's engine, and the report's own charts.
-import { BACKOFF_KINDS } from 'herdless';
+import { BACKOFF_KINDS } from 'herdless/sim';
 import { HERD_STRATEGIES, herdRow, type HerdStrategy } from 'herdless/sim';
 import { parse, View } from 'vega';
 import { expressionInterpreter } from 'vega-interpreter';

@@ -1,0 +1,28 @@
+// Mutation testing of the library's core (`npm run mutation`): StrykerJS changes one thing at a
+// time in the code below (an operator, a boundary, a constant) and runs the tests that cover it; a
+// mutant that no test notices marks a rule no test states. See docs/testing.md.
+/** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
+export default {
+  testRunner: 'vitest',
+  vitest: { configFile: 'vitest.mutation.config.ts' },
+  coverageAnalysis: 'perTest',
+  mutate: [
+    'packages/herdless/src/core/**/*.ts',
+    '!packages/herdless/src/core/**/index.ts',
+    'packages/herdless/src/sim/engine.ts',
+    'packages/herdless/src/http/retry-after.ts',
+    'packages/herdless/src/http/http-date.ts',
+  ],
+  // Incremental: a re-run tests only the mutants whose code or covering tests changed since the
+  // recorded run (committed, so CI starts from it).
+  incremental: true,
+  incrementalFile: 'reports/stryker-incremental.json',
+  concurrency: 2,
+  timeoutMS: 10_000,
+  thresholds: { high: 95, low: 90, break: 90 },
+  reporters: ['clear-text', 'progress', 'html', 'json'],
+  htmlReporter: { fileName: 'reports/mutation/index.html' },
+  jsonReporter: { fileName: 'reports/mutation/mutation.json' },
+  tempDirName: '.stryker-tmp',
+  cleanTempDir: 'always',
+};
