@@ -6,6 +6,7 @@ export default defineConfig({
   resolve: {
     alias: [
       { find: /^herdless\/http$/, replacement: fileURLToPath(new URL('./packages/herdless/src/http/index.ts', import.meta.url)) },
+      { find: /^herdless\/redis$/, replacement: fileURLToPath(new URL('./packages/herdless/src/redis/index.ts', import.meta.url)) },
       { find: /^herdless\/grpc$/, replacement: fileURLToPath(new URL('./packages/herdless/src/grpc-client/index.ts', import.meta.url)) },
       { find: /^herdless\/connect$/, replacement: fileURLToPath(new URL('./packages/herdless/src/connect/index.ts', import.meta.url)) },
       { find: /^herdless\/server$/, replacement: fileURLToPath(new URL('./packages/herdless/src/server/index.ts', import.meta.url)) },

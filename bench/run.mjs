@@ -3,7 +3,7 @@
 //
 //   npm run bench                     the full run (about 2–3 minutes on 2 cores)
 //   BENCH_QUICK=1 npm run bench       a quick pass for development (fewer rounds, fewer calls)
-//   BENCH_ONLY=success,zero npm run bench   some sections: success, instructions, zero, heap, decisions, herd, scale
+//   BENCH_ONLY=success,zero npm run bench   some sections: success, instructions, zero, heap, decisions, herd, scale, redis
 //
 // Needs `node --expose-gc` (the npm script passes it): mitata collects garbage between cases.
 import { execFile } from 'node:child_process';
@@ -19,7 +19,7 @@ import { mmm, pool, spread, times } from './lib/harness.mjs';
 import { cockatielEquivalent, heapLabels } from './lib/subjects.mjs';
 
 const quick = process.env.BENCH_QUICK === '1' || process.argv.includes('--quick');
-const only = new Set((process.env.BENCH_ONLY ?? 'success,instructions,zero,heap,decisions,herd,scale').split(','));
+const only = new Set((process.env.BENCH_ONLY ?? 'success,instructions,zero,heap,decisions,herd,scale,redis').split(','));
 // In-process sections run in `processes` fresh processes of `rounds` rounds each, pooled.
 const settings = quick
   ? { processes: 1, rounds: 3, decisionRounds: 2, minCpuMs: 40, heapRounds: 1, heapCalls: 200_000, herdRounds: 2, scaleRounds: 1, instructionRepeats: 1, instructionCalls: [20_000, 60_000] }
@@ -179,6 +179,31 @@ if (only.has('decisions')) {
     Object.entries(r.shells).map(([name, x]) => [name, mmm(x.ns), mmm(x.ratio, times), times(x.ns.min / r.shells[BARE].ns.min)]),
   );
   timings.decisions = performance.now() - started;
+}
+
+if (only.has('redis')) {
+  const started = performance.now();
+  const runs = await inProcesses('redis', settings.decisionRounds);
+  print('## 6. herdless/redis: the success path with a budget shared through Redis');
+  print();
+  if (runs[0].skipped !== undefined) {
+    print(`Skipped: ${runs[0].skipped}.`);
+  } else {
+    const r = (results.redis = { cases: pool(runs.map((x) => x.result), 'retry(op, { budget: retryThrottlingBudget() })'), runs });
+    table(
+      ['subject', 'ns per call', '× the local budget'],
+      Object.entries(r.cases).map(([name, x]) => [name, mmm(x.ns), mmm(x.ratio, times)]),
+    );
+    const calls = runs.reduce((a, x) => a + x.calls, 0);
+    const commands = runs.reduce((a, x) => a + x.commands, 0);
+    print(
+      `Redis received ${commands.toLocaleString('en')} script call${commands === 1 ? '' : 's'} (INFO commandstats: EVAL + EVALSHA) for ` +
+        `${calls.toLocaleString('en')} successful calls through the shared budget — the batches of flushIntervalMs (100 ms), ` +
+        `none per call; ${runs.reduce((a, x) => a + x.decisions, 0)} retry decisions. redis-server ${'on 127.0.0.1'}, started by the benchmark.`,
+    );
+  }
+  print();
+  timings.redis = performance.now() - started;
 }
 
 if (only.has('herd')) {

@@ -23,6 +23,8 @@ const cases: [schema: string, args: string[]][] = [
   ['budget.schema.json', ['budget', '--seeds', '0', '--policies', 'no retry,4 attempts + gRPC throttling']],
   ['budget-trace.schema.json', ['budget', '--trace', '0', '--policies', 'no retry']],
   ['layers.schema.json', ['layers']],
+  ['fleet.schema.json', ['fleet', '--seeds', '0', '--policies', '4 attempts,4 attempts + shared gRPC throttling (batched)']],
+  ['fleet-trace.schema.json', ['fleet', '--trace', '0', '--policies', '4 attempts']],
 ];
 
 describe('the lab JSON contract: schemaVersion and a JSON Schema per output', () => {

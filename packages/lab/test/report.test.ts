@@ -29,6 +29,10 @@ const FILES = [
   'data/budget-tokens.json',
   'data/budget.csv',
   'data/budget.json',
+  'data/fleet-arrivals.csv',
+  'data/fleet-arrivals.json',
+  'data/fleet.csv',
+  'data/fleet.json',
   'data/herd-arrivals.csv',
   'data/herd-arrivals.json',
   'data/herd-spread-arrivals.csv',
@@ -44,6 +48,7 @@ const FILES = [
   'figures/backoff-waits.svg',
   'figures/budget-arrivals.svg',
   'figures/budget-tokens.svg',
+  'figures/fleet-arrivals.svg',
   'figures/herd-arrivals.svg',
   'figures/herd-spread-arrivals.svg',
   'figures/herd-summary.svg',
@@ -71,6 +76,7 @@ describe('npm run lab writes the report', () => {
     expect(lines).toContain('# herd: 1000 clients, first sends spread over 0.9 s, seeds 0-19');
     expect(lines).toContain('fixed 1s        16.89 ( 15.58- 18.98)      11378 (   10514-   12236)    11.7');
     expect(lines).toContain('4 attempts                                   3.88x (3.87-3.89)     25.0           40.0 s (40-40)      74.3% (74.2-74.3)');
+    expect(lines).toContain('4 attempts + shared gRPC throttling             1.00x (1.00-1.00)      0.0           15.0 s (15-15)       0.2% (0.1-0.3)');
     expect(lines).toContain('every layer retries          3         9   27');
     expect(lines.at(-2)).toBe('');
     expect(lines.at(-1)).toBe(`report: ${join(out, 'index.html')}`);
@@ -83,7 +89,7 @@ describe('npm run lab writes the report', () => {
     expect(html).toContain('decorrelated    12.86 ( 10.41- 15.20)       8151 (    7404-    8500)     2.9');
     expect(html).toContain('Written by <code>npm run lab</code>');
     expect(html).toContain('Command: <code>npm run lab -- herd --spread 0.9</code> · seeds 0-19');
-    for (const id of ['herd-arrivals', 'backoff-waits', 'herd-summary', 'herd-spread-arrivals', 'budget-tokens', 'budget-arrivals']) {
+    for (const id of ['herd-arrivals', 'backoff-waits', 'herd-summary', 'herd-spread-arrivals', 'budget-tokens', 'budget-arrivals', 'fleet-arrivals']) {
       expect(html).toContain(`<figure id="${id}">`);
       expect(html).toContain(`<img src="figures/${id}.svg"`);
     }

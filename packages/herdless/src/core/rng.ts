@@ -4,7 +4,7 @@ import { InvalidOptionError } from './errors.js';
  * A source of uniform random numbers — the only randomness any herdless policy uses.
  *
  * Policies never call `Math.random` themselves: the runtime passes {@link systemRandom}
- * (or a seeded generator you supply), and the simulator passes a seeded {@link PyRandom}.
+ * (or a seeded generator you supply), and the simulator passes a seeded `PyRandom` (`herdless/sim`).
  * That is what lets the very same backoff object run in real time and in virtual time.
  *
  * @example

@@ -588,13 +588,30 @@ function sleep(runner: Runner, ms: number): Promise<void> {
 }
 
 /** Classifies a failure and decides; on give-up, reports and throws the RetryError; else reports the retry. */
-function afterFailure(runner: Runner, state: RetryState, error: unknown, now: number, log: FailureLog, delegated: boolean): Extract<RetryCommand, { kind: 'retry' }> {
+function afterFailure(runner: Runner, state: RetryState, error: unknown, now: number, log: FailureLog, delegated: boolean): RetryStep | Promise<RetryStep> {
   log.add(state.attempt, error);
   const verdict = classify(error, runner.retryable, state.attempt, !runner.ignoreHints);
   // A nested layer with the same budget reported this attempt's failure: only a retry is asked for.
   const policy: RetryPolicy = delegated ? { ...runner, budget: retriesOnly(runner.budget!) } : runner;
   const command = decide(policy, state, verdict, now, runner.random);
   if (command.kind === 'give-up') throw giveUp(runner, command.reason, state.attempt, error, describeGiveUp(runner, command, error), log);
+  const budget = runner.budget;
+  if (budget !== undefined && budget.confirmRetry !== undefined) {
+    // A budget kept outside the process (herdless/redis) gives its answer asynchronously; it bounds
+    // the wait itself and never rejects.
+    const answer = budget.confirmRetry(now);
+    if (answer !== true) return Promise.resolve(answer).then((allowed) => confirmed(runner, state, error, command, allowed, log));
+  }
+  return confirmed(runner, state, error, command, true, log);
+}
+
+type RetryStep = Extract<RetryCommand, { kind: 'retry' }>;
+
+/** The end of a retry decision, once the budget (if it confirms asynchronously) has answered. */
+function confirmed(runner: Runner, state: RetryState, error: unknown, command: RetryStep, allowed: boolean, log: FailureLog): RetryStep {
+  if (!allowed) {
+    throw giveUp(runner, 'budget', state.attempt, error, describeGiveUp(runner, { kind: 'give-up', reason: 'budget' }, error), log);
+  }
   if (runner.onRetry !== undefined) {
     callHook(runner.onRetry, { attempt: state.attempt, delayMs: command.delayMs, hinted: command.hinted, error }, 'onRetry', runner.onHookError);
   }
@@ -716,7 +733,11 @@ async function runPlain<T>(operation: RetryOperation<T>, runner: Runner, attempt
 
 /** After a failure on the plain path: decide, then wait (no timer for a 0 ms wait); the next state. */
 function failed(runner: Runner, state: RetryState, error: unknown, log: FailureLog, delegated: boolean): RetryState | Promise<RetryState> {
-  const command = afterFailure(runner, state, error, nowOf(runner), log, delegated);
+  const step = afterFailure(runner, state, error, nowOf(runner), log, delegated);
+  return step instanceof Promise ? step.then((command) => waited(runner, command)) : waited(runner, step);
+}
+
+function waited(runner: Runner, command: RetryStep): RetryState | Promise<RetryState> {
   const next = command.next;
   return command.delayMs > 0 ? sleep(runner, command.delayMs).then(() => next) : next;
 }
@@ -751,7 +772,8 @@ async function runGuarded<T>(operation: RetryOperation<T>, runner: Runner, signa
         lastError = error;
         // The deadline timer fired, so the deadline has passed even if the clock reads a hair earlier.
         const failedAt = guard.byDeadline ? Math.max(nowOf(runner), state.deadlineAt) : nowOf(runner);
-        const command = afterFailure(runner, state, error, failedAt, log, scope !== undefined && scope.delegated);
+        const step = afterFailure(runner, state, error, failedAt, log, scope !== undefined && scope.delegated);
+        const command = step instanceof Promise ? await step : step;
         state = command.next;
         if (command.delayMs > 0 && !guard.aborted) {
           try {

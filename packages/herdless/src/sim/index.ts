@@ -31,6 +31,16 @@ export {
   type BudgetRow,
   type BudgetTrace,
 } from './experiments/budget.js';
+export {
+  FLEET_POLICIES,
+  fleetPolicy,
+  fleetScenario,
+  fleetRow,
+  fleetTrace,
+  type FleetPolicyName,
+  type FleetOptions,
+  type FleetTrace,
+} from './experiments/fleet.js';
 export { LAYERS_POLICIES, layerNames, runLayers, type LayersOptions, type LayersRow } from './experiments/layers.js';
 
 // The functional core the simulator drives, for writing a driver of your own: the per-call retry

@@ -13,6 +13,8 @@ import { parseSeeds } from './seeds.js';
 import { budgetCsv, budgetJson, budgetPolicies, budgetTable, budgetTitle, budgetTraceCsv, budgetTraceJson, configPolicies, grpcPolicy, runBudgetExperiment } from '../experiments/budget.js';
 import { BUDGET_POLICIES, budgetScenario, budgetTrace, runLayers, type BudgetPolicyName } from 'herdless/sim';
 import { layersCsv, layersJson, layersTable, layersTitle } from '../experiments/layers.js';
+import { FLEET_DEFAULTS, fleetCsv, fleetJson, fleetTable, fleetTitle, fleetTraceCsv, fleetTraceJson, runFleetExperiment } from '../experiments/fleet.js';
+import { FLEET_POLICIES, fleetTrace, type FleetPolicyName } from 'herdless/sim';
 import { LIVE_LAYERS_MAX_CALLS, runLiveLayers } from '../experiments/layers-live.js';
 
 /** The title's ending for a live run: what the counts are. */
@@ -199,6 +201,38 @@ function printBudget(result: ReturnType<typeof runBudgetExperiment>, format: For
   else io.out(`${title}\n${budgetTable(result)}`);
 }
 
+interface FleetFlags {
+  seeds?: string;
+  policies?: string;
+  processes?: string;
+  lifetime?: string;
+  flushInterval?: string;
+  trace?: string;
+  format: Format;
+}
+
+/** `fleet`: the budget table for a fleet of short-lived processes; `--trace SEED`: one seed's per-second data. */
+function fleetCommand(flags: FleetFlags, io: Io): void {
+  const policies = flags.policies === undefined ? [...FLEET_POLICIES] : parseNames<FleetPolicyName>('--policies', 'policy', flags.policies, FLEET_POLICIES);
+  const processes = flags.processes === undefined ? FLEET_DEFAULTS.processes : parseNumberFlag('--processes', flags.processes, 1, 100_000, true);
+  const lifetimeMs = flags.lifetime === undefined ? FLEET_DEFAULTS.lifetimeMs : parseNumberFlag('--lifetime', flags.lifetime, 0.01, 3600) * 1000;
+  const flushIntervalMs = flags.flushInterval === undefined ? FLEET_DEFAULTS.flushIntervalMs : parseNumberFlag('--flush-interval', flags.flushInterval, 0, 60_000);
+  if (flags.trace !== undefined) {
+    if (flags.seeds !== undefined) throw new UsageError(`--trace ${JSON.stringify(flags.trace)} traces one seed: it cannot be combined with --seeds ${JSON.stringify(flags.seeds)}`);
+    if (flags.format === 'table') throw new UsageError(`--trace ${JSON.stringify(flags.trace)} prints CSV or JSON: --format table has no trace form`);
+    const seed = parseSeeds(flags.trace, '--trace');
+    if (seed.length !== 1) throw new UsageError(`--trace ${JSON.stringify(flags.trace)}: give one seed`);
+    const trace = fleetTrace(seed[0]!, policies, { processes, lifetimeMs, flushIntervalMs });
+    io.out(flags.format === 'json' ? JSON.stringify(fleetTraceJson(trace, { seeds: seed, processes, lifetimeMs, flushIntervalMs })) : fleetTraceCsv(trace));
+    return;
+  }
+  const seeds = parseSeeds(flags.seeds ?? '0-19');
+  const result = runFleetExperiment({ policies, seeds, processes, lifetimeMs, flushIntervalMs });
+  if (flags.format === 'json') io.out(JSON.stringify(fleetJson(result)));
+  else if (flags.format === 'csv') io.out(fleetCsv(result));
+  else io.out(`${fleetTitle({ processes, lifetimeMs }, seedText(seeds))}\n${fleetTable(result)}`);
+}
+
 interface LayersFlags {
   depth?: string;
   attempts?: string;
@@ -280,6 +314,22 @@ export function buildProgram(io: Io): Command {
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
     .option('--max-events <n>', `refuse a run estimated above this many request events (default ${MAX_EVENTS.toExponential().replace('e+', 'e')})`)
     .action(async (flags: BudgetFlags, command: Command) => budgetCommand({ ...flags, formatGiven: command.getOptionValueSource('format') === 'cli' }, io));
+
+  program
+    .command('fleet')
+    .description('the budget outage sent by a fleet of short-lived processes (200 of 2 s each): per-process budgets against one shared budget (herdless/redis\'s model)')
+    .option('--seeds <list>', 'seeds, as ranges and lists: 0-19, 1,5,9 (default 0-19)')
+    .option('--policies <names>', `comma-separated: ${FLEET_POLICIES.join(', ')}`)
+    .option('--processes <n>', 'processes alive at once (1–100000; default 200)')
+    .option('--lifetime <seconds>', 'how long each process lives before a new one replaces it (default 2)')
+    .option('--flush-interval <ms>', "the batched shared budgets' flushIntervalMs, as herdless/redis has it (0–60000; default 100)")
+    .option('--trace <seed>', "print one seed's figure data (CSV, or JSON with --format json): per-second new/arrivals/successes/retries per policy")
+    .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
+    .action(async (flags: FleetFlags, command: Command) => {
+      // A trace prints CSV unless --format was given.
+      if (flags.trace !== undefined && command.getOptionValueSource('format') !== 'cli') flags.format = 'csv';
+      fleetCommand(flags, io);
+    });
 
   program
     .command('layers')

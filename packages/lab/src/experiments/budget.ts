@@ -89,7 +89,7 @@ const PLACEHOLDER: PolicySpec = { name: '-', backoff: { kind: 'constant', delayM
 const f = (x: number, d: number): string => formatFixed(x, d);
 
 /** The article's table plus the retry share of arrivals during the outage. */
-export function budgetTable(result: BudgetResult): string {
+export function budgetTable(result: Pick<BudgetResult, 'rows'>): string {
   const width = Math.max(6, ...result.rows.map((r) => r.policy.length));
   // The article's layout is 18 wide; a load of 10x or more (a policy of your own) widens the column.
   const loads = result.rows.map((r) => `${f(r.load.mean, 2)}x (${f(r.load.min, 2)}-${f(r.load.max, 2)})`);
@@ -122,7 +122,7 @@ export function budgetJson(result: BudgetResult): object {
 }
 
 /** CSV: one row per policy. */
-export function budgetCsv(result: BudgetResult): string {
+export function budgetCsv(result: Pick<BudgetResult, 'rows'>): string {
   const q = (s: string): string => (/[",\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s);
   const cols = ['load', 'crashesAfter', 'backToNormal', 'retryShare'] as const;
   return [

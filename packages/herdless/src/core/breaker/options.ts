@@ -7,7 +7,7 @@ import { consecutiveFailures } from './consecutive-failures.js';
 import type { CountingStrategy } from './counting.js';
 import type { BreakerEvent } from './events.js';
 
-/** Options of the breaker's state machine ({@link circuitBreakerMachine}); `circuitBreaker()` takes them too. */
+/** Options of the breaker's state machine (`circuitBreakerMachine`, in `herdless/sim`); `circuitBreaker()` takes them too. */
 export interface BreakerPolicyOptions {
   /**
    * What opens a closed breaker. Default `consecutiveFailures({ threshold: 5 })`. See also

@@ -45,6 +45,15 @@ export interface RetryBudget {
   onFailure(now: number, isTimeout?: boolean): void;
   /** May a retry be scheduled now? Called once per retry decision, right after `onFailure`. */
   allowRetry(now: number): boolean;
+  /**
+   * Optional second step of a decision, for budgets whose state lives outside the process (a
+   * budget shared by a fleet through Redis, `herdless/redis`): when `allowRetry(now)` returned
+   * true, `retry()` calls it right away (synchronously after `allowRetry`) and awaits the answer
+   * before it schedules the retry; `false` ends the call with reason "budget". It must settle
+   * promptly (the Redis budget bounds it by its `timeoutMs`) and never reject. Budgets that decide
+   * locally leave it out; the simulator, which runs in virtual time, never calls it.
+   */
+  confirmRetry?(now: number): boolean | PromiseLike<boolean>;
 }
 
 /**

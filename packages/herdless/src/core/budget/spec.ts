@@ -5,7 +5,7 @@ import { finagleRetryBudget } from './finagle.js';
 import { retryRatioBudget } from './retry-ratio.js';
 import { retryThrottlingBudget } from './retry-throttling.js';
 
-/** The `kind` names a {@link BudgetSpec} may use. */
+/** The `kind` names a `BudgetSpec` may use. */
 export const BUDGET_KINDS = ['retry throttling', 'retry ratio', 'finagle', 'aws retry quota'] as const;
 
 const FIELDS: Record<(typeof BUDGET_KINDS)[number], readonly string[]> = {

@@ -241,7 +241,13 @@ function readPolicyOption(owner: string, draft: PolicyDraft, key: string, value:
 function isBudget(value: unknown): boolean {
   if (typeof value !== 'object' || value === null) return false;
   const b = value as RetryBudget;
-  return isFunction(b.onAttempt) && isFunction(b.onSuccess) && isFunction(b.onFailure) && isFunction(b.allowRetry);
+  return (
+    isFunction(b.onAttempt) &&
+    isFunction(b.onSuccess) &&
+    isFunction(b.onFailure) &&
+    isFunction(b.allowRetry) &&
+    (b.confirmRetry === undefined || isFunction(b.confirmRetry))
+  );
 }
 
 /**

@@ -184,16 +184,22 @@ export function budgetTrace(seed: number, policies: readonly BudgetPolicyName[] 
     },
   };
   runScenario(traced, seed, { onTick: (t) => (tokens[t] = first!.tokens) });
-  const perSecond = policies.map((name) => {
-    const scenario = budgetScenario(name, options);
-    const per = runScenario(scenario, seed, { perTick: true }).perTick!;
-    const ticksPerSecond = Math.round(1000 / tickMs);
-    const fold = (series: Int32Array): number[] => {
-      const out: number[] = [];
-      for (let t = 0; t < series.length; t += ticksPerSecond) out.push(series.subarray(t, t + ticksPerSecond).reduce((a, b) => a + b, 0));
-      return out;
-    };
-    return { policy: name, fresh: fold(per.fresh), arrivals: fold(per.arrivals), successes: fold(per.successes), retries: fold(per.retries) };
-  });
+  const perSecond = policies.map((name) => perSecondTraffic(name, budgetScenario(name, options), seed));
   return { tokens, perSecond };
+}
+
+/** Per second of one seeded run: new requests, arrivals, successes and retries (a figure's data). */
+export function perSecondTraffic(
+  policy: string,
+  scenario: Scenario,
+  seed: number,
+): { policy: string; fresh: number[]; arrivals: number[]; successes: number[]; retries: number[] } {
+  const per = runScenario(scenario, seed, { perTick: true }).perTick!;
+  const ticksPerSecond = Math.round(1000 / scenario.server.tickMs);
+  const fold = (series: Int32Array): number[] => {
+    const out: number[] = [];
+    for (let t = 0; t < series.length; t += ticksPerSecond) out.push(series.subarray(t, t + ticksPerSecond).reduce((a, b) => a + b, 0));
+    return out;
+  };
+  return { policy, fresh: fold(per.fresh), arrivals: fold(per.arrivals), successes: fold(per.successes), retries: fold(per.retries) };
 }

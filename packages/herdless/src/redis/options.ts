@@ -1,0 +1,130 @@
+import { InvalidOptionError } from '../core/errors.js';
+import { numberOption } from '../core/validate.js';
+
+/**
+ * The Redis client a shared budget talks through: an ioredis `Redis` or `Cluster` fits as it is
+ * (only these three methods are used). Give it `enableOfflineQueue: false` (and a small
+ * `maxRetriesPerRequest`) so that while Redis is down commands fail at once instead of queueing:
+ * the budget falls back either way, but a queued decision would still run when Redis comes back.
+ */
+export interface RedisScriptClient {
+  evalsha(sha: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
+  eval(script: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
+  script(subcommand: 'LOAD', script: string): Promise<unknown>;
+}
+
+/** Sent when a shared budget stops using Redis and decides with its local budget instead. */
+export interface RedisBudgetFallbackEvent {
+  /** The server name the budget is kept for. */
+  readonly server: string;
+  /** The Redis key of the budget. */
+  readonly key: string;
+  /** `'timeout'`: Redis did not answer within `timeoutMs`; `'error'`: the command failed. */
+  readonly reason: 'timeout' | 'error';
+  /** What the client rejected with (for `'error'`), or a {@link RedisBudgetTimeoutError}. */
+  readonly error: unknown;
+}
+
+/** Sent when a shared budget that had fallen back reaches Redis again and resumes sharing. */
+export interface RedisBudgetRecoverEvent {
+  readonly server: string;
+  readonly key: string;
+  /** How long it decided locally, in ms. */
+  readonly localMs: number;
+}
+
+/** Options every shared budget takes (besides the budget's own). */
+export interface RedisBudgetCommonOptions {
+  /** The Redis client (ioredis `Redis` or `Cluster`). Required. */
+  client: RedisScriptClient;
+  /**
+   * The name of the server (host, `host:port` or service name) the budget is kept for: one budget
+   * per server, as gRFC A6 keeps its throttle per server. Required, 1–256 characters.
+   */
+  server: string;
+  /**
+   * Prefix of the Redis key. Default `'herdless:'`. The key is `<prefix>{<server>}:<kind>`: the
+   * braces are a Redis Cluster hash tag, so every key of one server lands in one slot.
+   */
+  keyPrefix?: string | undefined;
+  /**
+   * The staleness bound: successes (and first tries, for the ratio) are counted locally and sent
+   * in one batch at most this long after the first of them, in ms (the token bucket's late
+   * deposits only make it stricter; the ratio's late first tries shift in its window by as much).
+   * Failures are never held back (they go with their retry decision, or alone at once). Default
+   * 100. Range [1, 60 000].
+   */
+  flushIntervalMs?: number | undefined;
+  /**
+   * The longest a decision waits for Redis, in ms; past it the budget falls back to its local
+   * budget for this decision and the ones after. Default 5. Range [1, 10 000].
+   */
+  timeoutMs?: number | undefined;
+  /** While fallen back, how often Redis is tried again, in ms. Default 1000. Range [10, 600 000]. */
+  recoverIntervalMs?: number | undefined;
+  /**
+   * How long an unused key lives in Redis, in ms (refreshed by every write); an expired bucket
+   * comes back full, an expired window empty — as for a new process. Default 600 000 (10 min).
+   * Range [1000, 2^31 − 1]; for the ratio, at least `windowMs`.
+   */
+  keyTtlMs?: number | undefined;
+  /** Called when the budget falls back to its local budget (see {@link RedisBudgetFallbackEvent}). A throw is reported as a warning, never reaches a call. */
+  onFallback?: ((event: RedisBudgetFallbackEvent) => void) | undefined;
+  /** Called when the budget resumes sharing through Redis. A throw is reported as a warning. */
+  onRecover?: ((event: RedisBudgetRecoverEvent) => void) | undefined;
+}
+
+/** @internal The common options, checked and with their defaults. */
+export interface CommonSettings {
+  client: RedisScriptClient;
+  server: string;
+  key: string;
+  flushIntervalMs: number;
+  timeoutMs: number;
+  recoverIntervalMs: number;
+  keyTtlMs: number;
+  onFallback: ((event: RedisBudgetFallbackEvent) => void) | undefined;
+  onRecover: ((event: RedisBudgetRecoverEvent) => void) | undefined;
+}
+
+/** @internal The option names every shared budget knows. */
+export const COMMON_FIELDS = ['client', 'server', 'keyPrefix', 'flushIntervalMs', 'timeoutMs', 'recoverIntervalMs', 'keyTtlMs', 'onFallback', 'onRecover'] as const;
+
+/** @internal Checks the common options; `kind` ends the key (`retry-throttling`, `retry-ratio`). */
+export function commonSettings(owner: string, o: Partial<RedisBudgetCommonOptions>, kind: string, minTtlMs: number): CommonSettings {
+  const client = o.client;
+  if (
+    typeof client !== 'object' ||
+    client === null ||
+    typeof client.evalsha !== 'function' ||
+    typeof client.eval !== 'function' ||
+    typeof client.script !== 'function'
+  ) {
+    throw new InvalidOptionError(owner, 'client', client, 'must be a Redis client (an ioredis Redis or Cluster: evalsha, eval, script)');
+  }
+  const server = o.server;
+  if (typeof server !== 'string' || server.length === 0 || server.length > 256) {
+    throw new InvalidOptionError(owner, 'server', server, 'must be a string of 1 to 256 characters');
+  }
+  const prefix = o.keyPrefix ?? 'herdless:';
+  if (typeof prefix !== 'string' || prefix.length > 256) {
+    throw new InvalidOptionError(owner, 'keyPrefix', prefix, 'must be a string of at most 256 characters');
+  }
+  for (const field of ['onFallback', 'onRecover'] as const) {
+    const hook = o[field];
+    if (hook !== undefined && typeof hook !== 'function') throw new InvalidOptionError(owner, field, hook, 'must be a function');
+  }
+  const keyTtlMs = numberOption(owner, 'keyTtlMs', o.keyTtlMs, Math.max(600_000, minTtlMs), { min: 1000, max: 2 ** 31 - 1, integer: true });
+  if (keyTtlMs < minTtlMs) throw new InvalidOptionError(owner, 'keyTtlMs', keyTtlMs, `must be ≥ windowMs (${minTtlMs})`);
+  return {
+    client,
+    server,
+    key: `${prefix}{${server}}:${kind}`,
+    flushIntervalMs: numberOption(owner, 'flushIntervalMs', o.flushIntervalMs, 100, { min: 1, max: 60_000 }),
+    timeoutMs: numberOption(owner, 'timeoutMs', o.timeoutMs, 5, { min: 1, max: 10_000 }),
+    recoverIntervalMs: numberOption(owner, 'recoverIntervalMs', o.recoverIntervalMs, 1000, { min: 10, max: 600_000 }),
+    keyTtlMs,
+    onFallback: o.onFallback,
+    onRecover: o.onRecover,
+  };
+}
