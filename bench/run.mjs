@@ -16,7 +16,7 @@ import { benchHerdScale } from './herd-scale.mjs';
 import { benchHerdTable } from './herd-table.mjs';
 import { SEMI_SPACE_MIB, benchInstructions } from './instructions.mjs';
 import { mmm, pool, spread, times } from './lib/harness.mjs';
-import { heapLabels } from './lib/subjects.mjs';
+import { cockatielEquivalent, heapLabels } from './lib/subjects.mjs';
 
 const quick = process.env.BENCH_QUICK === '1' || process.argv.includes('--quick');
 const only = new Set((process.env.BENCH_ONLY ?? 'success,instructions,zero,heap,decisions,herd,scale,redis').split(','));
@@ -75,7 +75,8 @@ const t0 = performance.now();
 if (only.has('success')) {
   const started = performance.now();
   const r = (results.success = pool(await inProcesses('success'), BARE));
-  const cockatiel = r['cockatiel 3 retry().execute(op)'];
+  // Each herdless subject against its cockatiel counterpart (prepared, or built per call); the rest against cockatiel's prepared retry.
+  const cockatielOf = (name) => r[cockatielEquivalent[name] ?? 'cockatiel 3 retry().execute(op)'];
   print('## 1. Success path: one successful call');
   print();
   table(
@@ -84,9 +85,9 @@ if (only.has('success')) {
       name,
       mmm(x.ns),
       mmm(x.ratio, times),
-      mmm(spread(x.rounds.map((v, i) => v / cockatiel.rounds[i])), times),
+      mmm(spread(x.rounds.map((v, i) => v / cockatielOf(name).rounds[i])), times),
       times(x.ns.min / r[BARE].ns.min),
-      times(x.ns.min / cockatiel.ns.min),
+      times(x.ns.min / cockatielOf(name).ns.min),
     ]),
   );
   print(
@@ -107,9 +108,10 @@ if (only.has('instructions')) {
   } else {
     const bare = r.perCall[BARE].median;
     // Each subject against cockatiel's counterpart: its retry, or its breaker.
-    const cockatielFor = (name) => r.perCall[name.includes('circuitBreaker') ? 'cockatiel 3 circuitBreaker().execute(op)' : 'cockatiel 3 retry().execute(op)'].median;
+    const cockatielFor = (name) =>
+      r.perCall[name.includes('circuitBreaker') ? 'cockatiel 3 circuitBreaker().execute(op)' : (cockatielEquivalent[name] ?? 'cockatiel 3 retry().execute(op)')].median;
     table(
-      ['subject', 'instructions per call', 'each run', '× bare', '× cockatiel (retry or breaker)', 'bytes allocated per call'],
+      ['subject', 'instructions per call', 'each run', '× bare', '× cockatiel (its counterpart)', 'bytes allocated per call'],
       Object.entries(r.perCall).map(([name, x]) => [
         name,
         x.median.toFixed(0),

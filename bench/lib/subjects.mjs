@@ -1,10 +1,10 @@
 // What is measured: the same successful (or once-failing) operation through each library, set up
 // as its README suggests, with a 0 ms wait where a retry happens. Every subject is built once; the
 // measured function is one call.
-import { retry as cockatielRetry, circuitBreaker as cockatielBreaker, handleAll, ConsecutiveBreaker, ConstantBackoff } from 'cockatiel';
+import { retry as cockatielRetry, circuitBreaker as cockatielBreaker, handleAll, ConsecutiveBreaker, ConstantBackoff, ExponentialBackoff, fullJitterGenerator } from 'cockatiel';
 import pRetry from 'p-retry';
 import CircuitBreakerOpossum from 'opossum';
-import { circuitBreaker, constantBackoff, createRetry, retry, systemRandom, systemScheduler } from '../../packages/herdless/dist/index.js';
+import { circuitBreaker, constantBackoff, createRetry, fullJitterBackoff, retry, systemRandom, systemScheduler } from '../../packages/herdless/dist/index.js';
 import { otelTelemetry } from '../../packages/herdless/dist/otel/index.js';
 
 /** The operation: an async function that succeeds. `await op()` is the "bare" baseline. */
@@ -57,6 +57,36 @@ function onRejected(error) {
   throw error;
 }
 
+/** How many reused options objects take turns in the "taking turns" subjects. */
+export const TURNS = 8;
+
+/** `count` options objects, each reused, handed out in turn: `next()` returns the next one. */
+function takingTurns(make, count = TURNS) {
+  const objects = Array.from({ length: count }, (_, i) => make(i));
+  let i = 0;
+  return () => {
+    const o = objects[i];
+    i = i === count - 1 ? 0 : i + 1;
+    return o;
+  };
+}
+
+const COCKATIEL = 'cockatiel 3 retry().execute(op)';
+
+/**
+ * Each herdless subject's counterpart in cockatiel, for the "× cockatiel" column: a prepared policy
+ * for herdless's prepared forms, and a policy built per call where herdless is given its options per
+ * call (cockatiel takes options only when a policy is built).
+ */
+export const cockatielEquivalent = {
+  'herdless retry(op)': COCKATIEL,
+  'herdless retry(op, options)': COCKATIEL,
+  'herdless createRetry(options)(op)': COCKATIEL,
+  'herdless retry(op, { maxAttempts: 3 }) new literal per call': 'cockatiel 3 retry(handleAll, { maxAttempts: 2 }) built per call',
+  [`herdless retry(op, options) ${TURNS} reused objects taking turns`]: `cockatiel 3 ${TURNS} prepared policies taking turns`,
+  'herdless retry(op, { backoff: fullJitterBackoff({…}) }) built per call': 'cockatiel 3 retry(handleAll, { backoff: new ExponentialBackoff({…}) }) built per call',
+};
+
 /** The success-path subjects: name → (operation) => Promise. */
 export function successSubjects() {
   const retrier = createRetry(fullOptions);
@@ -65,6 +95,8 @@ export function successSubjects() {
   const quietOtel = { telemetry: otelTelemetry() };
   const otelRetrier = createRetry(quietOtel);
   const cockatiel = cockatielRetry(handleAll, { maxAttempts: 2, backoff: new ConstantBackoff(0) });
+  const turns = takingTurns((i) => ({ maxAttempts: 2 + i, backoff: constantBackoff({ delayMs: i }) }));
+  const cockatielTurns = takingTurns((i) => cockatielRetry(handleAll, { maxAttempts: 1 + i, backoff: new ConstantBackoff(i) }));
   return {
     'bare await op()': (f) => f(),
     // The least any promise-returning wrapper can do: one derived promise, no state, no checks.
@@ -72,10 +104,17 @@ export function successSubjects() {
     'herdless retry(op)': (f) => retry(f),
     'herdless retry(op, options)': (f) => retry(f, fullOptions),
     'herdless createRetry(options)(op)': (f) => retrier(f),
-    'herdless retry(op, { …literal })': (f) => retry(f, { maxAttempts: 3, backoff: zero.backoff }),
+    'herdless retry(op, { maxAttempts: 3 }) new literal per call': (f) => retry(f, { maxAttempts: 3 }),
+    [`herdless retry(op, options) ${TURNS} reused objects taking turns`]: (f) => retry(f, turns()),
+    'herdless retry(op, { backoff: fullJitterBackoff({…}) }) built per call': (f) =>
+      retry(f, { maxAttempts: 3, backoff: fullJitterBackoff({ initialBackoffMs: 100, maxBackoffMs: 10_000 }) }),
+    [COCKATIEL]: (f) => cockatiel.execute(f),
+    'cockatiel 3 retry(handleAll, { maxAttempts: 2 }) built per call': (f) => cockatielRetry(handleAll, { maxAttempts: 2 }).execute(f),
+    [`cockatiel 3 ${TURNS} prepared policies taking turns`]: (f) => cockatielTurns().execute(f),
+    'cockatiel 3 retry(handleAll, { backoff: new ExponentialBackoff({…}) }) built per call': (f) =>
+      cockatielRetry(handleAll, { maxAttempts: 2, backoff: new ExponentialBackoff({ generator: fullJitterGenerator, initialDelay: 100, maxDelay: 10_000 }) }).execute(f),
     'herdless retry(op, { telemetry: otel }), no OTel provider': (f) => retry(f, quietOtel),
     'herdless createRetry({ telemetry: otel })(op), no OTel provider': (f) => otelRetrier(f),
-    'cockatiel 3 retry().execute(op)': (f) => cockatiel.execute(f),
     'p-retry 7 pRetry(op, { retries: 2 })': (f) => pRetry(f, { retries: 2 }),
   };
 }

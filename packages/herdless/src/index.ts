@@ -15,12 +15,14 @@ export {
   equalJitterBackoff,
   proportionalJitterBackoff,
   decorrelatedJitterBackoff,
+  decorrelatedJitterV2Backoff,
   type Backoff,
   type BackoffSpec,
   type ConstantBackoffOptions,
   type ExponentialBackoffOptions,
   type ProportionalJitterBackoffOptions,
   type DecorrelatedJitterBackoffOptions,
+  type DecorrelatedJitterV2BackoffOptions,
 } from './core/backoff/index.js';
 export type { Rng, IntRng } from './core/rng.js';
 export {
@@ -54,6 +56,7 @@ export {
   type Unsubscribe,
   type BreakerPolicyOptions,
   type BreakerSnapshot,
+  DEFAULT_HALF_OPEN_TRIAL_TIMEOUT_MS,
 } from './core/breaker/index.js';
 export {
   CircuitBreaker,
@@ -119,9 +122,13 @@ export { ManualClock } from './runtime/manual-clock.js';
 export {
   parseRetryPolicy,
   DEFAULT_BACKOFF,
+  DEFAULT_THROTTLING_BACKOFF,
   DEFAULT_MAX_ATTEMPTS,
   DEFAULT_MAX_RETRY_AFTER_MS,
   RetryError,
+  RETRY_ERROR_FIRST_FAILURES,
+  RETRY_ERROR_LAST_FAILURES,
+  type RetryFailure,
   AttemptTimeoutError,
   isRetryError,
   isAttemptTimeoutError,

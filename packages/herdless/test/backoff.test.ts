@@ -136,3 +136,25 @@ describe('validation names the field and the value', () => {
     expect(invalidOption(() => make()).message).toContain(message);
   });
 });
+
+describe('proportional jitter: capAfterJitter', () => {
+  const hi: Rng = { random: () => 0.999999 };
+  it('gRPC\'s form exceeds maxBackoffMs by up to 20% by design; capAfterJitter never does', () => {
+    const grpc = proportionalJitterBackoff({ initialBackoffMs: 100, maxBackoffMs: 1000 });
+    const capped = proportionalJitterBackoff({ initialBackoffMs: 100, maxBackoffMs: 1000, capAfterJitter: true });
+    expect(grpc.delay(10, 0, hi)).toBeCloseTo(1199.9996, 3);
+    expect(grpc.maxDelayMs).toBe(1200);
+    expect(capped.delay(10, 0, hi)).toBe(1000);
+    expect(capped.maxDelayMs).toBe(1000);
+    // Below the cap, the two agree to the bit.
+    expect(capped.delay(2, 0, hi)).toBe(grpc.delay(2, 0, hi));
+  });
+
+  it('round-trips through its spec; the spec of gRPC\'s form is unchanged', () => {
+    const capped = proportionalJitterBackoff({ maxBackoffMs: 1000, capAfterJitter: true });
+    expect(capped.toJSON()).toEqual({ kind: 'proportional jitter', initialBackoffMs: 100, backoffMultiplier: 2, maxBackoffMs: 1000, jitter: 0.2, capAfterJitter: true });
+    expect(backoffFromSpec(capped.toJSON()).maxDelayMs).toBe(1000);
+    expect(proportionalJitterBackoff().toJSON()).toEqual({ kind: 'proportional jitter', initialBackoffMs: 100, backoffMultiplier: 2, maxBackoffMs: 10_000, jitter: 0.2 });
+    expect(() => proportionalJitterBackoff({ capAfterJitter: 'yes' as never })).toThrow('proportionalJitterBackoff: capAfterJitter must be a boolean, got "yes"');
+  });
+});

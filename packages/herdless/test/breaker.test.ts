@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import {
   markDoNotRetry,
+  DEFAULT_HALF_OPEN_TRIAL_TIMEOUT_MS,
+  ManualClock as VirtualClock,
   CircuitOpenError,
   circuitBreaker,
   consecutiveFailures,
@@ -455,5 +457,71 @@ describe('shell', () => {
     const breaker = circuitBreaker();
     await expect(breaker.execute(() => 'x')).resolves.toBe('x');
     expect(breaker.snapshot()).toMatchObject({ state: 'closed', counts: { consecutiveFailures: 0, threshold: 5 } });
+  });
+});
+
+describe('a half-open trial that never settles', () => {
+  const down = (): Error => Object.assign(new Error('down'), { code: 'ECONNRESET' });
+  const hung = () => new Promise<never>(() => undefined);
+
+  it('expires after halfOpenTrialTimeoutMs (default 60 000): counted as a failed trial, the breaker reopens then and half-opens one open duration later', async () => {
+    const clock = new VirtualClock();
+    const breaker = circuitBreaker({ clock, counting: consecutiveFailures({ threshold: 1 }), openDurationMs: 5000 });
+    const events: string[] = [];
+    breaker.onStateChange((e) => events.push(`${e.type}@${e.at}`));
+    await breaker.execute(() => Promise.reject(down())).catch(() => undefined);
+    await clock.advance(5000);
+    void breaker.execute(hung); // the trial, at 5 000: it never settles
+    await expect(breaker.execute(() => 'refused')).rejects.toBeInstanceOf(CircuitOpenError);
+    await clock.advance(59_999);
+    expect(breaker.state).toBe('half-open');
+    await expect(breaker.execute(() => 'still refused')).rejects.toBeInstanceOf(CircuitOpenError);
+    await clock.advance(1); // 65 000: the trial expired; reopened at 65 000 for 5 000 ms
+    expect(breaker.state).toBe('open');
+    expect(breaker.snapshot()).toMatchObject({ state: 'open', openedAt: 65_000, nextTrialAt: 70_000, openings: 2 });
+    await clock.advance(5000);
+    await expect(breaker.execute(() => 'a new trial')).resolves.toBe('a new trial');
+    expect(breaker.state).toBe('closed');
+    expect(events).toEqual(['open@0', 'half-open@5000', 'open@65000', 'half-open@70000', 'close@70000']);
+  });
+
+  it('an hour later: the first call is the new trial (the expiry is dated at the limit, not at the call)', async () => {
+    const clock = new VirtualClock();
+    const breaker = circuitBreaker({ clock, counting: consecutiveFailures({ threshold: 1 }), openDurationMs: 5000, halfOpenTrialTimeoutMs: 10_000 });
+    await breaker.execute(() => Promise.reject(down())).catch(() => undefined);
+    await clock.advance(5000);
+    void breaker.execute(hung);
+    await clock.advance(3_600_000);
+    await expect(breaker.execute(() => 'admitted')).resolves.toBe('admitted');
+    expect(breaker.state).toBe('closed');
+  });
+
+  it('a trial that settles after it expired is ignored (a late success does not close the breaker)', async () => {
+    const clock = new VirtualClock();
+    const breaker = circuitBreaker({ clock, counting: consecutiveFailures({ threshold: 1 }), openDurationMs: 5000, halfOpenTrialTimeoutMs: 1000 });
+    await breaker.execute(() => Promise.reject(down())).catch(() => undefined);
+    await clock.advance(5000);
+    let finish!: (v: string) => void;
+    const late = breaker.execute(() => new Promise<string>((r) => (finish = r)));
+    await clock.advance(1500); // expired at 6 000: reopened until 11 000
+    finish('late');
+    await expect(late).resolves.toBe('late'); // the caller still gets its value
+    expect(breaker.state).toBe('open');
+    expect(breaker.snapshot()).toMatchObject({ openedAt: 6000, nextTrialAt: 11_000 });
+  });
+
+  it('halfOpenTrialTimeoutMs: Infinity keeps the old behaviour; invalid values are named', async () => {
+    const clock = new VirtualClock();
+    const breaker = circuitBreaker({ clock, counting: consecutiveFailures({ threshold: 1 }), openDurationMs: 5000, halfOpenTrialTimeoutMs: Infinity });
+    await breaker.execute(() => Promise.reject(down())).catch(() => undefined);
+    await clock.advance(5000);
+    void breaker.execute(hung);
+    await clock.advance(3_600_000);
+    expect(breaker.state).toBe('half-open');
+    await expect(breaker.execute(() => 'x')).rejects.toBeInstanceOf(CircuitOpenError);
+    for (const bad of [0, -1, Number.NaN, '60s']) {
+      expect(() => circuitBreaker({ halfOpenTrialTimeoutMs: bad as never })).toThrow(/^circuitBreaker: halfOpenTrialTimeoutMs must be /);
+    }
+    expect(DEFAULT_HALF_OPEN_TRIAL_TIMEOUT_MS).toBe(60_000);
   });
 });

@@ -56,9 +56,10 @@ describe('parseRetryAfter: HTTP-date', () => {
     ['Wed, 21 Oct 2015 07:28:10 GMT', 10_000], // the issue's example
     ['Wednesday, 21-Oct-15 07:28:10 GMT', 10_000], // RFC 850 (obsolete)
     ['Wed Oct 21 07:28:10 2015', 10_000], // asctime (obsolete)
-    ['Wed, 21 Oct 2015 07:28:00 GMT', 0], // now
-    ['Wed, 21 Oct 2015 07:27:00 GMT', 0], // a date in the past means 0
-    ['Thu, 01 Jan 1970 00:00:00 GMT', 0],
+    ['Wed, 21 Oct 2015 07:28:00 GMT', undefined], // now: no hint (the backoff applies, with its jitter)
+    ['Wed, 21 Oct 2015 07:27:00 GMT', undefined], // a date in the past: no hint
+    ['Thu, 01 Jan 1970 00:00:00 GMT', undefined],
+    ['Wed, 21 Oct 2015 07:28:01 GMT', 1000],
     ['Wed, 21 Oct 2015 08:28:00 GMT', 3_600_000],
     ['Thu, 22 Oct 2015 07:28:00 GMT', 86_400_000],
     ['Wed, 21 Oct 2015 07:28:10 UTC', undefined], // RFC 9110 requires "GMT"
@@ -77,9 +78,9 @@ describe('parseRetryAfter: HTTP-date', () => {
     expect(parseRetryAfter(value, NOW)).toBe(expected);
   });
 
-  it('asctime with a one-digit day (two spaces) parses; a date in the past gives 0', () => {
+  it('asctime with a one-digit day (two spaces) parses; a date in the past is no hint', () => {
     expect(parseHttpDate('Thu Oct  1 07:28:10 2015')).toBe(Date.UTC(2015, 9, 1, 7, 28, 10));
-    expect(parseRetryAfter('Thu Oct  1 07:28:10 2015', NOW)).toBe(0);
+    expect(parseRetryAfter('Thu Oct  1 07:28:10 2015', NOW)).toBeUndefined();
   });
 
   it('leap day and leap second', () => {
@@ -138,10 +139,27 @@ describe('parseRetryAfter: HTTP-date', () => {
             : form === 1
               ? `${longDays[t.getUTCDay()]}, ${p2(t.getUTCDate())}-${months[t.getUTCMonth()]}-${p2(t.getUTCFullYear() % 100)} ${time} GMT`
               : `${days[t.getUTCDay()]} ${months[t.getUTCMonth()]} ${String(t.getUTCDate()).padStart(2, ' ')} ${time} ${t.getUTCFullYear()}`;
-        expect(parseRetryAfter(text, NOW)).toBe(d * 1000);
+        expect(parseRetryAfter(text, NOW)).toBe(d === 0 ? undefined : d * 1000);
       }),
       { numRuns: 1000 },
     );
+  });
+});
+
+describe('retryAfterFromHeaders: an HTTP-date is measured from the response\'s own Date', () => {
+  const T = 'Wed, 21 Oct 2015 07:28:00 GMT';
+  const T5 = 'Wed, 21 Oct 2015 07:28:05 GMT';
+  it.each([
+    ['client clock 10 s fast', NOW + 10_000, { date: T, 'retry-after': T5 }, 5000],
+    ['client clock 1 h slow', NOW - 3_600_000, { date: T, 'retry-after': T5 }, 5000],
+    ['no Date header: the local clock', NOW, { 'retry-after': T5 }, 5000],
+    ['no Date header, client 10 s fast: the date has passed, no hint', NOW + 10_000, { 'retry-after': T5 }, undefined],
+    ['an invalid Date header: the local clock', NOW, { date: 'yesterday', 'retry-after': T5 }, 5000],
+    ['Retry-After equal to Date: no hint', NOW - 60_000, { date: T, 'retry-after': T }, undefined],
+    ['Retry-After before Date: no hint', NOW, { date: T5, 'retry-after': T }, undefined],
+    ['delay-seconds do not read Date', NOW, { date: 'Thu, 01 Jan 1970 00:00:00 GMT', 'retry-after': '2' }, 2000],
+  ] as [string, number, Record<string, string>, number | undefined][])('%s', (_name, now, headers, expected) => {
+    expect(retryAfterFromHeaders(new Headers(headers), now)).toBe(expected);
   });
 });
 

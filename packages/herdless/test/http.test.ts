@@ -76,8 +76,8 @@ const ok = async (res: Response, status = 200): Promise<string> => {
 };
 
 describe('Retry-After (virtual time for waits, an injected wall clock for dates)', () => {
-  it('503 with Retry-After: Wed, 21 Oct 2015 07:28:10 GMT at 07:28:00 → the second request goes out after exactly 10 000 ms', async () => {
-    server.script([{ status: 503, headers: { 'retry-after': 'Wed, 21 Oct 2015 07:28:10 GMT' }, body: 'busy' }]);
+  it('503 with Retry-After: Wed, 21 Oct 2015 07:28:10 GMT at 07:28:00 (no Date header) → the second request goes out after exactly 10 000 ms', async () => {
+    server.script([{ status: 503, headers: { 'retry-after': 'Wed, 21 Oct 2015 07:28:10 GMT' }, body: 'busy', sendDate: false }]);
     const events: HttpRetryEvent[] = [];
     const api = withRetry(fetch, { clock, now: () => WALL + clock.now(), onRetry: (e) => void events.push(e) });
     const promise = api(`${server.origin}/a`);
@@ -109,9 +109,9 @@ describe('Retry-After (virtual time for waits, an injected wall clock for dates)
   it.each([
     ['RFC 850', 'Wednesday, 21-Oct-15 07:28:10 GMT'],
     ['asctime', 'Wed Oct 21 07:28:10 2015'],
-  ])('the obsolete %s form waits 10 000 ms too', async (_form, value) => {
-    server.script([{ status: 429, headers: { 'retry-after': value } }]);
-    const promise = withRetry(fetch, { clock, now: () => WALL + clock.now() })(`${server.origin}/`);
+  ])('the obsolete %s form waits 10 000 ms too, measured from the response\'s Date (the client clock 10 s fast)', async (_form, value) => {
+    server.script([{ status: 429, headers: { 'retry-after': value, date: 'Wed, 21 Oct 2015 07:28:00 GMT' } }]);
+    const promise = withRetry(fetch, { clock, now: () => WALL + 10_000 + clock.now() })(`${server.origin}/`);
     await clock.timerScheduled();
     await clock.advance(10_000);
     expect(await ok(await promise)).toBe('ok');
@@ -129,11 +129,28 @@ describe('Retry-After (virtual time for waits, an injected wall clock for dates)
     expect(events.map((e) => [e.delayMs, e.delaySource])).toEqual([[0, 'server']]);
   });
 
-  it('an HTTP-date in the past → retry at once', async () => {
-    server.script([{ status: 503, headers: { 'retry-after': 'Wed, 21 Oct 2015 07:00:00 GMT' } }]);
-    const res = await withRetry(fetch, { clock, now: () => WALL })(`${server.origin}/`);
-    expect(res.status).toBe(200);
-    expect(clock.delays).toEqual([]);
+  it('client clock 10 s fast, Date: T, Retry-After: T + 5 s → the second request after 5 000 ms, not at once', async () => {
+    server.script([{ status: 503, headers: { date: 'Wed, 21 Oct 2015 07:28:00 GMT', 'retry-after': 'Wed, 21 Oct 2015 07:28:05 GMT' } }]);
+    const promise = withRetry(fetch, { clock, now: () => WALL + 10_000 + clock.now() })(`${server.origin}/`);
+    await clock.timerScheduled();
+    await clock.advance(5000);
+    expect(await ok(await promise)).toBe('ok');
+    expect(clock.delays).toEqual([5000]);
+    expect(server.requests.map((r) => r.at)).toEqual([0, 5000]);
+  });
+
+  it.each([
+    ['before the response\'s Date', { date: 'Wed, 21 Oct 2015 07:28:00 GMT', 'retry-after': 'Wed, 21 Oct 2015 07:00:00 GMT' }, true],
+    ['equal to the response\'s Date', { date: 'Wed, 21 Oct 2015 07:28:00 GMT', 'retry-after': 'Wed, 21 Oct 2015 07:28:00 GMT' }, true],
+    ['in the past by the local clock (no Date header)', { 'retry-after': 'Wed, 21 Oct 2015 07:00:00 GMT' }, false],
+  ] as [string, Record<string, string>, boolean][])('an HTTP-date %s is no hint: the backoff applies, with its jitter (not an immediate retry)', async (_name, headers, sendDate) => {
+    server.script([{ status: 503, headers, sendDate }]);
+    const promise = withRetry(fetch, { clock, now: () => WALL, random: { random: () => 0.5 } })(`${server.origin}/`);
+    await clock.timerScheduled();
+    await clock.advance(50);
+    expect((await promise).status).toBe(200);
+    // The default backoff: full jitter, 100 ms × 0.5 for the first retry.
+    expect(clock.delays).toEqual([50]);
   });
 
   it('retry-after-ms wins over Retry-After', async () => {
@@ -188,13 +205,54 @@ describe('Retry-After (virtual time for waits, an injected wall clock for dates)
     },
   );
 
-  it('Retry-After on a 500 is not honoured (only 429 and 503): the backoff applies', async () => {
-    server.script([{ status: 500, headers: { 'retry-after': '30' } }]);
-    const promise = withRetry(fetch, { clock, backoff: constantBackoff({ delayMs: 100 }) })(`${server.origin}/`);
+  it.each([
+    [500, undefined],
+    [408, undefined],
+    [425, [425]],
+    [413, [413]],
+  ] as [number, number[] | undefined][])('Retry-After: 2 on a retried %i is honoured: 2 000 ms, not the 50 ms backoff', async (status, retryStatuses) => {
+    server.script([{ status, headers: { 'retry-after': '2' } }]);
+    const events: HttpRetryEvent[] = [];
+    const promise = withRetry(fetch, { clock, retryStatuses, backoff: constantBackoff({ delayMs: 50 }), onRetry: (e) => void events.push(e) })(`${server.origin}/`);
     await clock.timerScheduled();
-    await clock.advance(100);
+    await clock.advance(2000);
     expect((await promise).status).toBe(200);
-    expect(clock.delays).toEqual([100]);
+    expect(clock.delays).toEqual([2000]);
+    expect(events.map((e) => [e.status, e.delayMs, e.delaySource])).toEqual([[status, 2000, 'server']]);
+  });
+
+  it('ignoreHints: an absurd Retry-After is ignored and the backoff applies (no hint-too-long give-up)', async () => {
+    server.script([{ status: 503, headers: { 'retry-after': '86400' } }, { status: 429, headers: { 'retry-after-ms': '999999999' } }]);
+    const events: HttpRetryEvent[] = [];
+    const api = withRetry(fetch, { clock, ignoreHints: true, backoff: constantBackoff({ delayMs: 50 }), throttlingBackoff: constantBackoff({ delayMs: 70 }), onRetry: (e) => void events.push(e) });
+    const promise = api(`${server.origin}/`);
+    await clock.timerScheduled();
+    await clock.advance(50);
+    await clock.timerScheduled();
+    await clock.advance(70);
+    expect((await promise).status).toBe(200);
+    expect(clock.delays).toEqual([50, 70]);
+    expect(events.map((e) => [e.status, e.delayMs, e.delaySource])).toEqual([
+      [503, 50, 'backoff'],
+      [429, 70, 'backoff'],
+    ]);
+  });
+
+  it('a server that always answers 429 without a hint: 8 retries, draws of 0.05, wait from the 500 ms throttling base', async () => {
+    server.script([], { status: 429 });
+    const api = withRetry(fetch, { clock, maxAttempts: 9, random: { random: () => 0.05 } });
+    const promise = api(`${server.origin}/`);
+    for (let i = 0; i < 8; i++) {
+      await clock.timerScheduled();
+      await clock.advance(clock.delays[i]!);
+    }
+    const res = await promise;
+    expect(res.status).toBe(429);
+    expect(retryInfo(res)?.reason).toBe('exhausted');
+    // 0.05 × (500, 1000, 2000, 4000, 8000, 10 000, 10 000, 10 000): 2 275 ms in all, where the
+    // 100 ms base of other failures gives 1 135 ms.
+    expect(clock.delays.map((d) => Math.round(d * 1000) / 1000)).toEqual([25, 50, 100, 200, 400, 500, 500, 500]);
+    expect(clock.delays.reduce((a, b) => a + b, 0)).toBeCloseTo(2275, 9);
   });
 
   it('the caller’s abort during a Retry-After wait rejects with its reason at once and leaves no timer', async () => {

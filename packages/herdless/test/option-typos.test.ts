@@ -59,7 +59,26 @@ describe('per-call and frozen options', () => {
     expect(() => {
       (b as { delayMs: number }).delayMs = Number.NaN;
     }).toThrow(TypeError);
-    expect(Object.isFrozen(fullJitterBackoff())).toBe(true);
     expect(Object.isFrozen(decorrelatedJitterBackoff())).toBe(true);
+  });
+
+  it('the exponential family is immutable without a freeze: every edit throws and changes nothing', () => {
+    const b = fullJitterBackoff({ initialBackoffMs: 100, maxBackoffMs: 1000 });
+    const edits: [string, unknown][] = [
+      ['delay', () => 0],
+      ['initialBackoffMs', 0],
+      ['maxBackoffMs', Number.NaN],
+      ['backoffMultiplier', 0],
+      ['maxDelayMs', 0],
+      ['toJSON', () => ({})],
+    ];
+    for (const [key, value] of edits) {
+      expect(() => {
+        (b as unknown as Record<string, unknown>)[key] = value;
+      }, key).toThrow(TypeError);
+    }
+    expect(b.delay(5, 0, { random: () => 0.5 })).toBe(500);
+    expect(b.toJSON()).toEqual({ kind: 'full jitter', initialBackoffMs: 100, backoffMultiplier: 2, maxBackoffMs: 1000 });
+    expect(b.maxDelayMs).toBe(1000);
   });
 });

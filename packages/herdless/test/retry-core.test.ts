@@ -1,7 +1,24 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_BACKOFF, MAX_DELAY_MS, constantBackoff, decorrelatedJitterBackoff, exponentialBackoff, fullJitterBackoff, isInvalidOptionError, parseRetryPolicy, retryAfter, type RetryBudget, type RetryPolicy, type Rng, type Verdict } from 'herdless';
-import { DO_NOT_RETRY_VERDICT, FATAL, PyRandom, RETRYABLE, decide, describeGiveUp, startRetry, type RetryCommand } from 'herdless/sim';
+import {
+  DEFAULT_BACKOFF,
+  DEFAULT_THROTTLING_BACKOFF,
+  MAX_DELAY_MS,
+  classify,
+  constantBackoff,
+  createRetry,
+  decorrelatedJitterBackoff,
+  exponentialBackoff,
+  fullJitterBackoff,
+  isInvalidOptionError,
+  parseRetryPolicy,
+  retryAfter,
+  type RetryBudget,
+  type RetryPolicy,
+  type Rng,
+  type Verdict,
+} from 'herdless';
+import { DO_NOT_RETRY_VERDICT, FATAL, PyRandom, RETRYABLE, RETRYABLE_THROTTLED, decide, describeGiveUp, startRetry, type RetryCommand } from 'herdless/sim';
 import { invalidOption } from './support/invalid-option.js';
 
 const fixed = (x: number): Rng => ({ random: () => x });
@@ -29,12 +46,15 @@ describe('parseRetryPolicy: defaults', () => {
     expect(p).toEqual({
       maxAttempts: 3,
       backoff: DEFAULT_BACKOFF,
+      throttlingBackoff: DEFAULT_THROTTLING_BACKOFF,
+      ignoreHints: false,
       retryable: undefined,
       maxRetryAfterMs: 60_000,
       deadlineMs: Infinity,
       attemptTimeoutMs: Infinity,
       budget: undefined,
     });
+    expect(DEFAULT_THROTTLING_BACKOFF.toJSON()).toEqual({ kind: 'full jitter', initialBackoffMs: 500, backoffMultiplier: 2, maxBackoffMs: 10_000 });
     expect(Object.isFrozen(p)).toBe(true);
     expect(Object.isFrozen(parseRetryPolicy({ maxAttempts: 5 }))).toBe(true);
     expect(DEFAULT_BACKOFF.toJSON()).toEqual({ kind: 'full jitter', initialBackoffMs: 100, backoffMultiplier: 2, maxBackoffMs: 10_000 });
@@ -283,5 +303,73 @@ describe('decide(): invariants (property)', () => {
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+describe('throttling and ignored hints', () => {
+  const rng = fixed(0.05);
+  const waits = (policy: RetryPolicy, verdict: Verdict, retries: number): number[] => {
+    let state = startRetry(policy, 0);
+    const out: number[] = [];
+    for (let i = 0; i < retries; i++) {
+      const c = decide(policy, state, verdict, 0, rng);
+      if (c.kind !== 'retry') throw new Error(`gave up: ${c.reason}`);
+      out.push(c.delayMs);
+      state = c.next;
+    }
+    return out;
+  };
+
+  it.each([
+    ['HTTP 429 (status)', { status: 429 }],
+    ['HTTP 429 (statusCode)', { statusCode: 429 }],
+    ['HTTP 429 (response.status)', { response: { status: 429 } }],
+    ['gRPC RESOURCE_EXHAUSTED by name', { code: 'RESOURCE_EXHAUSTED' }],
+    ['gRPC code 8 with details', { code: 8, details: 'quota' }],
+  ])('%s without a hint is a throttled verdict (when retryable)', (_name, fields) => {
+    const error = Object.assign(new Error('slow down'), fields);
+    expect(classify(error, () => true)).toBe(RETRYABLE_THROTTLED);
+    // With a hint, the hint decides.
+    expect(classify(Object.assign(error, { retryAfterMs: 1500 }), () => true)).toEqual(retryAfter(1500));
+  });
+
+  it('a plain code 8 (not gRPC-shaped) and a 503 are not throttling', () => {
+    expect(classify(Object.assign(new Error('x'), { code: 8 }), () => true)).toBe(RETRYABLE);
+    expect(classify(Object.assign(new Error('x'), { status: 503 }))).toBe(RETRYABLE);
+  });
+
+  it('8 retries after throttling with draws of 0.05: 2 275 ms of waits from the 500 ms base (1 135 ms for other failures)', () => {
+    const policy = parseRetryPolicy({ maxAttempts: 9 });
+    const throttled = waits(policy, RETRYABLE_THROTTLED, 8);
+    const other = waits(policy, RETRYABLE, 8);
+    expect(throttled).toEqual([500, 1000, 2000, 4000, 8000, 10_000, 10_000, 10_000].map((v) => v * 0.05));
+    expect(throttled.reduce((a, b) => a + b)).toBeCloseTo(2275, 9);
+    expect(other.reduce((a, b) => a + b)).toBeCloseTo(1135, 9);
+  });
+
+  it('throttlingBackoff is configurable: the same object as backoff treats throttling like any failure', () => {
+    const backoff = constantBackoff({ delayMs: 40 });
+    expect(waits(parseRetryPolicy({ maxAttempts: 4, backoff, throttlingBackoff: backoff }), RETRYABLE_THROTTLED, 3)).toEqual([40, 40, 40]);
+    expect(waits(parseRetryPolicy({ maxAttempts: 4, throttlingBackoff: constantBackoff({ delayMs: 900 }) }), RETRYABLE_THROTTLED, 3)).toEqual([900, 900, 900]);
+    // A backoff set without a throttlingBackoff serves throttling too (the caller chose the waits).
+    expect(parseRetryPolicy({ backoff }).throttlingBackoff).toBe(backoff);
+    expect(waits(parseRetryPolicy({ maxAttempts: 4, backoff }), RETRYABLE_THROTTLED, 3)).toEqual([40, 40, 40]);
+    expect(parseRetryPolicy({}).throttlingBackoff).toBe(DEFAULT_THROTTLING_BACKOFF);
+    expect(createRetry({ backoff }).policy.throttlingBackoff).toBe(backoff);
+    expect(createRetry({}).policy.throttlingBackoff).toBe(DEFAULT_THROTTLING_BACKOFF);
+    expect(invalidOption(() => parseRetryPolicy({ throttlingBackoff: 5 as never })).message).toBe(
+      'retry: throttlingBackoff must be a Backoff (e.g. fullJitterBackoff()), got 5',
+    );
+  });
+
+  it('ignoreHints: a hint is not read (the backoff applies), nor is a malformed one; the do-not-retry mark still ends the call', () => {
+    const policy = parseRetryPolicy({ maxAttempts: 3, backoff: constantBackoff({ delayMs: 25 }), ignoreHints: true });
+    expect(waits(policy, retryAfter(86_400_000), 2)).toEqual([25, 25]);
+    const malformed = Object.assign(new Error('x'), { status: 503, retryAfterMs: -1 });
+    expect(classify(malformed, undefined, 1, false)).toBe(RETRYABLE);
+    expect(classify(malformed)).toBe(DO_NOT_RETRY_VERDICT);
+    expect(classify(Object.assign(new Error('x'), { status: 503, retryAfterMs: 5000 }), undefined, 1, false)).toBe(RETRYABLE);
+    expect(decide(policy, startRetry(policy, 0), DO_NOT_RETRY_VERDICT, 0, rng)).toMatchObject({ kind: 'give-up', reason: 'do-not-retry' });
+    expect(invalidOption(() => parseRetryPolicy({ ignoreHints: 'yes' as never })).message).toBe('retry: ignoreHints must be a boolean, got "yes"');
   });
 });

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { InvalidOptionError, ManualClock, constantBackoff, createRetry, isRetryError, retry, type RetryBudget, type RetryOptions } from 'herdless';
+import { ManualClock, constantBackoff, createRetry, isRetryError, retry, type RetryBudget, type RetryOptions } from 'herdless';
 import { RETRY_POLICY_KEYS } from '../src/runtime/retry.js';
 import { invalidOption } from './support/invalid-option.js';
 
@@ -95,19 +95,17 @@ describe('retry(op, options) with the same options object, call after call', () 
     await expect(retry(() => 'again', options)).resolves.toBe('again');
   });
 
-  // Every option, made invalid once the object is in use (seen twice: the inline path). The options
-  // that decide how a call starts are compared on every call: the next call throws, synchronously.
-  // The others are compared when an attempt fails: a call that succeeds does not need them; a call
-  // whose attempt fails rejects with the error, naming the field, before any retry. Nothing invalid
-  // is cached: fixed, the object works again.
-  const startOptions: [keyof RetryOptions, unknown][] = [
+  // Every option, made invalid once the object is in use: each call reads its options as they are
+  // at that call, so the very next call throws, synchronously, naming it — whatever other objects
+  // were used in between. Nothing invalid is kept: fixed, the object works again.
+  const invalidValues: [keyof RetryOptions, unknown][] = [
     ['deadlineMs', 0],
     ['attemptTimeoutMs', -5],
     ['budget', {}],
-  ];
-  const failureOptions: [keyof RetryOptions, unknown][] = [
     ['maxAttempts', 0],
     ['backoff', 'none'],
+    ['throttlingBackoff', {}],
+    ['ignoreHints', 'yes'],
     ['retryable', 5],
     ['maxRetryAfterMs', -1],
     ['random', {}],
@@ -118,48 +116,36 @@ describe('retry(op, options) with the same options object, call after call', () 
     ['onHookError', 5],
   ];
   it('covers every option', () => {
-    const named = [...startOptions, ...failureOptions].map(([field]) => field).sort();
+    const named = invalidValues.map(([field]) => field).sort();
     expect(named).toEqual([...RETRY_POLICY_KEYS, 'onRetry', 'onGiveUp'].sort());
   });
 
-  it.each(startOptions)('%s made invalid once the object is in use: the next call throws naming it', async (field, value) => {
+  it.each(invalidValues)('%s made invalid once the object is in use: the next call throws naming it, with or without other objects in between', async (field, value) => {
     const options: RetryOptions = { maxAttempts: 2, backoff: constantBackoff() };
-    await retry(() => 1, options);
-    await retry(() => 1, options);
-    const valid = (options as Record<string, unknown>)[field];
-    (options as Record<string, unknown>)[field] = value;
-    expect(invalidOption(() => retry(() => 1, options)).message).toMatch(new RegExp(`^retry: ${field} `));
-    (options as Record<string, unknown>)[field] = valid;
-    await expect(retry(() => 'again', options)).resolves.toBe('again');
+    const others: RetryOptions[] = Array.from({ length: 9 }, (_, i) => ({ maxAttempts: 1 + i }));
+    for (const between of [0, 1, 9]) {
+      await retry(() => 1, options);
+      await retry(() => 1, options);
+      for (const other of others.slice(0, between)) await retry(() => 1, other);
+      const valid = (options as Record<string, unknown>)[field];
+      (options as Record<string, unknown>)[field] = value;
+      const op = alwaysFails();
+      expect(invalidOption(() => retry(op, options)).message).toMatch(new RegExp(`^retry: ${field} `));
+      expect(op.calls).toBe(0);
+      (options as Record<string, unknown>)[field] = valid;
+      await expect(retry(() => 'again', options)).resolves.toBe('again');
+    }
   });
 
-  it.each(failureOptions)('%s made invalid once the object is in use: a failed attempt rejects naming it, before any retry', async (field, value) => {
-    const options: RetryOptions = { maxAttempts: 2, backoff: constantBackoff() };
+  it('a misspelt key added to an object in use is reported at the next call', async () => {
+    const options: RetryOptions = { maxAttempts: 2 };
     await retry(() => 1, options);
     await retry(() => 1, options);
-    (options as Record<string, unknown>)[field] = value;
-    // A call that succeeds reads none of them.
-    await expect(retry(() => 'fine', options)).resolves.toBe('fine');
-    const op = alwaysFails();
-    const error = await retry(op, options).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(InvalidOptionError);
-    expect((error as Error).message).toMatch(new RegExp(`^retry: ${field} `));
-    expect(op.calls).toBe(1);
-    // A synchronous throw of the first attempt takes the same way.
-    const throws = () => {
-      throw transient();
-    };
-    await expect(retry(throws, options)).rejects.toBeInstanceOf(InvalidOptionError);
-    // Fixed: the object works again, and retries.
-    delete (options as Record<string, unknown>)[field];
-    options.maxAttempts = 2;
-    options.backoff = constantBackoff();
-    const again = alwaysFails();
-    expect(isRetryError(await retry(again, options).catch((e: unknown) => e), 'exhausted')).toBe(true);
-    expect(again.calls).toBe(2);
+    (options as Record<string, unknown>).maxAtempts = 5;
+    expect(invalidOption(() => retry(() => 1, options)).message).toBe('retry: maxAtempts is not a retry option (check the spelling), got 5');
   });
 
-  it('a start option changed while a call runs: that call keeps its start, the next call takes the change', async () => {
+  it('an option changed while a call runs: that call keeps what it read, the next call takes the change', async () => {
     const attempts: boolean[] = [];
     const counting: RetryBudget = {
       name: 'counting',
@@ -169,20 +155,20 @@ describe('retry(op, options) with the same options object, call after call', () 
       allowRetry: () => true,
     };
     const options: RetryOptions = { maxAttempts: 3, backoff: constantBackoff() };
-    await retry(() => 1, options);
-    await retry(() => 1, options);
     let calls = 0;
-    const value = await retry(() => {
+    const outcome = await retry(() => {
       calls++;
       if (calls === 1) {
         options.budget = counting;
         options.maxAttempts = 2;
-        return Promise.reject(transient());
+        options.onRetry = 5 as never;
       }
-      return 'kept';
-    }, options);
-    // The running call began without a budget: it reports nothing to it, but it does take the new maxAttempts.
-    expect([value, calls, attempts]).toEqual(['kept', 2, []]);
+      return Promise.reject(transient());
+    }, options).catch((e: unknown) => e);
+    // The running call read maxAttempts 3, no budget and no hook when it started.
+    expect([isRetryError(outcome, 'exhausted'), calls, attempts]).toEqual([true, 3, []]);
+    expect(invalidOption(() => retry(() => 1, options)).message).toBe('retry: onRetry must be a function, got 5');
+    delete options.onRetry;
     const next = alwaysFails();
     await retry(next, options).catch(() => undefined);
     expect(next.calls).toBe(2);
@@ -275,34 +261,35 @@ describe('what an operation may return on the plain path', () => {
   });
 });
 
-describe('the options cache, as a model: whatever the order of calls and edits, a call uses the options as they are when it needs them', () => {
+describe('options read at each call, as a model: whatever the order of calls and edits, a call uses the options as they were when it started', () => {
   type Command =
     | { kind: 'set'; object: number; maxAttempts: number }
     | { kind: 'set-during'; object: number; maxAttempts: number }
     | { kind: 'call'; object: number; fails: boolean };
   const command: fc.Arbitrary<Command> = fc.oneof(
-    fc.record({ kind: fc.constant('set' as const), object: fc.integer({ min: 0, max: 5 }), maxAttempts: fc.integer({ min: 1, max: 4 }) }),
-    fc.record({ kind: fc.constant('set-during' as const), object: fc.integer({ min: 0, max: 5 }), maxAttempts: fc.integer({ min: 1, max: 4 }) }),
-    fc.record({ kind: fc.constant('call' as const), object: fc.integer({ min: 0, max: 5 }), fails: fc.boolean() }),
+    fc.record({ kind: fc.constant('set' as const), object: fc.integer({ min: 0, max: 9 }), maxAttempts: fc.integer({ min: 1, max: 4 }) }),
+    fc.record({ kind: fc.constant('set-during' as const), object: fc.integer({ min: 0, max: 9 }), maxAttempts: fc.integer({ min: 1, max: 4 }) }),
+    fc.record({ kind: fc.constant('call' as const), object: fc.integer({ min: 0, max: 9 }), fails: fc.boolean() }),
   );
 
-  it('attempts = maxAttempts at the first failure; a success takes one attempt (6 objects, more than the ring holds)', async () => {
+  it('attempts = maxAttempts at the call; a success takes one attempt (10 objects taking turns)', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(command, { minLength: 1, maxLength: 60 }), async (commands) => {
-        const objects: RetryOptions[] = Array.from({ length: 6 }, () => ({ maxAttempts: 2, backoff: constantBackoff() }));
+        const objects: RetryOptions[] = Array.from({ length: 10 }, () => ({ maxAttempts: 2, backoff: constantBackoff() }));
         for (const c of commands) {
           const options = objects[c.object]!;
           if (c.kind === 'set') {
             options.maxAttempts = c.maxAttempts;
           } else if (c.kind === 'set-during') {
-            // Edited while the call runs, before its first attempt fails: the failure reads the new value.
+            // Edited while the call runs: that call keeps the value it started with.
+            const before = options.maxAttempts;
             let calls = 0;
             await retry(() => {
               calls++;
               if (calls === 1) options.maxAttempts = c.maxAttempts;
               return Promise.reject(transient());
             }, options).catch(() => undefined);
-            expect(calls).toBe(c.maxAttempts);
+            expect(calls).toBe(before);
           } else {
             let calls = 0;
             const outcome = await retry(() => {

@@ -95,3 +95,26 @@ describe('engine rules', () => {
     expect(runScenario(s, 4)).toEqual(runScenario(s, 4));
   });
 });
+
+describe('a backoff that carries its own per-call value (decorrelated jitter V2)', () => {
+  it('the engine passes back carry(previous, wait), not the wait', () => {
+    const seen: number[] = [];
+    const carrying: Backoff = {
+      name: 'carrying',
+      maxDelayMs: 10,
+      delay: (_n, previous) => {
+        seen.push(previous);
+        return 10;
+      },
+      carry: (previous, wait) => previous + wait + 1000,
+      toJSON: () => ({ kind: 'constant', delayMs: 10 }),
+    };
+    const r = runScenario(
+      base({ clients: 1, server: { ...ARTICLE_SERVER, startupMs: 0, outages: [{ startMs: 0, endMs: 50 }] }, policy: { name: 'carrying', backoff: carrying, maxAttempts: Infinity } }),
+      0,
+    );
+    expect(r.finished).toBe(true);
+    expect(seen.length).toBeGreaterThanOrEqual(2);
+    expect(seen).toEqual(seen.map((_, i) => i * 1010));
+  });
+});

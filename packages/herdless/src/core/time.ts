@@ -1,3 +1,5 @@
+import { InvalidOptionError } from './errors.js';
+
 /**
  * A monotonic clock in milliseconds — the only notion of "now" herdless policies use.
  *
@@ -8,4 +10,15 @@
 export interface Clock {
   /** Milliseconds on a monotonic scale; only differences between two readings mean anything. */
   now(): number;
+}
+
+/**
+ * @internal An injected clock's reading, checked: a NaN or infinite "now" would silently disable a
+ * deadline or an open breaker's wait, so it fails the call instead, naming the clock.
+ * @throws InvalidOptionError naming `owner`, `clock.now()` and the value.
+ */
+export function checkedNow(clock: Clock, owner: string): number {
+  const now = clock.now();
+  if (typeof now === 'number' && now > -Infinity && now < Infinity) return now;
+  throw new InvalidOptionError(owner, 'clock.now()', now, 'must return a finite number of ms (a bug in the injected clock)');
 }

@@ -48,7 +48,9 @@ export function objectOption<T extends object>(owner: string, field: string, val
     throw new InvalidOptionError(owner, field, value, 'must be an object');
   }
   if (known !== undefined) {
-    for (const key of Object.keys(value)) {
+    // for…in and an own-key check: no array of keys to allocate (backoffs may be built per call).
+    for (const key in value) {
+      if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
       const v = (value as Record<string, unknown>)[key];
       if (v !== undefined && !known.includes(key)) {
         throw new InvalidOptionError(owner, key, v, `is not an option of ${owner} (check the spelling; options: ${known.join(', ')})`);

@@ -39,11 +39,12 @@ export const RETRYABLE_HTTP_METHODS: readonly string[] = Object.freeze(['GET', '
 export const DEFAULT_RETRY_STATUSES: readonly number[] = RETRYABLE_HTTP_STATUSES;
 
 /**
- * The statuses whose `Retry-After` (and `retry-after-ms`) header is honoured: 429 Too Many Requests
- * (RFC 6585 §4) and 503 Service Unavailable (RFC 9110 §15.6.4), the two where the header means "try
- * again after this long". On the other retried statuses the header is ignored and the backoff
- * applies.
+ * The two statuses where RFC 9110 and RFC 6585 define `Retry-After` as "try again after this long":
+ * 429 Too Many Requests (RFC 6585 §4) and 503 Service Unavailable (RFC 9110 §15.6.4).
  *
+ * @deprecated `withRetry()` now honours `Retry-After` (and `retry-after-ms`) on every status it
+ *   retries (RFC 9110 §10.2.3 lets any response carry it), so this list no longer decides anything;
+ *   it stays exported for code that reads it.
  * @example
  * ```ts
  * RETRY_AFTER_STATUSES.includes(503); // true

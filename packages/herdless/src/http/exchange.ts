@@ -12,7 +12,7 @@ import { callHook, type RetryEvent } from '../runtime/hooks.js';
 import { retry, type RetryContext, type RetryOptions } from '../runtime/retry.js';
 import { CallTelemetry } from '../runtime/telemetry.js';
 import { bodyKind } from './body.js';
-import { RETRY_AFTER_STATUSES } from './data.js';
+import { AttemptLink } from './attempt-link.js';
 import { idempotencyKeyOption, type HttpConfig, type IdempotencyKeyOption } from './options.js';
 import { retryAfterFromHeaders } from './retry-after.js';
 import { HttpStatusError, hasDoNotRetryHeader, isHttpStatusError, type StatusLike } from './status-error.js';
@@ -40,6 +40,11 @@ export interface HttpExchange<R extends StatusLike> {
   headers(response: R): HeaderReader;
   /** Lets go of a response nobody will read, freeing its connection. */
   discard(response: R): void;
+  /**
+   * Whether the response, once returned, still has a body whose reading the caller's signal must
+   * abort (fetch semantics). Absent: never (the adapter reads or streams the body itself).
+   */
+  followsCaller?(response: R): boolean;
   /** A client's own transient failures that `retry()`'s classification does not know (e.g. axios's `ERR_NETWORK`). */
   isTransient?(error: unknown): boolean;
   /** Called with the response the call returns, before any hook hears of it; `gaveUp` as in {@link ExchangeResult}. */
@@ -65,13 +70,13 @@ export function isGivenUpResponse(response: object, headers: HeaderReader): bool
 
 /**
  * @internal A response as the failure of an attempt, or `undefined` when the call accepts it: a
- * retried status becomes an {@link HttpStatusError} with the server's hint (429 and 503) and the
- * "do not retry" mark when the response carries it.
+ * retried status becomes an {@link HttpStatusError} with the server's hint (on every retried status:
+ * RFC 9110 §10.2.3 lets any response carry `Retry-After`; `ignoreHints` is `retry()`'s business) and
+ * the "do not retry" mark when the response carries it.
  */
 export function responseFailure<R extends StatusLike>(config: HttpConfig, response: R, headers: HeaderReader): HttpStatusError<R> | undefined {
   if (!config.statuses.has(response.status)) return undefined;
-  const hint = RETRY_AFTER_STATUSES.includes(response.status) ? retryAfterFromHeaders(headers, config.now()) : undefined;
-  const failure = new HttpStatusError(response, hint);
+  const failure = new HttpStatusError(response, retryAfterFromHeaders(headers, config.now()));
   if (isGivenUpResponse(response, headers)) markDoNotRetry(failure);
   return failure;
 }
@@ -115,6 +120,12 @@ export async function runExchange<R extends StatusLike>(config: HttpConfig, exch
   let attempts = 0;
   /** The retryable-status response of the latest attempt, until it is discarded or returned. */
   let pending: R | undefined;
+  const caller = exchange.signal;
+  /** The link of the latest attempt (see AttemptLink), when the caller has a signal. */
+  let link: AttemptLink | undefined;
+  const follow = (response: R): void => {
+    if (caller !== undefined && link !== undefined && exchange.followsCaller?.(response) === true) link.followCaller(caller, response);
+  };
   const tel =
     config.telemetry === undefined
       ? undefined
@@ -124,12 +135,16 @@ export async function runExchange<R extends StatusLike>(config: HttpConfig, exch
     attempts = context.attempt;
     const signal = context.signal;
     if (tel !== undefined) tel.attemptStart(context.attempt);
+    link?.settled();
+    link = caller === undefined || caller === signal ? undefined : new AttemptLink(signal);
     let response: R;
     try {
-      response = await exchange.send(context.attempt, fetchSignal(exchange.signal, signal));
+      response = await exchange.send(context.attempt, link === undefined ? signal : link.signal);
     } catch (error) {
       if (tel !== undefined) tel.attemptEnd(context.attempt, attemptOutcome(exchange.signal, error), error);
       throw error;
+    } finally {
+      link?.settled();
     }
     if (signal.aborted) {
       // A late answer to an attempt that timed out or was aborted: nobody will read it.
@@ -205,9 +220,10 @@ export async function runExchange<R extends StatusLike>(config: HttpConfig, exch
       throw error;
     }
     const failure: unknown = error.cause;
-    const explained = blockedRetry && error.reason === 'fatal' ? new RetryError('fatal', error.attempts, failure, exchange.blocked) : error;
+    const explained = blockedRetry && error.reason === 'fatal' ? new RetryError('fatal', error.attempts, failure, exchange.blocked, error.failures, error.omittedFailures) : error;
     if (pending !== undefined && isHttpStatusError<R>(failure) && failure.response === pending) {
       // A 503 is a response: the caller gets the last one, with the reason on record.
+      follow(pending);
       exchange.record?.(pending, explained.attempts, explained);
       giveUp(explained.reason, explained.attempts, pending, explained);
       return { response: pending, attempts: explained.attempts, gaveUp: explained };
@@ -216,18 +232,9 @@ export async function runExchange<R extends StatusLike>(config: HttpConfig, exch
     giveUp(explained.reason, explained.attempts, undefined, explained);
     throw explained;
   }
+  follow(response);
   exchange.record?.(response, attempts, undefined);
   return { response, attempts, gaveUp: undefined };
-}
-
-/**
- * The signal an attempt's request gets. The attempt's own signal aborts with the caller's only
- * while the call runs; the caller's signal must also abort the reading of the body that is
- * returned (fetch semantics), so both are passed on when they differ.
- */
-function fetchSignal(caller: AbortSignal | undefined, attempt: AbortSignal): AbortSignal {
-  if (caller === undefined || caller === attempt || typeof AbortSignal.any !== 'function') return attempt;
-  return AbortSignal.any([caller, attempt]);
 }
 
 function attemptOutcome(caller: AbortSignal | undefined, error: unknown): 'aborted' | 'timeout' | 'failure' {

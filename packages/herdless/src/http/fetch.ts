@@ -137,6 +137,8 @@ async function run(fetchFn: FetchFunction, config: HttpConfig, plan: Plan): Prom
     send: (attempt, signal) => send(fetchFn, plan, attempt, signal, config.attemptHeader),
     headers: (response) => response.headers,
     discard,
+    // The body of a returned response is read after the call: the caller's signal aborts that too.
+    followsCaller: (response) => response.body !== null,
     // Recorded before onGiveUp runs, so the hook can read retryInfo(response).
     record: (response, attempts, gaveUp) => recordRetryInfo(response, { attempts, reason: gaveUp?.reason, error: gaveUp }),
   });
@@ -155,11 +157,13 @@ async function run(fetchFn: FetchFunction, config: HttpConfig, plan: Plan): Prom
  *   When retrying stops, the promise **resolves with the last response** (a 503 is a response, not
  *   an exception) and {@link retryInfo} tells why. Network failures are retried; when retrying
  *   stops, the promise rejects with a `RetryError` whose `cause` is the last failure.
- * - **Retry-After** on 429 and 503 (and `retry-after-ms`): seconds or an HTTP-date (measured
- *   against `now()`), parsed strictly ({@link parseRetryAfter}); a valid hint replaces the backoff
- *   for that wait, never shortened; one above `maxRetryAfterMs` (default 60 000 ms) or past the
- *   deadline ends the call at once with that response (reason `'hint-too-long'`). An invalid
- *   value is ignored: the backoff applies.
+ * - **Retry-After** on every retried status (and `retry-after-ms`): seconds or an HTTP-date
+ *   (measured from the response's `Date` header, else from `now()`; a date at or before that is no
+ *   hint), parsed strictly ({@link parseRetryAfter}); a valid hint replaces the backoff for that
+ *   wait, never shortened; one above `maxRetryAfterMs` (default 60 000 ms) or past the deadline
+ *   ends the call at once with that response (reason `'hint-too-long'`). An invalid value is
+ *   ignored: the backoff applies. `ignoreHints: true` ignores every hint. A 429 without a hint waits
+ *   `throttlingBackoff` (full jitter from 500 ms by default) rather than `backoff`.
  * - **Do not retry**: a response carrying `X-Herdless-Retry: no` ({@link DO_NOT_RETRY_HEADER}) is
  *   returned at once (reason `'do-not-retry'`), and so is a response an inner herdless layer gave
  *   up on ({@link isGivenUp}): layers never multiply attempts. A response this call gives up on

@@ -16,14 +16,16 @@ const MAX_HINT_MS = Number.MAX_SAFE_INTEGER;
  *   A huge value (`9999999999`) stays a huge wait, never a date and never a crash; values beyond
  *   2^53 − 1 ms are held there.
  * - **HTTP-date** (IMF-fixdate or one of the two obsolete forms, see {@link parseHttpDate}): the
- *   time from `nowMs` to that date; a date in the past means 0 (retry now).
+ *   time from `nowMs` to that date. A date at or before `nowMs` is no hint (`undefined`): the
+ *   backoff applies, with its jitter — every client retrying at once is the herd to avoid.
  * - anything else (`soon`, an ISO date, two values `5, 5`) → `undefined`.
  *
  * Surrounding spaces and tabs are ignored. The value is never given to a generic date parser, so
  * `120` is 120 seconds, never the year 120.
  *
  * @param value the header value (`null` when the header is absent, as `Headers.get` returns).
- * @param nowMs the wall-clock time in ms since the epoch (`Date.now()`), for HTTP-dates.
+ * @param nowMs the time in ms since the epoch that an HTTP-date is measured from: the response's own
+ *   `Date` when it has one (see {@link retryAfterFromHeaders}), else the local wall clock.
  * @returns the wait in ms (≥ 0, finite), or `undefined`.
  * @example
  * ```ts
@@ -38,7 +40,7 @@ export function parseRetryAfter(value: string | null | undefined, nowMs: number)
   if (DIGITS.test(text)) return Math.min(Number(text) * 1000, MAX_HINT_MS);
   const at = parseHttpDate(text, nowMs);
   if (at === undefined || !Number.isFinite(nowMs)) return undefined;
-  return at > nowMs ? Math.min(at - nowMs, MAX_HINT_MS) : 0;
+  return at > nowMs ? Math.min(at - nowMs, MAX_HINT_MS) : undefined;
 }
 
 /**
@@ -60,15 +62,25 @@ export function parseRetryAfterMs(value: string | null | undefined): number | un
 /**
  * The wait a response's headers ask for, in ms: a valid `retry-after-ms`, else a valid
  * `Retry-After`, else `undefined`. Which statuses it applies to is the caller's business (the fetch
- * adapter reads it on 429 and 503 only).
+ * adapter reads it on every status it retries).
+ *
+ * An HTTP-date `Retry-After` is measured from the response's own `Date` header when that is a valid
+ * HTTP-date (the server wrote both with one clock, so a client clock that is off does not matter:
+ * RFC 9110 §10.2.3 defines the wait relative to the response's generation), else from `nowMs`.
  *
  * @param headers the response's headers: a `Headers`, or anything with its `get(name)`.
- * @param nowMs the wall-clock time in ms since the epoch, for HTTP-dates.
+ * @param nowMs the local wall-clock time in ms since the epoch, for an HTTP-date when the response has no valid `Date`.
  * @example
  * ```ts
  * retryAfterFromHeaders(new Headers({ 'retry-after': '2' }), Date.now()); // 2000
  * ```
  */
 export function retryAfterFromHeaders(headers: { get(name: string): string | null }, nowMs: number): number | undefined {
-  return parseRetryAfterMs(headers.get(RETRY_AFTER_MS_HEADER)) ?? parseRetryAfter(headers.get('retry-after'), nowMs);
+  const ms = parseRetryAfterMs(headers.get(RETRY_AFTER_MS_HEADER));
+  if (ms !== undefined) return ms;
+  const value = headers.get('retry-after');
+  if (value === null) return undefined;
+  const date = headers.get('date');
+  const generated = date === null ? undefined : parseHttpDate(date, nowMs);
+  return parseRetryAfter(value, generated ?? nowMs);
 }

@@ -1,6 +1,6 @@
 import { isGivenUp, markDoNotRetry } from '../core/classify/hints.js';
 import { HerdlessError, InvalidOptionError, isHerdlessError } from '../core/errors.js';
-import { DO_NOT_RETRY_HEADER, RETRY_AFTER_STATUSES } from './data.js';
+import { DO_NOT_RETRY_HEADER } from './data.js';
 import { retryAfterFromHeaders } from './retry-after.js';
 
 /**
@@ -22,8 +22,8 @@ export interface StatusLike {
  * response, and the `cause` of the `RetryError` that {@link retryInfo} returns. Code
  * `ERR_HERDLESS_HTTP_STATUS`.
  *
- * Its `retryAfterMs` is the server's hint read from `retry-after-ms` / `Retry-After` on a 429 or
- * 503, in ms; absent when there is no valid hint.
+ * Its `retryAfterMs` is the server's hint read from `retry-after-ms` / `Retry-After`, in ms; absent
+ * when there is no valid hint.
  *
  * @example
  * ```ts
@@ -85,8 +85,8 @@ export function hasDoNotRetryHeader(headers: { get(name: string): string | null 
  * Returns `response` when it is ok (status 200–299); otherwise throws an {@link HttpStatusError}
  * for it, keeping everything an outer retry layer needs:
  * - `status`, and `response` itself (its body unread, yours to read);
- * - `retryAfterMs`, the server's hint from `retry-after-ms` / `Retry-After` on a 429 or 503
- *   (seconds or an HTTP-date, RFC 9110 §10.2.3, measured against `Date.now()`);
+ * - `retryAfterMs`, the server's hint from `retry-after-ms` / `Retry-After` (on any status)
+ *   (seconds or an HTTP-date, RFC 9110 §10.2.3, measured from the response's `Date` header when valid, else `Date.now()`);
  * - the "do not retry" mark ({@link isGivenUp} is true) when the response was returned by
  *   `withRetry()` after giving up, or carries `X-Herdless-Retry: no`: an enclosing `retry()` then
  *   stops at once (reason `'do-not-retry'`) instead of multiplying the attempts already made.
@@ -109,8 +109,8 @@ export function throwIfNotOk(response: Response): Response {
     throw new InvalidOptionError('throwIfNotOk', 'response', response, 'must be a fetch Response');
   }
   if (response.ok) return response;
-  const hint = RETRY_AFTER_STATUSES.includes(response.status) ? retryAfterFromHeaders(response.headers, Date.now()) : undefined;
-  const error = new HttpStatusError(response, hint);
+  // Any status may carry a hint (RFC 9110 §10.2.3); it matters only if the status is retried.
+  const error = new HttpStatusError(response, retryAfterFromHeaders(response.headers, Date.now()));
   if (isGivenUp(response) || hasDoNotRetryHeader(response.headers)) markDoNotRetry(error);
   throw error;
 }

@@ -2,12 +2,13 @@ import { classify } from '../core/classify/classify.js';
 import { isGivenUp } from '../core/classify/hints.js';
 import { CircuitOpenError, isCircuitOpenError } from '../core/breaker/circuit-open-error.js';
 import type { BreakerEvent, BreakerEventOf, BreakerEventType, BreakerState, Unsubscribe } from '../core/breaker/events.js';
-import { CircuitBreakerMachine, type BreakerOutcome, type BreakerPermit, type BreakerSnapshot } from '../core/breaker/machine.js';
+import { CircuitBreakerMachine, type BreakerOutcome, type BreakerPermit, type BreakerRejection, type BreakerSnapshot } from '../core/breaker/machine.js';
 import { BREAKER_POLICY_KEYS, type BreakerPolicyOptions } from '../core/breaker/options.js';
 import { InvalidOptionError } from '../core/errors.js';
-import type { Rng } from '../core/rng.js';
-import type { Clock } from '../core/time.js';
+import { checkedRng, type Rng } from '../core/rng.js';
+import { checkedNow, type Clock } from '../core/time.js';
 import { objectOption } from '../core/validate.js';
+import { subscribe, unsubscribe } from './abort-link.js';
 import { systemClock } from './system-clock.js';
 import { systemRandom } from './system-random.js';
 import { emitTelemetry, telemetryOption, type TelemetryObserver } from './telemetry.js';
@@ -100,7 +101,7 @@ export class CircuitBreaker {
   constructor(options?: CircuitBreakerOptions) {
     const o = objectOption('circuitBreaker', 'options', options, [...BREAKER_POLICY_KEYS, 'clock', 'isFailure', 'isResultFailure', 'telemetry', 'name']);
     const { clock: _clock, isFailure: _isFailure, isResultFailure: _isResultFailure, telemetry: _telemetry, name: _name, ...policy } = o;
-    this.machine = new CircuitBreakerMachine({ ...policy, rng: o.rng ?? systemRandom });
+    this.machine = new CircuitBreakerMachine({ ...policy, rng: o.rng === undefined ? systemRandom : checkedRng(o.rng, 'circuitBreaker', 'rng') });
     this.clock = o.clock ?? systemClock;
     if (typeof this.clock !== 'object' || this.clock === null || typeof this.clock.now !== 'function') {
       throw new InvalidOptionError('circuitBreaker', 'clock', this.clock, 'must be an object with a now() method');
@@ -144,7 +145,13 @@ export class CircuitBreaker {
     }
     const signal = options?.signal;
     if (signal?.aborted) return Promise.reject(signal.reason);
-    const admission = this.machine.acquireFrom(this.clock);
+    let admission: BreakerPermit | BreakerRejection;
+    try {
+      admission = this.machine.acquireFrom(this.clock);
+    } catch (invalid) {
+      // A broken injected clock (its now() not a finite number): the call fails, naming it.
+      return Promise.reject(invalid);
+    }
     if (admission.kind === 'rejection') {
       if (this.#telemetry !== undefined) emitTelemetry(this.#telemetry, { type: 'breaker-rejection', breaker: this.name, state: admission.state }, undefined);
       const cause = this.#lastFailure;
@@ -240,7 +247,7 @@ export class CircuitBreaker {
       let done = false;
       const settle = (): void => {
         done = true;
-        signal.removeEventListener('abort', onAbort);
+        unsubscribe(signal, aborts);
       };
       const onAbort = (): void => {
         if (done) return;
@@ -248,6 +255,8 @@ export class CircuitBreaker {
         this.#finish(permit, 'ignored');
         reject(signal.reason);
       };
+      // One listener on the caller's signal however many calls share it (see abort-link).
+      const aborts = { handleEvent: onAbort };
       const onValue = (value: T): void => {
         if (done) return;
         settle();
@@ -271,7 +280,7 @@ export class CircuitBreaker {
         reject(error);
       };
 
-      signal.addEventListener('abort', onAbort, { once: true });
+      subscribe(signal, aborts);
       let result: T | PromiseLike<T>;
       try {
         result = fn({ signal, trial: permit.trial });
@@ -290,12 +299,15 @@ export class CircuitBreaker {
 
   /** The state now (reading the clock; an open breaker whose open period has ended half-opens here). */
   get state(): BreakerState {
-    return this.machine.state(this.clock.now());
+    // A broken clock's reading (not a finite number) moves nothing: the state is read as it stands.
+    // execute() is where it is reported, naming the clock.
+    const now = this.clock.now();
+    return this.machine.state(typeof now === 'number' && now > -Infinity && now < Infinity ? now : -Infinity);
   }
 
   /** The state now as plain JSON; see {@link BreakerSnapshot}. */
   snapshot(): BreakerSnapshot {
-    return this.machine.snapshot(this.clock.now());
+    return this.machine.snapshot(checkedNow(this.clock, 'circuitBreaker'));
   }
 
   /** Same as {@link CircuitBreaker.snapshot}, so `JSON.stringify(breaker)` works. */

@@ -1,9 +1,31 @@
 import { classify } from '../core/classify/classify.js';
 import { InvalidOptionError } from '../core/errors.js';
 import { decide, describeGiveUp, startRetry, type HintedRetryBudget, type RetryCommand, type RetryState } from '../core/retry/decide.js';
-import { AttemptTimeoutError, RetryError, type GiveUpReason } from '../core/retry/errors.js';
-import { parseRetryPolicy, readRetryPolicy, type RetryPolicy, type RetryPolicyOptions } from '../core/retry/policy.js';
-import type { Rng } from '../core/rng.js';
+import { AttemptTimeoutError, FailureLog, RetryError, type GiveUpReason } from '../core/retry/errors.js';
+import type { Backoff } from '../core/backoff/backoff.js';
+import type { RetryBudget } from '../core/budget/budget.js';
+import type { RetryableOverride } from '../core/classify/classify.js';
+import {
+  DEFAULT_BACKOFF,
+  DEFAULT_THROTTLING_BACKOFF,
+  DEFAULT_MAX_ATTEMPTS,
+  DEFAULT_MAX_RETRY_AFTER_MS,
+  backoffOption,
+  budgetOption,
+  ignoreHintsOption,
+  limitOption,
+  maxAttemptsOption,
+  maxRetryAfterOption,
+  retryableOption,
+  throttlingBackoffOption,
+  throttlingDefault,
+  type PolicyDraft,
+  type RetryPolicy,
+  type RetryPolicyOptions,
+} from '../core/retry/policy.js';
+import { checkedRng, type Rng } from '../core/rng.js';
+import { checkedNow } from '../core/time.js';
+import { subscribe, unsubscribe } from './abort-link.js';
 import { callHook, type GiveUpEvent, type HookName, type RetryEvent } from './hooks.js';
 import { CallTelemetry, telemetryOption, type TelemetryObserver } from './telemetry.js';
 import type { Scheduler } from './scheduler.js';
@@ -28,8 +50,12 @@ export interface RetryContext {
    * `attemptTimeoutMs`) it is a signal that never aborts — on the first attempt, a new one at each read.
    * When only the caller's `signal` can abort the call, it is that signal itself: `retry()` removes
    * every listener it adds, but a consumer may leave its own on it (Node.js's `fetch` leaves one per
-   * request, as it does when you pass the signal to `fetch` directly) — give a long-lived signal
-   * a per-request `AbortSignal.any([signal])` if that matters.
+   * request until the request is garbage-collected, as when you pass the signal to `fetch`
+   * directly). Otherwise it is the attempt's own signal: it follows the caller's while the attempt
+   * runs and adds nothing to it (all calls on one caller signal share one listener, removed when the
+   * last of them ends). Do not wrap a long-lived signal in `AbortSignal.any([signal, …])` per attempt
+   * or per request: on Node.js 20 every such call leaves an entry on the long-lived signal for as long
+   * as that signal lives.
    */
   readonly signal: AbortSignal;
 }
@@ -124,27 +150,36 @@ export interface Retrier {
   readonly policy: RetryPolicy;
 }
 
-interface Runner {
-  readonly policy: RetryPolicy;
-  readonly random: Rng;
-  readonly clock: Scheduler;
-  readonly unref: boolean;
-  readonly onRetry: ((event: RetryEvent) => unknown) | undefined;
-  readonly onGiveUp: ((event: GiveUpEvent) => unknown) | undefined;
-  readonly onHookError: ((error: unknown, hook: HookName) => void) | undefined;
-  readonly telemetry: TelemetryObserver | undefined;
+/**
+ * A call's options, read and validated: the policy (the runner *is* the {@link RetryPolicy} that
+ * `decide()` reads — one object per call, not two) plus the runtime's ports and hooks.
+ */
+class Runner implements PolicyDraft {
+  maxAttempts = DEFAULT_MAX_ATTEMPTS;
+  backoff: Backoff = DEFAULT_BACKOFF;
+  throttlingBackoff: Backoff = DEFAULT_THROTTLING_BACKOFF;
+  ignoreHints = false;
+  retryable: RetryableOverride | undefined = undefined;
+  maxRetryAfterMs = DEFAULT_MAX_RETRY_AFTER_MS;
+  deadlineMs = Infinity;
+  attemptTimeoutMs = Infinity;
+  budget: RetryBudget | undefined = undefined;
+  random: Rng = systemRandom;
+  clock: Scheduler = systemScheduler;
+  unref = false;
+  onRetry: ((event: RetryEvent) => unknown) | undefined = undefined;
+  onGiveUp: ((event: GiveUpEvent) => unknown) | undefined = undefined;
+  onHookError: ((error: unknown, hook: HookName) => void) | undefined = undefined;
+  telemetry: TelemetryObserver | undefined = undefined;
+  /** No deadline and no attempt timeout: without a signal, the call needs no guard at all. */
+  plain = true;
+  /** `plain`, no budget and no telemetry: a call without a signal touches nothing of the runner until an attempt fails. */
+  lean = true;
   /** `retry` or `createRetry`: the name errors give. */
   readonly owner: string;
-  /** No deadline and no attempt timeout: without a signal, the call needs no guard at all. */
-  readonly plain: boolean;
-  /** `plain`, no budget and no telemetry: a call without a signal touches nothing of the runner until an attempt fails. */
-  readonly lean: boolean;
-  /**
-   * The cache entry of `retry(op, options)` this runner was made for: after a failed first attempt
-   * on the lean path, the options object is re-read (see {@link reread}). `undefined` for a final
-   * runner (createRetry, the defaults).
-   */
-  readonly source: CachedRunner | undefined;
+  constructor(owner: string) {
+    this.owner = owner;
+  }
 }
 
 /**
@@ -155,6 +190,8 @@ interface Runner {
 export const RETRY_POLICY_KEYS: readonly string[] = [
   'maxAttempts',
   'backoff',
+  'throttlingBackoff',
+  'ignoreHints',
   'retryable',
   'maxRetryAfterMs',
   'deadlineMs',
@@ -179,46 +216,104 @@ function hasMethods(value: unknown, names: readonly string[]): boolean {
   return true;
 }
 
+function isRng(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && typeof (value as Rng).random === 'function';
+}
+
+function isScheduler(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const s = value as Scheduler;
+  return typeof s.now === 'function' && typeof s.setTimeout === 'function' && typeof s.clearTimeout === 'function';
+}
+
 /**
- * Validates `options` and builds their runner. `source`: the cache entry being made for `options`
- * by `retry(op, options)`, whose runner re-reads the object after a failed first attempt (see
- * {@link reread}); without it (createRetry, the defaults) the runner is final.
+ * Reads and validates `options` as they are now, in one pass over their own keys: every given value
+ * is checked (the defaults are known to be good), and a key that is no option is an error, so a
+ * misspelling never falls back silently to a default. `perCall`: `retry()`, whose `signal` is an
+ * option (read by the caller); `createRetry()` refuses it.
  */
-function parseRunner(options: RetryOptions, owner: string, allowSignal: boolean, source?: CachedRunner): Runner {
-  // createRetry() hands its policy out (frozen); retry()'s lives for one call.
-  const policy = allowSignal ? readRetryPolicy(options, owner) : parseRetryPolicy(options, owner);
+function parseRunner(options: RetryOptions, owner: string, perCall: boolean): Runner {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new InvalidOptionError(owner, 'options', options, 'must be an object');
+  }
+  const runner = new Runner(owner);
   for (const key in options) {
-    if (!KNOWN_OPTIONS.has(key) || (key === 'signal' && !allowSignal && (options as { signal?: unknown }).signal !== undefined)) {
-      const why = key === 'signal' ? 'is a per-call option: pass it with each call' : 'is not a retry option (check the spelling)';
-      throw new InvalidOptionError(owner, key, (options as Record<string, unknown>)[key], why);
+    const value: unknown = (options as Record<string, unknown>)[key];
+    switch (key) {
+      case 'maxAttempts':
+        runner.maxAttempts = maxAttemptsOption(owner, value);
+        break;
+      case 'backoff':
+        runner.backoff = backoffOption(owner, value);
+        break;
+      case 'retryable':
+        runner.retryable = retryableOption(owner, value);
+        break;
+      case 'throttlingBackoff':
+        runner.throttlingBackoff = throttlingBackoffOption(owner, value);
+        break;
+      case 'ignoreHints':
+        runner.ignoreHints = ignoreHintsOption(owner, value);
+        break;
+      case 'maxRetryAfterMs':
+        runner.maxRetryAfterMs = maxRetryAfterOption(owner, value);
+        break;
+      case 'deadlineMs':
+        runner.deadlineMs = limitOption(owner, key, value);
+        break;
+      case 'attemptTimeoutMs':
+        runner.attemptTimeoutMs = limitOption(owner, key, value);
+        break;
+      case 'budget':
+        runner.budget = budgetOption(owner, value);
+        break;
+      case 'random':
+        if (value !== undefined) {
+          if (!isRng(value)) throw new InvalidOptionError(owner, key, value, 'must be an Rng ({ random(): number })');
+          // Herdless's own source is known to be good; any other is checked draw by draw.
+          runner.random = value === systemRandom ? systemRandom : checkedRng(value as Rng, owner, 'random');
+        }
+        break;
+      case 'clock':
+        if (value !== undefined) {
+          if (!isScheduler(value)) {
+            throw new InvalidOptionError(owner, key, value, 'must be a Scheduler (now, setTimeout, clearTimeout), e.g. a ManualClock');
+          }
+          runner.clock = value as Scheduler;
+        }
+        break;
+      case 'unref':
+        if (value !== undefined && typeof value !== 'boolean') throw new InvalidOptionError(owner, key, value, 'must be a boolean');
+        runner.unref = value === true;
+        break;
+      case 'onRetry':
+        runner.onRetry = functionOption(owner, key, value as Runner['onRetry']);
+        break;
+      case 'onGiveUp':
+        runner.onGiveUp = functionOption(owner, key, value as Runner['onGiveUp']);
+        break;
+      case 'onHookError':
+        runner.onHookError = functionOption(owner, key, value as Runner['onHookError']);
+        break;
+      case 'telemetry':
+        runner.telemetry = telemetryOption(owner, value as TelemetryObserver | undefined);
+        break;
+      case 'signal':
+        if (perCall || value === undefined) break;
+        throw new InvalidOptionError(owner, key, value, 'is a per-call option: pass it with each call');
+      default:
+        throw new InvalidOptionError(owner, key, value, 'is not a retry option (check the spelling)');
     }
   }
-  // Only what was given is checked: the defaults are known to be good.
-  const random = options.random;
-  if (random !== undefined && !hasMethods(random, ['random'])) throw new InvalidOptionError(owner, 'random', random, 'must be an Rng ({ random(): number })');
-  const clock = options.clock;
-  if (clock !== undefined && !hasMethods(clock, ['now', 'setTimeout', 'clearTimeout'])) {
-    throw new InvalidOptionError(owner, 'clock', clock, 'must be a Scheduler (now, setTimeout, clearTimeout), e.g. a ManualClock');
-  }
-  const unref = options.unref;
-  if (unref !== undefined && typeof unref !== 'boolean') throw new InvalidOptionError(owner, 'unref', unref, 'must be a boolean');
-  const plain = policy.deadlineMs === Infinity && policy.attemptTimeoutMs === Infinity;
-  const telemetry = telemetryOption(owner, options.telemetry);
-  // Internal and never handed out, so not frozen: retry(op, options) builds one per call.
-  return {
-    owner,
-    policy,
-    random: random ?? systemRandom,
-    clock: clock ?? systemScheduler,
-    unref: unref === true,
-    onRetry: functionOption(owner, 'onRetry', options.onRetry),
-    onGiveUp: functionOption(owner, 'onGiveUp', options.onGiveUp),
-    onHookError: functionOption(owner, 'onHookError', options.onHookError),
-    telemetry,
-    plain,
-    lean: plain && policy.budget === undefined && telemetry === undefined,
-    source,
-  };
+  runner.throttlingBackoff = throttlingDefault(runner, options.throttlingBackoff);
+  runner.plain = runner.deadlineMs === Infinity && runner.attemptTimeoutMs === Infinity;
+  runner.lean = runner.plain && runner.budget === undefined && runner.telemetry === undefined;
+  return runner;
+}
+
+/** The clock's reading, checked: a NaN or infinite "now" would silently disable the deadline. */
+function nowOf(runner: Runner): number {
+  return checkedNow(runner.clock, runner.owner);
 }
 
 function checkSignal(owner: string, signal: unknown): AbortSignal | undefined {
@@ -233,170 +328,22 @@ function checkSignal(owner: string, signal: unknown): AbortSignal | undefined {
 const DEFAULT_RUNNER = parseRunner({}, 'retry', false);
 
 /**
- * What `retry(op, options)` remembers of an options object it has validated: every option's value
- * as read then (one field per option of {@link RetrierOptions}, so a new option fails to compile
- * here until `remember` records it — and `unchanged` must compare it too), the runner, and the object
- * itself, to re-read it after a failed first attempt (a WeakMap value may point at its key).
- */
-type CachedRunner = { readonly [K in keyof RetrierOptions]-?: unknown } & { readonly runner: Runner; readonly options: RetryOptions };
-
-/**
- * Runners of the options objects `retry()` has seen. A caller on a hot path passes the same object
- * (or a few) every time; re-validating it on each call cost more than the rest of a successful call.
- *
- * Two tiers, because most objects are *not* reused: `retry(op, { maxAttempts: 4 })` makes a fresh
- * literal per call, and putting each one in a WeakMap would cost several times the validation
- * itself (a WeakMap insert of a new object runs to hundreds of ns, with its GC work). So the last
- * few objects sit in a small ring (pointer comparisons); an object found there again has proved
- * it is reused, and is moved to the WeakMap when the ring lets it go. The ring holds those few
- * objects strongly until newer ones push them out.
- */
-const RING_SIZE = 4;
-const ringOptions: (object | undefined)[] = [undefined, undefined, undefined, undefined];
-const ringCached: (CachedRunner | undefined)[] = [undefined, undefined, undefined, undefined];
-const ringReused: boolean[] = [false, false, false, false];
-let ringNext = 0;
-const reusedRunners = new WeakMap<object, CachedRunner>();
-
-/**
- * The object the last call found in the cache, and its entry: `retry()` checks it inline first, the
- * same object as last time being the commonest case by far. Only an object seen at least twice
- * becomes the last (a fresh literal per call never does, and costs nothing here).
- */
-const last: { options: object | undefined; cached: CachedRunner | undefined } = { options: undefined, cached: undefined };
-
-/**
- * The runner for `options`: validated on first sight, and compared field by field with what was
- * validated on every later sight that comes here — any change is validated afresh, before the call,
- * exactly as a new object would be. (The inline path of `retry()` compares less; see {@link reread}.)
- */
-function runnerFor(options: RetryOptions): Runner {
-  for (let i = 0; i < RING_SIZE; i++) {
-    if (ringOptions[i] === options) {
-      ringReused[i] = true;
-      if (!unchanged(ringCached[i]!, options)) ringCached[i] = remember(options);
-      return becomeLast(options, ringCached[i]!).runner;
-    }
-  }
-  return admit(options);
-}
-
-/** A reused object's entry becomes the last, if its calls can take the inline path (lean runners only). */
-function becomeLast(options: RetryOptions, cached: CachedRunner): CachedRunner {
-  const lean = cached.runner.lean;
-  last.options = lean ? options : undefined;
-  last.cached = lean ? cached : undefined;
-  return cached;
-}
-
-/** An object not in the ring (kept apart from runnerFor so that its hit path stays small). */
-function admit(options: RetryOptions): Runner {
-  const known = reusedRunners.get(options);
-  let cached: CachedRunner;
-  if (known === undefined) {
-    cached = remember(options);
-  } else {
-    // Known to be reused: it may become the last.
-    cached = unchanged(known, options) ? known : remember(options);
-    becomeLast(options, cached);
-  }
-  // Into the ring; the object it pushes out goes to the WeakMap if it was found there again.
-  const slot = ringNext;
-  ringNext = slot === RING_SIZE - 1 ? 0 : slot + 1;
-  const evicted = ringOptions[slot];
-  if (evicted !== undefined && ringReused[slot]) reusedRunners.set(evicted, ringCached[slot]!);
-  ringOptions[slot] = options;
-  ringCached[slot] = cached;
-  ringReused[slot] = known !== undefined;
-  return cached.runner;
-}
-
-/** The options that decide how a call starts (telemetry too: it takes a call off the lean path): compared on every call, even on the inline path. */
-function sameStart(c: CachedRunner, o: RetryOptions): boolean {
-  return c.deadlineMs === o.deadlineMs && c.attemptTimeoutMs === o.attemptTimeoutMs && c.budget === o.budget && c.telemetry === o.telemetry;
-}
-
-/**
- * A call that took the inline path (only the start options compared) and whose first attempt failed:
- * the runner it carries on with, its options object (`entry.options`) read again. Unchanged since `entry` was
- * validated: `entry`'s runner. Changed: validated afresh (an invalid value throws, and the call
- * rejects with that error) and cached in `entry`'s place. If the start options themselves changed
- * while the call ran, the call keeps the start it had (it began without a deadline, a timeout or a
- * budget, and cannot take one on halfway); the next call reads everything anew.
- */
-function reread(entry: CachedRunner): Runner {
-  const options = entry.options;
-  if (unchanged(entry, options)) return entry.runner;
-  if (!sameStart(entry, options)) {
-    const asStarted = { ...options, deadlineMs: entry.deadlineMs, attemptTimeoutMs: entry.attemptTimeoutMs, budget: entry.budget, telemetry: entry.telemetry, signal: undefined };
-    return parseRunner(asStarted as RetryOptions, 'retry', true);
-  }
-  const fresh = remember(options);
-  for (let i = 0; i < RING_SIZE; i++) if (ringCached[i] === entry) ringCached[i] = fresh;
-  if (last.cached === entry) last.cached = fresh;
-  if (reusedRunners.get(options) === entry) reusedRunners.set(options, fresh);
-  return fresh.runner;
-}
-
-function unchanged(c: CachedRunner, o: RetryOptions): boolean {
-  return (
-    c.maxAttempts === o.maxAttempts &&
-    c.backoff === o.backoff &&
-    c.retryable === o.retryable &&
-    c.maxRetryAfterMs === o.maxRetryAfterMs &&
-    c.deadlineMs === o.deadlineMs &&
-    c.attemptTimeoutMs === o.attemptTimeoutMs &&
-    c.budget === o.budget &&
-    c.random === o.random &&
-    c.clock === o.clock &&
-    c.unref === o.unref &&
-    c.onRetry === o.onRetry &&
-    c.onGiveUp === o.onGiveUp &&
-    c.onHookError === o.onHookError &&
-    c.telemetry === o.telemetry
-  );
-}
-
-function remember(o: RetryOptions): CachedRunner {
-  const entry: { -readonly [K in keyof CachedRunner]: CachedRunner[K] } = {
-    runner: DEFAULT_RUNNER, // replaced just below, once the object has been validated
-    options: o,
-    maxAttempts: o.maxAttempts,
-    backoff: o.backoff,
-    retryable: o.retryable,
-    maxRetryAfterMs: o.maxRetryAfterMs,
-    deadlineMs: o.deadlineMs,
-    attemptTimeoutMs: o.attemptTimeoutMs,
-    budget: o.budget,
-    random: o.random,
-    clock: o.clock,
-    unref: o.unref,
-    onRetry: o.onRetry,
-    onGiveUp: o.onGiveUp,
-    onHookError: o.onHookError,
-    telemetry: o.telemetry,
-  };
-  // Validates (and throws): nothing invalid is ever cached.
-  entry.runner = parseRunner(o, 'retry', true, entry);
-  return entry;
-}
-
-/**
  * Runs `operation` until it succeeds, retrying transient failures with capped exponential backoff
  * and full jitter — and stopping at `maxAttempts`, the deadline, a fatal error, a server's "do not
  * retry", a too-long `Retry-After`, a refusing retry budget, or the caller's abort. Nothing can
  * make it hang past its `deadlineMs`, retry forever, or leave a timer or a listener behind.
  *
  * Defaults: `maxAttempts` 3 (the first try included), full jitter from 100 ms doubling to a 10 s cap
- * (AWS "Exponential Backoff And Jitter"), `maxRetryAfterMs` 60 000, no deadline, no attempt timeout,
- * no budget. Only transient failures are retried (see `isTransientError`: network error codes,
+ * (AWS "Exponential Backoff And Jitter"), from 500 ms after a throttling answer without a hint
+ * (`throttlingBackoff`), server hints honoured up to `maxRetryAfterMs` 60 000, no deadline, no
+ * attempt timeout, no budget. Only transient failures are retried (see `isTransientError`: network error codes,
  * fetch's "fetch failed", attempt timeouts, HTTP 408/429/500/502/503/504, gRPC UNAVAILABLE);
  * everything else — TypeErrors (bugs), 4xx, the caller's abort — ends the call after one attempt.
  *
  * Outcome:
  * - resolves with the first successful attempt's value;
- * - rejects with a {@link RetryError} (code `ERR_HERDLESS_RETRY`; `reason`, `attempts`, and the last
- *   failure as `cause`) when it gives up; that error carries the "do not retry" mark, so an outer
+ * - rejects with a {@link RetryError} (code `ERR_HERDLESS_RETRY`; `reason`, `attempts`, the last
+ *   failure as `cause`, and every attempt's failure in `failures`, bounded) when it gives up; that error carries the "do not retry" mark, so an outer
  *   `retry()` never multiplies this one's attempts;
  * - rejects with `signal.reason` itself when the caller's signal aborts (before or during the call).
  *
@@ -404,23 +351,15 @@ function remember(o: RetryOptions): CachedRunner {
  * from them never changes the outcome and never becomes an unhandled rejection — it goes to
  * `onHookError`, or else to a process warning.
  *
- * An options object is validated the first time `retry()` sees it, and normalised once. Passed again
- * (the same object, as a hot path does), it is re-read when its options are needed, and a change is
- * validated before it is used: `signal`, `deadlineMs`, `attemptTimeoutMs`, `budget` and `telemetry` decide how a
- * call starts and are compared on every call (an invalid value throws at once); the others matter
- * only once an attempt has failed, and a call reads them once, at its first failure, before any
- * retry. For an object seen at least twice, with no other reused object in between (the hot
- * path), that is the only comparison: an invalid value rejects the call whose attempt failed with
- * the `InvalidOptionError`, and a call that succeeds never reads them; any other object is also
- * compared in full when the call starts (an invalid value throws at once). docs/retry.md "Cost" has the details. Only a
- * misspelt key *added* to an object already in use goes unreported. {@link createRetry} validates
- * once, up front, and is not re-read.
+ * Each call reads its options as they are at that call, and validates every given value before
+ * anything runs (an invalid one throws at once); the call keeps what it read — changing the object
+ * afterwards affects the next call, never a running one. Reading them costs about as much as the
+ * call itself (docs/retry.md "Cost"); {@link createRetry} validates once, up front, for a hot path.
  *
  * @param operation called once per attempt with `{ attempt, signal }`.
  * @param options see {@link RetryOptions}; each field documents its unit (ms) and default.
  * @throws InvalidOptionError (synchronously) for an `operation` that is not a function or an
- *   invalid option — the message names the field and the value. (A reused options object changed
- *   to an invalid value after its first use: see above for when it is reported.)
+ *   invalid option — the message names the field and the value.
  * @example
  * ```ts
  * const user = await retry(async ({ signal }) => {
@@ -434,16 +373,10 @@ export function retry<T>(operation: RetryOperation<T>, options?: RetryOptions): 
   // The lean path checks `operation` itself, for free (see startLean).
   if (options === undefined) return startLean(operation, DEFAULT_RUNNER);
   if (typeof operation !== 'function') throw new InvalidOptionError('retry', 'operation', operation, 'must be a function');
-  // The same object as last time, on the lean path: only the options that decide how the call
-  // starts are compared now; the rest when (and if) an attempt fails — see reread().
-  if (options === last.options && options.signal === undefined) {
-    const cached = last.cached!;
-    if (sameStart(cached, options)) return startLean(operation, cached.runner);
-  }
-  // Anything but a plain object is left to parseRunner to reject (never cached).
-  const runner = typeof options === 'object' && options !== null ? runnerFor(options) : parseRunner(options, 'retry', true);
+  const runner = parseRunner(options, 'retry', true);
   const signal = checkSignal('retry', options.signal);
-  return signal === undefined && runner.plain ? startPlain(operation, runner) : runGuarded(operation, runner, signal);
+  if (signal !== undefined) return runGuarded(operation, runner, signal);
+  return runner.lean ? startLean(operation, runner) : runner.plain ? runPlain(operation, runner, 1, undefined) : runGuarded(operation, runner, undefined);
 }
 
 /**
@@ -465,9 +398,21 @@ export function createRetry(options: RetrierOptions = {}): Retrier {
     if (callOptions === undefined && runner.lean) return startLean(operation, runner);
     if (typeof operation !== 'function') throw new InvalidOptionError('createRetry', 'operation', operation, 'must be a function');
     const signal = callOptions === undefined ? undefined : checkCallOptions(callOptions);
-    return signal === undefined && runner.plain ? startPlain(operation, runner) : runGuarded(operation, runner, signal);
+    if (signal !== undefined || !runner.plain) return runGuarded(operation, runner, signal);
+    return runner.lean ? startLean(operation, runner) : runPlain(operation, runner, 1, undefined);
   };
-  return Object.defineProperty(retrier, 'policy', { value: runner.policy, enumerable: true }) as Retrier;
+  const policy: RetryPolicy = Object.freeze({
+    maxAttempts: runner.maxAttempts,
+    backoff: runner.backoff,
+    throttlingBackoff: runner.throttlingBackoff,
+    ignoreHints: runner.ignoreHints,
+    retryable: runner.retryable,
+    maxRetryAfterMs: runner.maxRetryAfterMs,
+    deadlineMs: runner.deadlineMs,
+    attemptTimeoutMs: runner.attemptTimeoutMs,
+    budget: runner.budget,
+  });
+  return Object.defineProperty(retrier, 'policy', { value: policy, enumerable: true }) as Retrier;
 }
 
 /**
@@ -599,7 +544,7 @@ class Guard {
   }
 
   /** Runs one attempt, failing it with an AttemptTimeoutError after `timeoutMs` (if finite). */
-  attempt<T>(operation: RetryOperation<T>, attempt: number, timeoutMs: number, byDeadline: boolean): Promise<T> {
+  attempt<T>(operation: RetryOperation<T>, attempt: number, timeoutMs: number, byDeadline: boolean, scope: BudgetScope | undefined): Promise<T> {
     const context = new AttemptContext(attempt, this);
     this.#context = context;
     this.byDeadline = false;
@@ -617,7 +562,7 @@ class Guard {
       }
       let result: T | PromiseLike<T>;
       try {
-        result = operation(context);
+        result = callOperation(operation, context, scope);
       } catch (error) {
         reject(error);
         return;
@@ -661,27 +606,37 @@ function sleep(runner: Runner, ms: number): Promise<void> {
 }
 
 /** Classifies a failure and decides; on give-up, reports and throws the RetryError; else reports the retry. */
-function afterFailure(runner: Runner, state: RetryState, error: unknown, now: number, tel: CallTelemetry | undefined): RetryStep | Promise<RetryStep> {
-  const policy = runner.policy;
-  const verdict = classify(error, policy.retryable, state.attempt);
+function afterFailure(
+  runner: Runner,
+  state: RetryState,
+  error: unknown,
+  now: number,
+  log: FailureLog,
+  delegated: boolean,
+  tel: CallTelemetry | undefined,
+): RetryStep | Promise<RetryStep> {
+  log.add(state.attempt, error);
+  const verdict = classify(error, runner.retryable, state.attempt, !runner.ignoreHints);
+  // A nested layer with the same budget reported this attempt's failure: only a retry is asked for.
+  const policy: RetryPolicy = delegated ? { ...runner, budget: retriesOnly(runner.budget!) } : runner;
   const command = decide(policy, state, verdict, now, runner.random);
-  if (command.kind === 'give-up') throw giveUp(runner, command.reason, state.attempt, error, describeGiveUp(policy, command, error), tel);
-  const budget = policy.budget;
+  if (command.kind === 'give-up') throw giveUp(runner, command.reason, state.attempt, error, describeGiveUp(runner, command, error), log, tel);
+  const budget = runner.budget;
   if (budget !== undefined && budget.confirmRetry !== undefined) {
     // A budget kept outside the process (herdless/redis) gives its answer asynchronously; it bounds
     // the wait itself and never rejects.
     const answer = budget.confirmRetry(now);
-    if (answer !== true) return Promise.resolve(answer).then((allowed) => confirmed(runner, state, error, command, allowed, tel));
+    if (answer !== true) return Promise.resolve(answer).then((allowed) => confirmed(runner, state, error, command, allowed, log, tel));
   }
-  return confirmed(runner, state, error, command, true, tel);
+  return confirmed(runner, state, error, command, true, log, tel);
 }
 
 type RetryStep = Extract<RetryCommand, { kind: 'retry' }>;
 
 /** The end of a retry decision, once the budget (if it confirms asynchronously) has answered. */
-function confirmed(runner: Runner, state: RetryState, error: unknown, command: RetryStep, allowed: boolean, tel: CallTelemetry | undefined): RetryStep {
+function confirmed(runner: Runner, state: RetryState, error: unknown, command: RetryStep, allowed: boolean, log: FailureLog, tel: CallTelemetry | undefined): RetryStep {
   if (!allowed) {
-    throw giveUp(runner, 'budget', state.attempt, error, describeGiveUp(runner.policy, { kind: 'give-up', reason: 'budget' }, error), tel);
+    throw giveUp(runner, 'budget', state.attempt, error, describeGiveUp(runner, { kind: 'give-up', reason: 'budget' }, error), log, tel);
   }
   if (tel !== undefined) tel.retry(state.attempt, command.delayMs, command.hinted ? 'server-hint' : 'backoff', error);
   if (runner.onRetry !== undefined) {
@@ -690,10 +645,10 @@ function confirmed(runner: Runner, state: RetryState, error: unknown, command: R
   return command;
 }
 
-function giveUp(runner: Runner, reason: GiveUpReason, attempts: number, error: unknown, detail: string, tel: CallTelemetry | undefined): RetryError {
-  if (tel !== undefined) tel.giveUp(reason, attempts, error, runner.policy.budget);
+function giveUp(runner: Runner, reason: GiveUpReason, attempts: number, error: unknown, detail: string, log: FailureLog, tel: CallTelemetry | undefined): RetryError {
+  if (tel !== undefined) tel.giveUp(reason, attempts, error, runner.budget);
   if (runner.onGiveUp !== undefined) callHook(runner.onGiveUp, { reason, attempts, error }, 'onGiveUp', runner.onHookError);
-  return new RetryError(reason, attempts, error, detail);
+  return new RetryError(reason, attempts, error, detail, log.kept, log.omitted);
 }
 
 function aborted(runner: Runner, attempts: number, signal: AbortSignal, tel: CallTelemetry | undefined): unknown {
@@ -701,25 +656,6 @@ function aborted(runner: Runner, attempts: number, signal: AbortSignal, tel: Cal
   if (tel !== undefined) tel.giveUp('aborted', attempts, reason, undefined);
   if (runner.onGiveUp !== undefined) callHook(runner.onGiveUp, { reason: 'aborted', attempts, error: reason }, 'onGiveUp', runner.onHookError);
   return reason;
-}
-
-/** The lean path after a failed first attempt: the options re-read if they come from a reused object, then the loop. */
-function afterFirst<T>(operation: RetryOperation<T>, runner: Runner, error: unknown): Promise<T> {
-  const source = runner.source;
-  if (source === undefined) return runPlain(operation, runner, 2, error);
-  let current: Runner;
-  try {
-    current = reread(source);
-  } catch (invalid) {
-    // Never a synchronous throw (a first attempt's own throw comes here from retry()).
-    return Promise.reject(invalid);
-  }
-  return runPlain(operation, current, 2, error);
-}
-
-/** The plain path (no signal, no deadline, no attempt timeout): lean, or the loop when a budget counts every attempt. */
-function startPlain<T>(operation: RetryOperation<T>, runner: Runner): Promise<T> {
-  return runner.lean ? startLean(operation, runner) : runPlain(operation, runner, 1, undefined);
 }
 
 /**
@@ -736,46 +672,101 @@ function startLean<T>(operation: RetryOperation<T>, runner: Runner): Promise<T> 
     // where the check is not free (the call checks its target anyway). The throw is synchronous,
     // as on every other path.
     if (typeof operation !== 'function') throw new InvalidOptionError(runner.owner, 'operation', operation, 'must be a function');
-    return afterFirst(operation, runner, error);
+    return runPlain(operation, runner, 2, error);
   }
   // A native promise (what an async operation returns) is chained as it is: Promise.resolve() would
   // hand back the same object after a constructor lookup, measurably dearer on this path.
   const settled = result instanceof Promise ? (result as Promise<T>) : Promise.resolve(result);
-  return settled.then(undefined, (error: unknown) => afterFirst(operation, runner, error));
+  return settled.then(undefined, (error: unknown) => runPlain(operation, runner, 2, error));
 }
+
+/**
+ * One budgeted layer's attempt, while its operation is being called. A retry budget counts each
+ * logical call once, however many herdless layers it crosses: when a call with a budget starts
+ * inside the operation of an enclosing layer's attempt with the same budget (a `createRetry`
+ * wrapping a `withRetry`, both given one budget), the inner call takes over the accounting of that
+ * attempt — it does not count its own first send (the enclosing layer counted it) but counts its
+ * retries and outcomes — and the enclosing layer, seeing `delegated`, does not count that attempt's
+ * outcome again. Found through the synchronous part of the operation call (how nested layers start),
+ * so it needs no async context and works the same in browsers.
+ */
+interface BudgetScope {
+  readonly budget: RetryBudget;
+  readonly parent: BudgetScope | undefined;
+  delegated: boolean;
+}
+
+let enclosingScope: BudgetScope | undefined;
+
+/** True when an enclosing layer's attempt with this budget is running: that layer then leaves the attempt's accounting to this call. */
+function claimNested(budget: RetryBudget | undefined): boolean {
+  if (budget === undefined) return false;
+  for (let scope = enclosingScope; scope !== undefined; scope = scope.parent) {
+    if (scope.budget === budget) {
+      scope.delegated = true;
+      return true;
+    }
+  }
+  return false;
+}
+
+/** Calls the operation with `scope` as the enclosing budgeted attempt (undefined: no budget, no scope). */
+function callOperation<T>(operation: RetryOperation<T>, context: RetryContext, scope: BudgetScope | undefined): T | PromiseLike<T> {
+  if (scope === undefined) return operation(context);
+  enclosingScope = scope;
+  try {
+    return operation(context);
+  } finally {
+    enclosingScope = scope.parent;
+  }
+}
+
+function newScope(budget: RetryBudget | undefined): BudgetScope | undefined {
+  return budget === undefined ? undefined : { budget, parent: enclosingScope, delegated: false };
+}
+
+/** A budget that hears nothing but retry requests: for an attempt whose outcome a nested layer already reported. */
+function retriesOnly(budget: RetryBudget): RetryBudget {
+  return { name: budget.name, onAttempt: noop, onSuccess: noop, onFailure: noop, allowRetry: (now) => budget.allowRetry(now) };
+}
+function noop(): void {}
 
 /**
  * The plain retry loop. It starts at attempt `attempt`, or, with `attempt` 2 and the first
  * attempt's failure in `firstError`, right after a failed first attempt.
  */
 async function runPlain<T>(operation: RetryOperation<T>, runner: Runner, attempt: number, firstError: unknown): Promise<T> {
-  const budget = runner.policy.budget as HintedRetryBudget | undefined;
+  const budget = runner.budget as HintedRetryBudget | undefined;
+  // Synchronously, before the first await: inside an enclosing layer's operation call.
+  const nested = claimNested(budget);
   const tel = callTelemetry(runner);
   // No deadline on this path, so the start time does not matter.
-  let state = startRetry(runner.policy, 0);
+  let state = startRetry(runner, 0);
+  const log = new FailureLog();
   if (attempt === 2) {
-    state = await failed(runner, state, firstError, tel);
+    state = await failed(runner, state, firstError, log, false, tel);
   }
   for (;;) {
-    if (budget !== undefined) budget.onAttempt(runner.clock.now(), state.attempt > 1);
+    if (budget !== undefined && !(nested && state.attempt === 1)) budget.onAttempt(nowOf(runner), state.attempt > 1);
     if (tel !== undefined) tel.attemptStart(state.attempt);
+    const scope = newScope(budget);
     let value: T;
     try {
-      value = await operation(new PlainContext(state.attempt));
+      value = await callOperation(operation, new PlainContext(state.attempt), scope);
     } catch (error) {
       if (tel !== undefined) tel.attemptEnd(state.attempt, 'failure', error);
-      state = await failed(runner, state, error, tel);
+      state = await failed(runner, state, error, log, scope !== undefined && scope.delegated, tel);
       continue;
     }
     if (tel !== undefined) tel.attemptEnd(state.attempt, 'success');
-    if (budget !== undefined) budget.onSuccess(runner.clock.now(), state.attempt > 1);
+    if (budget !== undefined && !scope!.delegated) budget.onSuccess(nowOf(runner), state.attempt > 1);
     return value;
   }
 }
 
 /** After a failure on the plain path: decide, then wait (no timer for a 0 ms wait); the next state. */
-function failed(runner: Runner, state: RetryState, error: unknown, tel: CallTelemetry | undefined): RetryState | Promise<RetryState> {
-  const step = afterFailure(runner, state, error, runner.clock.now(), tel);
+function failed(runner: Runner, state: RetryState, error: unknown, log: FailureLog, delegated: boolean, tel: CallTelemetry | undefined): RetryState | Promise<RetryState> {
+  const step = afterFailure(runner, state, error, nowOf(runner), log, delegated, tel);
   return step instanceof Promise ? step.then((command) => waited(runner, command)) : waited(runner, step);
 }
 
@@ -788,34 +779,36 @@ function waited(runner: Runner, command: RetryStep): RetryState | Promise<RetryS
 async function runGuarded<T>(operation: RetryOperation<T>, runner: Runner, signal: AbortSignal | undefined): Promise<T> {
   const tel = callTelemetry(runner);
   if (signal !== undefined && signal.aborted) throw aborted(runner, 0, signal, tel);
-  const { policy, clock } = runner;
-  const budget = policy.budget as HintedRetryBudget | undefined;
+  const budget = runner.budget as HintedRetryBudget | undefined;
+  const nested = claimNested(budget);
   const guard = new Guard(runner, signal);
-  let state = startRetry(policy, clock.now());
+  let state = startRetry(runner, nowOf(runner));
   let lastError: unknown;
-  signal?.addEventListener('abort', guard);
+  const log = new FailureLog();
+  if (signal !== undefined) subscribe(signal, guard);
   try {
     for (;;) {
-      const now = clock.now();
+      const now = nowOf(runner);
       const left = state.deadlineAt - now;
       if (left <= 0) {
         // A late timer brought us to the deadline: start no attempt that could not run.
-        throw giveUp(runner, 'deadline', state.attempt - 1, lastError, describeGiveUp(policy, { kind: 'give-up', reason: 'deadline' }), tel);
+        throw giveUp(runner, 'deadline', state.attempt - 1, lastError, describeGiveUp(runner, { kind: 'give-up', reason: 'deadline' }), log, tel);
       }
-      const byDeadline = left <= policy.attemptTimeoutMs;
-      if (budget !== undefined) budget.onAttempt(now, state.attempt > 1);
+      const byDeadline = left <= runner.attemptTimeoutMs;
+      if (budget !== undefined && !(nested && state.attempt === 1)) budget.onAttempt(now, state.attempt > 1);
       if (tel !== undefined) tel.attemptStart(state.attempt);
+      const scope = newScope(budget);
       let value: T;
       try {
-        value = await guard.attempt(operation, state.attempt, byDeadline ? left : policy.attemptTimeoutMs, byDeadline);
+        value = await guard.attempt(operation, state.attempt, byDeadline ? left : runner.attemptTimeoutMs, byDeadline, scope);
       } catch (error) {
         guard.settled();
         if (tel !== undefined) tel.attemptEnd(state.attempt, guard.aborted ? 'aborted' : error instanceof AttemptTimeoutError ? 'timeout' : 'failure', error);
         if (guard.aborted) throw aborted(runner, state.attempt, signal!, tel);
         lastError = error;
         // The deadline timer fired, so the deadline has passed even if the clock reads a hair earlier.
-        const failedAt = guard.byDeadline ? Math.max(clock.now(), state.deadlineAt) : clock.now();
-        const step = afterFailure(runner, state, error, failedAt, tel);
+        const failedAt = guard.byDeadline ? Math.max(nowOf(runner), state.deadlineAt) : nowOf(runner);
+        const step = afterFailure(runner, state, error, failedAt, log, scope !== undefined && scope.delegated, tel);
         const command = step instanceof Promise ? await step : step;
         state = command.next;
         if (command.delayMs > 0 && !guard.aborted) {
@@ -832,11 +825,11 @@ async function runGuarded<T>(operation: RetryOperation<T>, runner: Runner, signa
       }
       guard.settled();
       if (tel !== undefined) tel.attemptEnd(state.attempt, 'success');
-      if (budget !== undefined) budget.onSuccess(clock.now(), state.attempt > 1);
+      if (budget !== undefined && !scope!.delegated) budget.onSuccess(nowOf(runner), state.attempt > 1);
       return value;
     }
   } finally {
     guard.settled();
-    signal?.removeEventListener('abort', guard);
+    if (signal !== undefined) unsubscribe(signal, guard);
   }
 }

@@ -397,6 +397,8 @@ class Simulation {
     const perTick = this.perTick;
     const budgets = this.budgets;
     const backoff = this.backoff;
+    // Decorrelated jitter V2 carries the total of the waits; the others, the last wait.
+    const carry = backoff.carry;
     const constantTicks = this.constantTicks;
     const rng = this.rng;
     const tickMs = this.tickMs;
@@ -442,7 +444,7 @@ class Simulation {
           // S3: t + 1 + round(wait / tick), with Python's round (half to even).
           at = t + 1 + roundHalfEven(wait / tickMs);
         }
-        if (at < horizon) this.append(at, client, attempt + 1, wait);
+        if (at < horizon) this.append(at, client, attempt + 1, carry === undefined ? wait : carry.call(backoff, floats[(slot << 1) + 1]!, wait));
         // else: never sent; it stays outstanding and the run is unfinished.
       }
       remaining -= fill;

@@ -47,7 +47,7 @@ export { LAYERS_POLICIES, layerNames, runLayers, type LayersOptions, type Layers
 // step function and its verdicts, the breaker's pure state machine, policies as JSON specs, and
 // the CPython-compatible seeded generator the article's tables are computed with.
 export { startRetry, decide, describeGiveUp, type RetryState, type RetryCommand } from '../core/retry/index.js';
-export { RETRYABLE, RETRYABLE_TIMEOUT, FATAL, DO_NOT_RETRY_VERDICT, CIRCUIT_OPEN_VERDICT } from '../core/classify/index.js';
+export { RETRYABLE, RETRYABLE_TIMEOUT, RETRYABLE_THROTTLED, FATAL, DO_NOT_RETRY_VERDICT, CIRCUIT_OPEN_VERDICT } from '../core/classify/index.js';
 export {
   CircuitBreakerMachine,
   circuitBreakerMachine,

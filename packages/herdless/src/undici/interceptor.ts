@@ -278,7 +278,7 @@ class UndiciCall {
  * - **Statuses**: 408, 429, 500, 502, 503, 504 are retried; when retrying stops, the last response
  *   is delivered as the result (a 503 is a response). Network failures are retried; when retrying
  *   stops, the request fails with a `RetryError` whose `cause` is the last failure.
- * - **Retry-After** on 429 and 503 (seconds, HTTP-date, `retry-after-ms`) replaces the backoff,
+ * - **Retry-After** on every retried status (seconds, HTTP-date, `retry-after-ms`) replaces the backoff,
  *   capped by `maxRetryAfterMs`; `X-Herdless-Retry: no` is delivered at once (reason
  *   `'do-not-retry'`).
  * - **Attempt header**: each retry carries `x-herdless-attempt: <n>` (n ≥ 2), so the server can

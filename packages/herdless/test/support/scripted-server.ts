@@ -10,8 +10,8 @@ import type { AddressInfo } from 'node:net';
 
 /** What the server does with one request. */
 export type Step =
-  /** Answer with this status, headers and body (after reading the request body). */
-  | { readonly status: number; readonly headers?: Record<string, string | string[]>; readonly body?: string | Uint8Array }
+  /** Answer with this status, headers and body (after reading the request body); `sendDate: false` leaves out node's automatic `Date` header. */
+  | { readonly status: number; readonly headers?: Record<string, string | string[]>; readonly body?: string | Uint8Array; readonly sendDate?: boolean }
   /** Reset the connection (TCP RST) as soon as the request head arrives: nothing is processed. */
   | { readonly reset: 'on-arrival' }
   /** Read the request, then never answer: the response stays open until the client gives up or the server closes. */
@@ -118,6 +118,7 @@ export async function startScriptedServer(clock?: { now(): number }): Promise<Sc
       return;
     }
     const body = step.body ?? '';
+    res.sendDate = step.sendDate !== false;
     res.writeHead(step.status, { 'content-length': String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength), ...step.headers });
     res.end(body);
   };

@@ -16,9 +16,9 @@ export const MAX_DELAY_MS = 2_147_483_647;
  * @internal
  * @throws InvalidOptionError naming `owner`, `backoff.delay()` and the value.
  */
-export function checkedDelay(owner: string, ms: unknown): number {
+export function checkedDelay(owner: string, ms: unknown, field = 'backoff.delay()'): number {
   if (typeof ms === 'number' && ms >= 0 && ms <= MAX_DELAY_MS) return ms;
-  throw new InvalidOptionError(owner, 'backoff.delay()', ms, `must return a number of ms in [0, ${MAX_DELAY_MS}] (a bug in a custom Backoff)`);
+  throw new InvalidOptionError(owner, field, ms, `must return a number of ms in [0, ${MAX_DELAY_MS}] (a bug in a custom Backoff)`);
 }
 
 /**
@@ -50,10 +50,17 @@ export interface Backoff {
    *
    * @param retry 1 for the wait after the first failure, 2 after the second, … (an integer ≥ 1;
    *   any size — 10^6 is fine).
-   * @param previousMs the delay this same call was given last time, or 0 before its first wait.
+   * @param previousMs the delay this same call was given last time (or, for a backoff with
+   *   {@link Backoff.carry}, what `carry` returned), or 0 before its first wait.
    * @param rng the uniform source; strategies without jitter do not draw from it.
    */
   delay(retry: number, previousMs: number, rng: Rng): number;
+  /**
+   * Optional: the per-call value to pass back as `previousMs` at the next retry, given the one
+   * passed this time and the wait just returned. Without it, the wait itself is passed back (what
+   * decorrelated jitter reads). Decorrelated jitter V2 carries the total of the waits so far.
+   */
+  carry?(previousMs: number, delayMs: number): number;
   /** The options this strategy was built from, normalised: a JSON-ready {@link BackoffSpec}. */
   toJSON(): BackoffSpec;
 }
@@ -62,5 +69,6 @@ export interface Backoff {
 export type BackoffSpec =
   | { kind: 'constant'; delayMs: number }
   | { kind: 'exponential' | 'full jitter' | 'equal jitter'; initialBackoffMs: number; backoffMultiplier: number; maxBackoffMs: number }
-  | { kind: 'proportional jitter'; initialBackoffMs: number; backoffMultiplier: number; maxBackoffMs: number; jitter: number }
-  | { kind: 'decorrelated jitter'; baseMs: number; maxBackoffMs: number };
+  | { kind: 'proportional jitter'; initialBackoffMs: number; backoffMultiplier: number; maxBackoffMs: number; jitter: number; capAfterJitter?: boolean }
+  | { kind: 'decorrelated jitter'; baseMs: number; maxBackoffMs: number }
+  | { kind: 'decorrelated jitter v2'; medianFirstDelayMs: number; maxBackoffMs: number };

@@ -23,6 +23,12 @@ export interface ExponentialBackoffOptions {
 export interface ProportionalJitterBackoffOptions extends ExponentialBackoffOptions {
   /** The relative spread: the delay is multiplied by uniform(1 − jitter, 1 + jitter). Default 0.2 (gRPC). Range [0, 1]. */
   jitter?: number | undefined;
+  /**
+   * `true` caps the delay *after* the jitter: never above `maxBackoffMs`. Default `false`, gRPC's
+   * formula (gRFC A6), where the jitter applies to the capped value, so a delay may exceed
+   * `maxBackoffMs` by up to `jitter` (20%) by design.
+   */
+  capAfterJitter?: boolean | undefined;
 }
 
 type Kind = 'exponential' | 'full jitter' | 'equal jitter' | 'proportional jitter';
@@ -33,13 +39,17 @@ interface Normalised {
   cap: number;
 }
 
-const EXPONENTIAL_KEYS = ['initialBackoffMs', 'backoffMultiplier', 'maxBackoffMs'] as const;
+const EXPONENTIAL_KEYS: readonly string[] = ['initialBackoffMs', 'backoffMultiplier', 'maxBackoffMs'];
+const PROPORTIONAL_KEYS: readonly string[] = [...EXPONENTIAL_KEYS, 'jitter', 'capAfterJitter'];
+const INITIAL_RULE = { min: 0, max: MAX_DELAY_MS };
+const MULTIPLIER_RULE = { min: 0, minExclusive: true };
+const CAP_RULE = { min: 0, allowInfinity: true };
 
-function normalise(owner: string, options: ExponentialBackoffOptions | undefined, extra: readonly string[] = []): Normalised {
-  const o = objectOption(owner, 'options', options, [...EXPONENTIAL_KEYS, ...extra]);
-  const initial = numberOption(owner, 'initialBackoffMs', o.initialBackoffMs, 100, { min: 0, max: MAX_DELAY_MS });
-  const multiplier = numberOption(owner, 'backoffMultiplier', o.backoffMultiplier, 2, { min: 0, minExclusive: true });
-  const rawCap = numberOption(owner, 'maxBackoffMs', o.maxBackoffMs, Math.max(10_000, initial), { min: 0, allowInfinity: true });
+function normalise(owner: string, options: ExponentialBackoffOptions | undefined, known: readonly string[] = EXPONENTIAL_KEYS): Normalised {
+  const o = objectOption(owner, 'options', options, known);
+  const initial = numberOption(owner, 'initialBackoffMs', o.initialBackoffMs, 100, INITIAL_RULE);
+  const multiplier = numberOption(owner, 'backoffMultiplier', o.backoffMultiplier, 2, MULTIPLIER_RULE);
+  const rawCap = numberOption(owner, 'maxBackoffMs', o.maxBackoffMs, Math.max(10_000, initial), CAP_RULE);
   if (rawCap < initial) {
     throw new InvalidOptionError(owner, 'maxBackoffMs', rawCap, `must be ≥ initialBackoffMs (${initial})`);
   }
@@ -59,41 +69,78 @@ function capped(initial: number, multiplier: number, cap: number, retry: number)
 /** Retries whose capped value is looked up rather than computed (index = retry number). */
 const TABLE_SIZE = 64;
 
+/**
+ * The family's shared part. Immutable without `Object.freeze` (which cost more than the rest of
+ * building one, and a backoff may be built per call): every field is private behind a getter, and
+ * the prototypes are frozen, so an assignment such as `b.delay = …` or `b.maxBackoffMs = 0` throws
+ * (strict mode) or does nothing — it can never shadow what a call reads.
+ */
 abstract class ExponentialFamily implements Backoff {
   abstract readonly name: Kind;
   abstract readonly maxDelayMs: number;
-  readonly initialBackoffMs: number;
-  readonly backoffMultiplier: number;
-  readonly maxBackoffMs: number;
-  // `capped()` for retries 0..63, computed once by the same expression, so a lookup returns the very
-  // same double: `**` costs tens of ns, a lookup one (the simulator calls delay() millions of times).
-  readonly #table: Float64Array;
+  readonly #initial: number;
+  readonly #multiplier: number;
+  readonly #cap: number;
+  // `capped()` for retries 0.., computed by the same expression on the first delay() (so a lookup
+  // returns the very same double: `**` costs tens of ns, a lookup one, and the simulator calls
+  // delay() millions of times), and only until the value stops changing. Not at construction: a
+  // backoff built per call and never asked for a delay (the success path) costs no `**` at all.
+  #table: Float64Array | undefined = undefined;
+  /** The value of every retry from `#table.length` to TABLE_SIZE − 1: the cap (or 0 with initialBackoffMs 0). */
+  #rest = 0;
   constructor(n: Normalised) {
-    this.initialBackoffMs = n.initial;
-    this.backoffMultiplier = n.multiplier;
-    this.maxBackoffMs = n.cap;
-    this.#table = new Float64Array(TABLE_SIZE);
-    for (let r = 0; r < TABLE_SIZE; r++) this.#table[r] = capped(n.initial, n.multiplier, n.cap, r);
+    this.#initial = n.initial;
+    this.#multiplier = n.multiplier;
+    this.#cap = n.cap;
+  }
+  get initialBackoffMs(): number {
+    return this.#initial;
+  }
+  get backoffMultiplier(): number {
+    return this.#multiplier;
+  }
+  get maxBackoffMs(): number {
+    return this.#cap;
+  }
+  #fill(): Float64Array {
+    const initial = this.#initial;
+    const multiplier = this.#multiplier;
+    const cap = this.#cap;
+    const values: number[] = [];
+    for (let r = 0; r < TABLE_SIZE; r++) {
+      const v = capped(initial, multiplier, cap, r);
+      values.push(v);
+      // A non-decreasing series that reached the cap (or stays at 0) has the same value from here on.
+      if (multiplier >= 1 && r >= 1 && (v === cap || initial === 0)) {
+        this.#rest = v;
+        break;
+      }
+    }
+    return (this.#table = Float64Array.from(values));
   }
   /** `capped()` for this backoff's parameters and retry number `retry`. */
   protected base(retry: number): number {
-    return retry >>> 0 === retry && retry < TABLE_SIZE
-      ? this.#table[retry]!
-      : capped(this.initialBackoffMs, this.backoffMultiplier, this.maxBackoffMs, retry);
+    if (retry >>> 0 === retry && retry < TABLE_SIZE) {
+      const table = this.#table ?? this.#fill();
+      return retry < table.length ? table[retry]! : this.#rest;
+    }
+    return capped(this.#initial, this.#multiplier, this.#cap, retry);
   }
   abstract delay(retry: number, previousMs: number, rng: Rng): number;
   toJSON(): BackoffSpec {
     return {
       kind: this.name as 'exponential',
-      initialBackoffMs: this.initialBackoffMs,
-      backoffMultiplier: this.backoffMultiplier,
-      maxBackoffMs: this.maxBackoffMs,
+      initialBackoffMs: this.#initial,
+      backoffMultiplier: this.#multiplier,
+      maxBackoffMs: this.#cap,
     };
   }
 }
 
 class Exponential extends ExponentialFamily {
-  readonly name = 'exponential' as const;
+  get name(): 'exponential' {
+    return 'exponential';
+  }
   get maxDelayMs(): number {
     return this.maxBackoffMs;
   }
@@ -103,7 +150,9 @@ class Exponential extends ExponentialFamily {
 }
 
 class FullJitter extends ExponentialFamily {
-  readonly name = 'full jitter' as const;
+  get name(): 'full jitter' {
+    return 'full jitter';
+  }
   get maxDelayMs(): number {
     return this.maxBackoffMs;
   }
@@ -114,7 +163,9 @@ class FullJitter extends ExponentialFamily {
 }
 
 class EqualJitter extends ExponentialFamily {
-  readonly name = 'equal jitter' as const;
+  get name(): 'equal jitter' {
+    return 'equal jitter';
+  }
   get maxDelayMs(): number {
     return this.maxBackoffMs;
   }
@@ -128,25 +179,42 @@ class EqualJitter extends ExponentialFamily {
 }
 
 class ProportionalJitter extends ExponentialFamily {
-  readonly name = 'proportional jitter' as const;
-  readonly maxDelayMs: number;
-  constructor(
-    n: Normalised,
-    readonly jitter: number,
-  ) {
+  readonly #jitter: number;
+  readonly #maxDelay: number;
+  readonly #capAfterJitter: boolean;
+  constructor(n: Normalised, jitter: number, capAfterJitter: boolean) {
     super(n);
-    this.maxDelayMs = Math.min(MAX_DELAY_MS, n.cap * (1 + jitter));
+    this.#jitter = jitter;
+    this.#capAfterJitter = capAfterJitter;
+    this.#maxDelay = capAfterJitter ? n.cap : Math.min(MAX_DELAY_MS, n.cap * (1 + jitter));
+  }
+  get capAfterJitter(): boolean {
+    return this.#capAfterJitter;
+  }
+  get name(): 'proportional jitter' {
+    return 'proportional jitter';
+  }
+  get jitter(): number {
+    return this.#jitter;
+  }
+  get maxDelayMs(): number {
+    return this.#maxDelay;
   }
   delay(retry: number, _previousMs: number, rng: Rng): number {
     const v = this.base(retry);
-    const lo = 1 - this.jitter;
-    const d = v * (lo + (1 + this.jitter - lo) * rng.random());
-    return d < this.maxDelayMs ? d : this.maxDelayMs;
+    const jitter = this.#jitter;
+    const lo = 1 - jitter;
+    const d = v * (lo + (1 + jitter - lo) * rng.random());
+    return d < this.#maxDelay ? d : this.#maxDelay;
   }
   override toJSON(): BackoffSpec {
-    return { ...(super.toJSON() as object), kind: 'proportional jitter', jitter: this.jitter } as BackoffSpec;
+    // capAfterJitter only when set: the spec of gRPC's own formula stays as it was.
+    const spec = { ...(super.toJSON() as object), kind: 'proportional jitter', jitter: this.#jitter };
+    return (this.#capAfterJitter ? { ...spec, capAfterJitter: true } : spec) as BackoffSpec;
   }
 }
+
+for (const type of [ExponentialFamily, Exponential, FullJitter, EqualJitter, ProportionalJitter]) Object.freeze(type.prototype);
 
 /**
  * Capped exponential backoff without jitter: `min(maxBackoffMs, initialBackoffMs × backoffMultiplier^(n−1))`
@@ -161,7 +229,7 @@ class ProportionalJitter extends ExponentialFamily {
  * ```
  */
 export function exponentialBackoff(options?: ExponentialBackoffOptions): Backoff {
-  return Object.freeze(new Exponential(normalise('exponentialBackoff', options)));
+  return new Exponential(normalise('exponentialBackoff', options));
 }
 
 /**
@@ -177,7 +245,7 @@ export function exponentialBackoff(options?: ExponentialBackoffOptions): Backoff
  * ```
  */
 export function fullJitterBackoff(options?: ExponentialBackoffOptions): Backoff {
-  return Object.freeze(new FullJitter(normalise('fullJitterBackoff', options)));
+  return new FullJitter(normalise('fullJitterBackoff', options));
 }
 
 /**
@@ -191,15 +259,17 @@ export function fullJitterBackoff(options?: ExponentialBackoffOptions): Backoff 
  * ```
  */
 export function equalJitterBackoff(options?: ExponentialBackoffOptions): Backoff {
-  return Object.freeze(new EqualJitter(normalise('equalJitterBackoff', options)));
+  return new EqualJitter(normalise('equalJitterBackoff', options));
 }
 
 /**
  * Proportional jitter, gRPC's form (gRFC A6): `min(initialBackoffMs × backoffMultiplier^(n−1), maxBackoffMs)
  * × uniform(1 − jitter, 1 + jitter)` ms before retry n, jitter 0.2 by default (±20%). Its largest
- * delay, `maxDelayMs`, is therefore `maxBackoffMs × (1 + jitter)` (held to 2^31 − 1 ms).
+ * delay, `maxDelayMs`, is therefore `maxBackoffMs × (1 + jitter)` (held to 2^31 − 1 ms): by design,
+ * a wait may exceed `maxBackoffMs` by 20%. `capAfterJitter: true` applies the cap after the jitter
+ * instead (`maxDelayMs` = `maxBackoffMs`; the waits that reach the cap then pile up on it).
  *
- * @throws InvalidOptionError as {@link exponentialBackoff}, or for `jitter` outside [0, 1].
+ * @throws InvalidOptionError as {@link exponentialBackoff}, for `jitter` outside [0, 1], or a `capAfterJitter` that is not a boolean.
  * @example
  * ```ts
  * const grpc = proportionalJitterBackoff({ initialBackoffMs: 100, maxBackoffMs: 1000 });
@@ -207,7 +277,11 @@ export function equalJitterBackoff(options?: ExponentialBackoffOptions): Backoff
  * ```
  */
 export function proportionalJitterBackoff(options?: ProportionalJitterBackoffOptions): Backoff {
-  const n = normalise('proportionalJitterBackoff', options, ['jitter']);
+  const n = normalise('proportionalJitterBackoff', options, PROPORTIONAL_KEYS);
   const jitter = numberOption('proportionalJitterBackoff', 'jitter', options?.jitter, 0.2, { min: 0, max: 1 });
-  return Object.freeze(new ProportionalJitter(n, jitter));
+  const capAfterJitter = options?.capAfterJitter;
+  if (capAfterJitter !== undefined && typeof capAfterJitter !== 'boolean') {
+    throw new InvalidOptionError('proportionalJitterBackoff', 'capAfterJitter', capAfterJitter, 'must be a boolean');
+  }
+  return new ProportionalJitter(n, jitter, capAfterJitter === true);
 }

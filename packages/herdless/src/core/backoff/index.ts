@@ -9,4 +9,5 @@ export {
   type ProportionalJitterBackoffOptions,
 } from './exponential.js';
 export { decorrelatedJitterBackoff, type DecorrelatedJitterBackoffOptions } from './decorrelated.js';
+export { decorrelatedJitterV2Backoff, type DecorrelatedJitterV2BackoffOptions } from './decorrelated-v2.js';
 export { backoffFromSpec, BACKOFF_KINDS } from './spec.js';

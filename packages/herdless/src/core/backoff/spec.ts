@@ -2,6 +2,7 @@ import { fromSpec } from '../spec.js';
 import type { Backoff, BackoffSpec } from './backoff.js';
 import { constantBackoff } from './constant.js';
 import { decorrelatedJitterBackoff } from './decorrelated.js';
+import { decorrelatedJitterV2Backoff } from './decorrelated-v2.js';
 import { equalJitterBackoff, exponentialBackoff, fullJitterBackoff, proportionalJitterBackoff } from './exponential.js';
 
 /** The `kind` names a {@link BackoffSpec} may use. */
@@ -12,6 +13,7 @@ export const BACKOFF_KINDS = [
   'equal jitter',
   'proportional jitter',
   'decorrelated jitter',
+  'decorrelated jitter v2',
 ] as const;
 
 const FIELDS: Record<(typeof BACKOFF_KINDS)[number], readonly string[]> = {
@@ -19,8 +21,9 @@ const FIELDS: Record<(typeof BACKOFF_KINDS)[number], readonly string[]> = {
   exponential: ['initialBackoffMs', 'backoffMultiplier', 'maxBackoffMs'],
   'full jitter': ['initialBackoffMs', 'backoffMultiplier', 'maxBackoffMs'],
   'equal jitter': ['initialBackoffMs', 'backoffMultiplier', 'maxBackoffMs'],
-  'proportional jitter': ['initialBackoffMs', 'backoffMultiplier', 'maxBackoffMs', 'jitter'],
+  'proportional jitter': ['initialBackoffMs', 'backoffMultiplier', 'maxBackoffMs', 'jitter', 'capAfterJitter'],
   'decorrelated jitter': ['baseMs', 'maxBackoffMs'],
+  'decorrelated jitter v2': ['medianFirstDelayMs', 'maxBackoffMs'],
 };
 
 /**
@@ -52,6 +55,8 @@ export function backoffFromSpec(spec: unknown, path = 'backoff'): Backoff {
         return proportionalJitterBackoff(options);
       case 'decorrelated jitter':
         return decorrelatedJitterBackoff(options);
+      case 'decorrelated jitter v2':
+        return decorrelatedJitterV2Backoff(options);
     }
   });
 }

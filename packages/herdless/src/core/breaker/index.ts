@@ -12,7 +12,7 @@ export type {
   BreakerState,
   Unsubscribe,
 } from './events.js';
-export type { BreakerPolicyOptions } from './options.js';
+export { DEFAULT_HALF_OPEN_TRIAL_TIMEOUT_MS, type BreakerPolicyOptions } from './options.js';
 export {
   CircuitBreakerMachine,
   circuitBreakerMachine,

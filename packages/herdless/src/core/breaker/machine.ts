@@ -1,6 +1,6 @@
 import { checkedDelay } from '../backoff/backoff.js';
 import { InvalidOptionError } from '../errors.js';
-import type { Clock } from '../time.js';
+import { checkedNow, type Clock } from '../time.js';
 import type { BreakerCounts, FailureCounter } from './counting.js';
 import { BreakerListeners, type BreakerEvent, type BreakerEventOf, type BreakerEventType, type BreakerState, type Unsubscribe } from './events.js';
 import { normaliseBreakerPolicy, type BreakerPolicyOptions, type NormalisedBreakerPolicy } from './options.js';
@@ -68,6 +68,8 @@ class Permit implements BreakerPermit {
     readonly owner: CircuitBreakerMachine,
     readonly generation: number,
     readonly trial: boolean,
+    /** A trial's admission time (ms), for its time limit; 0 for a closed-state call. */
+    readonly startedAt = 0,
   ) {}
 }
 
@@ -118,6 +120,8 @@ export class CircuitBreakerMachine {
   #nextTrialAt = 0;
   #inFlight = 0;
   #successes = 0;
+  /** Admission times of the trials in flight, oldest first (at most halfOpenMaxCalls). */
+  #trialStarts: number[] = [];
 
   /** @throws InvalidOptionError naming the field and the value (see {@link BreakerPolicyOptions}). */
   constructor(options?: BreakerPolicyOptions) {
@@ -133,6 +137,7 @@ export class CircuitBreakerMachine {
    * {@link BreakerRejection}. Refusals change no count.
    */
   acquire(now: number): BreakerPermit | BreakerRejection {
+    if (this.#state === 'half-open') this.#expireTrials(now);
     if (this.#state === 'open') {
       if (now < this.#nextTrialAt) return { kind: 'rejection', state: 'open', retryAfterMs: this.#nextTrialAt - now };
       this.#halfOpen(now);
@@ -142,7 +147,8 @@ export class CircuitBreakerMachine {
     if (this.#state === 'closed') return new Permit(this, this.#generation, false);
     if (this.#inFlight < this.halfOpenMaxCalls) {
       this.#inFlight++;
-      return new Permit(this, this.#generation, true);
+      this.#trialStarts.push(now);
+      return new Permit(this, this.#generation, true, now);
     }
     return { kind: 'rejection', state: 'half-open', retryAfterMs: this.#openDurationMs };
   }
@@ -162,7 +168,7 @@ export class CircuitBreakerMachine {
    */
   acquireFrom(clock: Clock): BreakerPermit | BreakerRejection {
     if (this.#state === 'closed') return new Permit(this, this.#generation, false);
-    return this.acquire(clock.now());
+    return this.acquire(checkedNow(clock, 'circuitBreaker'));
   }
 
   /**
@@ -180,31 +186,53 @@ export class CircuitBreakerMachine {
     permit.released = true;
     if (permit.generation !== this.#generation) return false;
     const failed = outcome === 'failure';
-    if (!failed && outcome !== 'success') {
-      if (permit.trial) this.#inFlight--;
-      return false;
-    }
-    if (!permit.trial) {
-      // A timeless counter is not given the time (NaN); the clock is read only if the breaker opens.
-      const counter = this.#counter;
-      const at = clock === undefined ? given : counter.timeless === true ? NaN : clock.now();
-      if (!counter.record(failed, at)) return false;
-      this.#open(clock !== undefined && counter.timeless === true ? clock.now() : at, 'closed');
+    if (permit.trial) {
+      // A trial that outlived its time limit expired then (a failure, the breaker reopened): its
+      // late outcome is ignored, as a stale permit's is.
+      const at = clock === undefined ? given : checkedNow(clock, 'circuitBreaker');
+      this.#expireTrials(at);
+      if (permit.generation !== this.#generation) return false;
+      this.#trialStarts.splice(this.#trialStarts.indexOf(permit.startedAt), 1);
+      if (!failed && outcome !== 'success') {
+        this.#inFlight--;
+        return false;
+      }
+      this.#inFlight--;
+      if (failed) {
+        this.#open(at, 'half-open');
+        return true;
+      }
+      this.#successes++;
+      if (this.#successes < this.successThreshold) return false;
+      this.#close(at);
       return true;
     }
-    this.#inFlight--;
-    if (failed) {
-      this.#open(clock === undefined ? given : clock.now(), 'half-open');
-      return true;
-    }
-    this.#successes++;
-    if (this.#successes < this.successThreshold) return false;
-    this.#close(clock === undefined ? given : clock.now());
+    if (!failed && outcome !== 'success') return false;
+    // A timeless counter is not given the time (NaN); the clock is read only if the breaker opens.
+    const counter = this.#counter;
+    const at = clock === undefined ? given : counter.timeless === true ? NaN : checkedNow(clock, 'circuitBreaker');
+    if (!counter.record(failed, at)) return false;
+    this.#open(clock !== undefined && counter.timeless === true ? checkedNow(clock, 'circuitBreaker') : at, 'closed');
     return true;
+  }
+
+  /**
+   * Expires the oldest trial if it has run past its time limit by `now`: a failed trial, as of the
+   * moment its limit passed (so the reopened breaker's wait runs from then, as a timer would have
+   * had it), which reopens the breaker — and, if that wait is over too, half-opens it again.
+   */
+  #expireTrials(now: number): void {
+    const limit = this.#policy.halfOpenTrialTimeoutMs;
+    if (this.#trialStarts.length === 0 || limit === Infinity) return;
+    const expiredAt = this.#trialStarts[0]! + limit;
+    if (now < expiredAt) return;
+    this.#open(expiredAt, 'half-open');
+    if (now >= this.#nextTrialAt) this.#halfOpen(now);
   }
 
   /** The state at `now` ms (an open breaker whose open period has ended half-opens here). */
   state(now: number): BreakerState {
+    if (this.#state === 'half-open') this.#expireTrials(now);
     if (this.#state === 'open' && now >= this.#nextTrialAt) this.#halfOpen(now);
     return this.#state;
   }
@@ -257,6 +285,7 @@ export class CircuitBreakerMachine {
     this.#nextTrialAt = now + duration;
     this.#inFlight = 0;
     this.#successes = 0;
+    this.#trialStarts = [];
     if (this.#listeners.active) {
       this.#listeners.emit({ type: 'open', from, at: now, openDurationMs: duration, nextTrialAt: this.#nextTrialAt, openings: this.#openings });
     }
@@ -267,6 +296,7 @@ export class CircuitBreakerMachine {
     this.#state = 'half-open';
     this.#inFlight = 0;
     this.#successes = 0;
+    this.#trialStarts = [];
     if (this.#listeners.active) this.#listeners.emit({ type: 'half-open', from: 'open', at: now });
   }
 
@@ -276,6 +306,7 @@ export class CircuitBreakerMachine {
     this.#openings = 0;
     this.#inFlight = 0;
     this.#successes = 0;
+    this.#trialStarts = [];
     this.#counter.reset(now);
     if (this.#listeners.active) this.#listeners.emit({ type: 'close', from: 'half-open', at: now });
   }

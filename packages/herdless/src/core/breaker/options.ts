@@ -31,6 +31,15 @@ export interface BreakerPolicyOptions {
    */
   successThreshold?: number | undefined;
   /**
+   * How long a half-open trial call may run, in ms. A trial that has not settled by then (a hung
+   * call, with no signal to end it) is expired: its slot is freed and it counts as a failed trial —
+   * the breaker reopens as of that moment, and the trial's late outcome is ignored. Without this,
+   * one trial that never settles would keep the breaker refusing every call for good. Checked
+   * lazily, when the breaker is next asked (nothing is scheduled). Default 60 000 (a minute). Range
+   * (0, 2^31 − 1], or `Infinity` for no limit.
+   */
+  halfOpenTrialTimeoutMs?: number | undefined;
+  /**
    * The random source a jittered `openDurationMs` backoff draws from. Required by the bare state
    * machine when `openDurationMs` is a Backoff; `circuitBreaker()` defaults it to `systemRandom`.
    */
@@ -49,6 +58,7 @@ export interface NormalisedBreakerPolicy {
   openDurationMs: number | Backoff;
   halfOpenMaxCalls: number;
   successThreshold: number;
+  halfOpenTrialTimeoutMs: number;
   rng: Rng | undefined;
   onListenerError: (error: unknown, event: BreakerEvent) => void;
 }
@@ -56,7 +66,25 @@ export interface NormalisedBreakerPolicy {
 const OWNER = 'circuitBreaker';
 
 /** The option names of {@link BreakerPolicyOptions}. */
-export const BREAKER_POLICY_KEYS: readonly string[] = ['counting', 'openDurationMs', 'halfOpenMaxCalls', 'successThreshold', 'rng', 'onListenerError'];
+export const BREAKER_POLICY_KEYS: readonly string[] = [
+  'counting',
+  'openDurationMs',
+  'halfOpenMaxCalls',
+  'successThreshold',
+  'halfOpenTrialTimeoutMs',
+  'rng',
+  'onListenerError',
+];
+
+/**
+ * Default `halfOpenTrialTimeoutMs`: 60 000 ms. Long enough for any trial that is really running
+ * (a request with its own timeouts), short enough that a hung one frees the breaker within a minute.
+ * @example
+ * ```ts
+ * circuitBreaker({ halfOpenTrialTimeoutMs: DEFAULT_HALF_OPEN_TRIAL_TIMEOUT_MS / 6 }); // 10 s
+ * ```
+ */
+export const DEFAULT_HALF_OPEN_TRIAL_TIMEOUT_MS = 60_000;
 
 function isBackoff(value: unknown): value is Backoff {
   return typeof value === 'object' && value !== null && typeof (value as Backoff).delay === 'function';
@@ -90,6 +118,11 @@ export function normaliseBreakerPolicy(options: BreakerPolicyOptions | undefined
   const halfOpenMaxCalls = numberOption(OWNER, 'halfOpenMaxCalls', o.halfOpenMaxCalls, 1, { min: 1, integer: true });
   const successThreshold = numberOption(OWNER, 'successThreshold', o.successThreshold, halfOpenMaxCalls, { min: 1, integer: true });
 
+  const halfOpenTrialTimeoutMs =
+    o.halfOpenTrialTimeoutMs === Infinity
+      ? Infinity
+      : numberOption(OWNER, 'halfOpenTrialTimeoutMs', o.halfOpenTrialTimeoutMs, DEFAULT_HALF_OPEN_TRIAL_TIMEOUT_MS, { min: 0, minExclusive: true, max: MAX_DELAY_MS });
+
   const rng = o.rng;
   if (rng !== undefined && (typeof rng !== 'object' || rng === null || typeof rng.random !== 'function')) {
     throw new InvalidOptionError(OWNER, 'rng', rng, 'must be an object with a random() method');
@@ -98,5 +131,5 @@ export function normaliseBreakerPolicy(options: BreakerPolicyOptions | undefined
   if (typeof onListenerError !== 'function') {
     throw new InvalidOptionError(OWNER, 'onListenerError', onListenerError, 'must be a function');
   }
-  return { counting, openDurationMs, halfOpenMaxCalls, successThreshold, rng, onListenerError };
+  return { counting, openDurationMs, halfOpenMaxCalls, successThreshold, halfOpenTrialTimeoutMs, rng, onListenerError };
 }

@@ -1,7 +1,7 @@
 import { isHerdlessError } from '../errors.js';
-import { GRPC_UNAVAILABLE, RETRYABLE_ERROR_CODES, RETRYABLE_GRPC_CODES, RETRYABLE_HTTP_STATUSES } from './data.js';
+import { GRPC_RESOURCE_EXHAUSTED, GRPC_UNAVAILABLE, RETRYABLE_ERROR_CODES, RETRYABLE_GRPC_CODES, RETRYABLE_HTTP_STATUSES } from './data.js';
 import { isGivenUp, serverHint } from './hints.js';
-import { CIRCUIT_OPEN_VERDICT, DO_NOT_RETRY_VERDICT, FATAL, RETRYABLE, RETRYABLE_TIMEOUT, retryAfter, type Verdict } from './verdict.js';
+import { CIRCUIT_OPEN_VERDICT, DO_NOT_RETRY_VERDICT, FATAL, RETRYABLE, RETRYABLE_THROTTLED, RETRYABLE_TIMEOUT, retryAfter, type Verdict } from './verdict.js';
 
 const CODES: ReadonlySet<unknown> = new Set(RETRYABLE_ERROR_CODES);
 const STATUSES: ReadonlySet<unknown> = new Set(RETRYABLE_HTTP_STATUSES);
@@ -118,6 +118,22 @@ export function isTransientError(error: unknown): boolean {
 }
 
 /**
+ * A throttling answer: HTTP 429 Too Many Requests (on the error, `statusCode`, or its `response`),
+ * or gRPC RESOURCE_EXHAUSTED (the name, or code 8 on an error shaped like a gRPC status).
+ */
+function isThrottled(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const e = error as { status?: unknown; statusCode?: unknown; response?: unknown; code?: unknown; details?: unknown; metadata?: unknown; name?: unknown };
+  if (e.status === 429 || e.statusCode === 429) return true;
+  const response = e.response;
+  if (typeof response === 'object' && response !== null && ((response as { status?: unknown }).status === 429 || (response as { statusCode?: unknown }).statusCode === 429)) {
+    return true;
+  }
+  if (e.code === 'RESOURCE_EXHAUSTED') return true;
+  return e.code === GRPC_RESOURCE_EXHAUSTED && ('details' in e || 'metadata' in e || e.name === 'ConnectError');
+}
+
+/**
  * Turns a failure into a {@link Verdict} — the classification step `retry()` runs on every failed
  * attempt, in this order:
  * 1. a "do not retry" mark, on the error or on its `response` / `cause` ({@link isGivenUp}), gives `do-not-retry`;
@@ -126,7 +142,11 @@ export function isTransientError(error: unknown): boolean {
  * 3. for a retryable error, the server hint ({@link serverHint}): `retryAfterMs` gives a hinted
  *    verdict, a malformed one gives `do-not-retry`; without a hint, a timeout (an
  *    `AttemptTimeoutError`, or code `ETIMEDOUT` / `UND_ERR_CONNECT_TIMEOUT` on the error or its
- *    `cause`) gives `{ kind: 'retryable', timeout: true }`.
+ *    `cause`) gives `{ kind: 'retryable', timeout: true }`, and a throttling answer (status 429,
+ *    gRPC RESOURCE_EXHAUSTED) gives `{ kind: 'retryable', throttled: true }`.
+ *
+ * With `hints` false (the `ignoreHints` option), step 3 reads no `retryAfterMs` at all — neither a
+ * wait nor a malformed value — and the backoff decides; the "do not retry" mark still applies.
  *
  * A hint never makes a fatal error retryable: a 404 with `retryAfterMs` is still fatal (gRFC A6
  * likewise ignores pushback on a non-retryable status).
@@ -134,13 +154,14 @@ export function isTransientError(error: unknown): boolean {
  * @param error what the attempt threw or rejected with.
  * @param override the `retryable` option, if any.
  * @param attempt the attempt that failed (from 1); passed on to `override`.
+ * @param hints whether to read the server's `retryAfterMs` (default true).
  * @throws whatever `override` throws.
  * @example
  * ```ts
  * classify(Object.assign(new Error('slow down'), { status: 429, retryAfterMs: 1500 })); // { kind: 'retryable', retryAfterMs: 1500 }
  * ```
  */
-export function classify(error: unknown, override?: RetryableOverride, attempt = 1): Verdict {
+export function classify(error: unknown, override?: RetryableOverride, attempt = 1, hints = true): Verdict {
   if (isHerdlessError(error, 'ERR_HERDLESS_CIRCUIT_OPEN')) return CIRCUIT_OPEN_VERDICT;
   if (isGivenUp(error)) return DO_NOT_RETRY_VERDICT;
   let retryable = isTransientError(error);
@@ -149,8 +170,8 @@ export function classify(error: unknown, override?: RetryableOverride, attempt =
     if (said !== undefined) retryable = said === true;
   }
   if (!retryable) return FATAL;
-  const hint = serverHint(error);
-  if (hint === undefined) return isTimeout(error) ? RETRYABLE_TIMEOUT : RETRYABLE;
+  const hint = hints ? serverHint(error) : undefined;
+  if (hint === undefined) return isTimeout(error) ? RETRYABLE_TIMEOUT : isThrottled(error) ? RETRYABLE_THROTTLED : RETRYABLE;
   // The mark was handled above, so 'do-not-retry' here is a malformed retryAfterMs (gRFC A6: don't retry).
   return hint === 'do-not-retry' ? DO_NOT_RETRY_VERDICT : retryAfter(hint);
 }

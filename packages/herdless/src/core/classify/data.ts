@@ -87,3 +87,6 @@ export const RETRYABLE_GRPC_CODES: readonly string[] = Object.freeze(['UNAVAILAB
 
 /** @internal gRPC's numeric code for UNAVAILABLE. */
 export const GRPC_UNAVAILABLE = 14;
+
+/** @internal gRPC's numeric status code RESOURCE_EXHAUSTED (a throttling answer). */
+export const GRPC_RESOURCE_EXHAUSTED = 8;

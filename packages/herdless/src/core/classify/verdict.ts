@@ -5,7 +5,9 @@
  *
  * - `retryable`: transient; retry after the backoff's wait, or after `retryAfterMs` (a server
  *   hint, ms) when present. `timeout: true` marks a timed-out attempt, which a retry budget may
- *   charge more for (the AWS retry quota does).
+ *   charge more for (the AWS retry quota does). `throttled: true` marks a throttling answer (HTTP
+ *   429, gRPC RESOURCE_EXHAUSTED): without a hint, its wait comes from the policy's
+ *   `throttlingBackoff` (a larger base, as the AWS SDKs use).
  * - `fatal`: retrying cannot help (a bug, a bad request, the caller's own abort).
  * - `do-not-retry`: the failure says "don't retry" (a `RetryError` from an inner `retry()`, a
  *   {@link markDoNotRetry} mark, a malformed pushback). It counts as a failure for a retry budget.
@@ -16,7 +18,7 @@
  * ```
  */
 export type Verdict =
-  | { readonly kind: 'retryable'; readonly retryAfterMs?: number; readonly timeout?: boolean }
+  | { readonly kind: 'retryable'; readonly retryAfterMs?: number; readonly timeout?: boolean; readonly throttled?: boolean }
   | { readonly kind: 'fatal' }
   | { readonly kind: 'do-not-retry' }
   | { readonly kind: 'circuit-open' };
@@ -37,6 +39,14 @@ export const RETRYABLE: Verdict = Object.freeze({ kind: 'retryable' });
  * ```
  */
 export const RETRYABLE_TIMEOUT: Verdict = Object.freeze({ kind: 'retryable', timeout: true });
+/**
+ * The shared `retryable` verdict of a throttling answer without a hint (allocation-free).
+ * @example
+ * ```ts
+ * decide(policy, state, RETRYABLE_THROTTLED, now, rng); // waits policy.throttlingBackoff's delay
+ * ```
+ */
+export const RETRYABLE_THROTTLED: Verdict = Object.freeze({ kind: 'retryable', throttled: true });
 /**
  * The shared `fatal` verdict.
  * @example

@@ -97,10 +97,11 @@ export function startRetry(policy: RetryPolicy, now: number): RetryState {
  * 3. `do-not-retry` → give up `'do-not-retry'`;
  * 4. `attempt ≥ maxAttempts` → give up `'exhausted'` (maxAttempts counts the first try);
  * 5. `now ≥ deadlineAt` → give up `'deadline'`;
- * 6. the wait: the hint `retryAfterMs` if any (longer than `maxRetryAfterMs` → give up
- *    `'hint-too-long'`), else `backoff.delay(attempt − backoffRestartedAt, previousDelayMs, rng)`
- *    held to [0, 2^31 − 1]. A hinted wait restarts the backoff: the next unhinted wait is the
- *    backoff's first step again (gRFC A6 pushback: "the next retry attempt … uses initialBackoff");
+ * 6. the wait: the hint `retryAfterMs` if any and `ignoreHints` is off (longer than
+ *    `maxRetryAfterMs` → give up `'hint-too-long'`), else `backoff.delay(attempt − backoffRestartedAt,
+ *    previousDelayMs, rng)` — `throttlingBackoff`'s for a `throttled` verdict — held to
+ *    [0, 2^31 − 1]. A hinted wait restarts the backoff: the next unhinted wait is the backoff's first
+ *    step again (gRFC A6 pushback: "the next retry attempt … uses initialBackoff");
  * 7. `now + wait ≥ deadlineAt` → give up (`'hint-too-long'` for a hint, else `'deadline'`): a wait
  *    that would cross the deadline is not started;
  * 8. the budget's `allowRetry(now)` false → give up `'budget'` (asked last, so a budget that counts
@@ -127,8 +128,10 @@ export function decide(policy: RetryPolicy, state: RetryState, verdict: Verdict,
   if (state.attempt >= policy.maxAttempts) return EXHAUSTED;
   const deadlineAt = state.deadlineAt;
   if (now >= deadlineAt) return DEADLINE;
-  const hint = verdict.retryAfterMs;
+  const hint = policy.ignoreHints === true ? undefined : verdict.retryAfterMs;
   let delay: number;
+  /** The backoff that drew the wait (none for a hint). */
+  let used: RetryPolicy['backoff'] | undefined;
   if (hint !== undefined) {
     // The server's hint replaces the backoff for this wait; never retry sooner than it asked.
     if (hint > policy.maxRetryAfterMs) {
@@ -138,7 +141,13 @@ export function decide(policy: RetryPolicy, state: RetryState, verdict: Verdict,
   } else {
     const restartedAt = state.backoffRestartedAt;
     const retry = restartedAt === undefined ? state.attempt : state.attempt - restartedAt;
-    delay = checkedDelay('retry', policy.backoff.delay(retry, state.previousDelayMs, rng));
+    // A throttling answer without a hint backs off from a larger base (a policy built by hand may lack one).
+    const throttling = verdict.throttled === true ? policy.throttlingBackoff : undefined;
+    used = throttling ?? policy.backoff;
+    delay =
+      throttling === undefined
+        ? checkedDelay('retry', policy.backoff.delay(retry, state.previousDelayMs, rng))
+        : checkedDelay('retry', throttling.delay(retry, state.previousDelayMs, rng), 'throttlingBackoff.delay()');
   }
   if (deadlineAt !== Infinity && now + delay >= deadlineAt) {
     return { kind: 'give-up', reason: hint !== undefined ? 'hint-too-long' : 'deadline', waitMs: delay, limitMs: deadlineAt - now };
@@ -158,11 +167,17 @@ export function decide(policy: RetryPolicy, state: RetryState, verdict: Verdict,
     kind: 'retry',
     delayMs: delay,
     hinted: false,
+    // A backoff that carries its own per-call value (decorrelated jitter V2: the total so far) gets it back.
     next:
       restartedAt === undefined
-        ? { attempt: state.attempt + 1, previousDelayMs: delay, deadlineAt }
-        : { attempt: state.attempt + 1, previousDelayMs: delay, deadlineAt, backoffRestartedAt: restartedAt },
+        ? { attempt: state.attempt + 1, previousDelayMs: carried(used!, state.previousDelayMs, delay), deadlineAt }
+        : { attempt: state.attempt + 1, previousDelayMs: carried(used!, state.previousDelayMs, delay), deadlineAt, backoffRestartedAt: restartedAt },
   };
+}
+
+/** What the next retry's `previousDelayMs` is: see {@link Backoff.carry}. */
+function carried(used: RetryPolicy['backoff'], previousMs: number, delay: number): number {
+  return used.carry === undefined ? delay : used.carry(previousMs, delay);
 }
 
 /**

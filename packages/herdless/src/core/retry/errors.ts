@@ -31,10 +31,58 @@ export type GiveUpReason =
   | 'circuit-open';
 
 /**
+ * One failed attempt of a call, as {@link RetryError.failures} lists it.
+ * @example
+ * ```ts
+ * for (const { attempt, error } of retryError.failures) log.warn(`attempt ${attempt}`, error);
+ * ```
+ */
+export interface RetryFailure {
+  /** The attempt's number, from 1. */
+  readonly attempt: number;
+  /** What the attempt threw or rejected with. */
+  readonly error: unknown;
+}
+
+/**
+ * How many failures a {@link RetryError} keeps: the first {@link RETRY_ERROR_FIRST_FAILURES} and the
+ * last {@link RETRY_ERROR_LAST_FAILURES} attempts' (10 in all). A call of 100 000 attempts keeps 10
+ * errors, not 100 000, and says how many it left out.
+ * @example
+ * ```ts
+ * RETRY_ERROR_FIRST_FAILURES + RETRY_ERROR_LAST_FAILURES; // 10
+ * ```
+ */
+export const RETRY_ERROR_FIRST_FAILURES = 1;
+/** See {@link RETRY_ERROR_FIRST_FAILURES}. */
+export const RETRY_ERROR_LAST_FAILURES = 9;
+
+/**
+ * @internal A call's failures as a {@link RetryError} keeps them: the first ones, then a window of
+ * the last ones that slides (its oldest entry dropped and counted), so a call's memory stays bounded
+ * however many attempts it makes.
+ */
+export class FailureLog {
+  readonly kept: RetryFailure[] = [];
+  omitted = 0;
+  add(attempt: number, error: unknown): void {
+    const kept = this.kept;
+    if (kept.length === RETRY_ERROR_FIRST_FAILURES + RETRY_ERROR_LAST_FAILURES) {
+      kept.splice(RETRY_ERROR_FIRST_FAILURES, 1);
+      this.omitted++;
+    }
+    kept.push({ attempt, error });
+  }
+}
+
+/**
  * The rejection of a `retry()` call that gave up (for every reason except `'aborted'`, where the
  * call rejects with the abort reason itself, as `fetch()` does). Code `ERR_HERDLESS_RETRY`.
  *
  * - `cause`: the last failure — what the last attempt threw or rejected with;
+ * - `failures`: every failed attempt's `{ attempt, error }`, in order — bounded: the first attempt's
+ *   and the last nine ({@link RETRY_ERROR_FIRST_FAILURES}, {@link RETRY_ERROR_LAST_FAILURES}), with
+ *   `omittedFailures` counting those left out between them (0 for a call of up to 10 failures);
  * - `attempts`: how many attempts were started (1 … `maxAttempts`);
  * - `reason`: why it stopped ({@link GiveUpReason}).
  *
@@ -48,7 +96,7 @@ export type GiveUpReason =
  * try {
  *   await retry(() => fetchJson(url));
  * } catch (e) {
- *   if (isRetryError(e)) console.log(e.reason, e.attempts, e.cause);
+ *   if (isRetryError(e)) console.log(e.reason, e.attempts, e.cause, e.failures.map((f) => f.error));
  * }
  * ```
  */
@@ -59,14 +107,31 @@ export class RetryError extends HerdlessError {
   readonly attempts: number;
   /** The last failure: what the last attempt threw or rejected with. */
   declare readonly cause: unknown;
+  /**
+   * Every failed attempt, in order, as `{ attempt, error }` (frozen): all of them for up to 10
+   * failures, else the first and the last nine, `omittedFailures` telling how many lie between.
+   * Empty when the call ended before any attempt failed (e.g. its deadline had passed).
+   */
+  readonly failures: readonly RetryFailure[];
+  /** How many failures between the first and the last nine are not in `failures` (0 when none is missing). */
+  readonly omittedFailures: number;
 
   /**
    * @param reason why the call stopped.
    * @param attempts attempts started, the first included.
    * @param cause the last failure.
    * @param detail a human sentence for the message, e.g. `all 3 attempts failed`.
+   * @param failures the failed attempts, in order (default: `cause` as attempt `attempts`'s failure, if any).
+   * @param omittedFailures how many failures `failures` leaves out (default 0).
    */
-  constructor(reason: GiveUpReason, attempts: number, cause: unknown, detail: string = reason) {
+  constructor(
+    reason: GiveUpReason,
+    attempts: number,
+    cause: unknown,
+    detail: string = reason,
+    failures: readonly RetryFailure[] = cause === undefined ? [] : [{ attempt: attempts, error: cause }],
+    omittedFailures = 0,
+  ) {
     super(
       'ERR_HERDLESS_RETRY',
       `retry gave up after ${attempts} attempt${attempts === 1 ? '' : 's'} (${reason}): ${detail}; last failure: ${describeFailure(cause)}`,
@@ -75,6 +140,8 @@ export class RetryError extends HerdlessError {
     this.name = 'RetryError';
     this.reason = reason;
     this.attempts = attempts;
+    this.failures = Object.isFrozen(failures) ? failures : Object.freeze(failures.slice());
+    this.omittedFailures = omittedFailures;
   }
 }
 // On the prototype, so every RetryError is marked without a per-instance property. The key is a

@@ -42,6 +42,18 @@ export const DEFAULT_MAX_RETRY_AFTER_MS = 60_000;
 export const DEFAULT_BACKOFF: Backoff = fullJitterBackoff({ initialBackoffMs: 100, backoffMultiplier: 2, maxBackoffMs: 10_000 });
 
 /**
+ * The default `throttlingBackoff`: full jitter from 500 ms, doubling to a 10 s cap — the wait after a
+ * throttling answer without a hint (HTTP 429, gRPC RESOURCE_EXHAUSTED). A server that throttles is
+ * asking for less traffic; the AWS SDKs' standard retry mode uses the same 500 ms base for throttling
+ * errors against 100 ms for other transient ones, so a throttled client backs off five times as far.
+ * @example
+ * ```ts
+ * DEFAULT_THROTTLING_BACKOFF.toJSON(); // { kind: 'full jitter', initialBackoffMs: 500, backoffMultiplier: 2, maxBackoffMs: 10000 }
+ * ```
+ */
+export const DEFAULT_THROTTLING_BACKOFF: Backoff = fullJitterBackoff({ initialBackoffMs: 500, backoffMultiplier: 2, maxBackoffMs: 10_000 });
+
+/**
  * The options of a retry policy that the pure core reads (the runtime adds timers, signal and hooks).
  * @example
  * ```ts
@@ -56,6 +68,21 @@ export interface RetryPolicyOptions {
   maxAttempts?: number | undefined;
   /** How long to wait before each retry. Default {@link DEFAULT_BACKOFF} (full jitter, 100 ms × 2^n, cap 10 s). */
   backoff?: Backoff | undefined;
+  /**
+   * How long to wait after a throttling answer that carries no hint (HTTP 429, gRPC
+   * RESOURCE_EXHAUSTED), instead of `backoff`. Default: {@link DEFAULT_THROTTLING_BACKOFF} (full
+   * jitter, 500 ms × 2^n, cap 10 s — the AWS SDKs' throttling base, five times the default
+   * backoff's) when `backoff` is left at its default; when you set `backoff`, that backoff (your
+   * choice of waits is kept) unless you set this too.
+   */
+  throttlingBackoff?: Backoff | undefined;
+  /**
+   * `true` ignores every server hint (`retryAfterMs`: HTTP `Retry-After` / `retry-after-ms`, gRPC
+   * pushback) and waits the backoff instead — for a server or proxy that sends absurd values. A
+   * malformed hint then ends nothing either. The "do not retry" mark still applies. Default `false`:
+   * a hint is honoured, up to `maxRetryAfterMs`.
+   */
+  ignoreHints?: boolean | undefined;
   /** The one override of the default classification; see {@link RetryableOverride}. Default: none. */
   retryable?: RetryableOverride | undefined;
   /**
@@ -93,6 +120,10 @@ export interface RetryPolicy {
   readonly maxAttempts: number;
   /** The backoff that computes each wait. */
   readonly backoff: Backoff;
+  /** The backoff of a throttling failure without a hint. */
+  readonly throttlingBackoff: Backoff;
+  /** Server hints are ignored: the backoff always decides. */
+  readonly ignoreHints: boolean;
   /** The classification override, if any. */
   readonly retryable: RetryableOverride | undefined;
   /** The longest honoured server hint, in ms. */
@@ -105,13 +136,118 @@ export interface RetryPolicy {
   readonly budget: RetryBudget | undefined;
 }
 
+const LIMIT_RULE = { min: 0, minExclusive: true, max: MAX_DELAY_MS };
+const MAX_ATTEMPTS_RULE = { min: 1, integer: true };
+const HINT_RULE = { min: 0, max: MAX_DELAY_MS };
+
 function limitOption(owner: string, field: string, value: unknown): number {
+  // The common case first, without a call: a number in (0, 2^31 − 1]; numberOption words the error.
+  if (typeof value === 'number' && value > 0 && value <= MAX_DELAY_MS) return value;
   if (value === undefined || value === Infinity) return Infinity;
-  return numberOption(owner, field, value, Infinity, { min: 0, minExclusive: true, max: MAX_DELAY_MS });
+  return numberOption(owner, field, value, Infinity, LIMIT_RULE);
 }
 
 function isFunction(value: unknown): boolean {
   return typeof value === 'function';
+}
+
+/** @internal A retry policy being read: the defaults, then each option given, in place. */
+export type PolicyDraft = { -readonly [K in keyof RetryPolicy]: RetryPolicy[K] };
+
+// One reader per option, shared by parseRetryPolicy and the runtime's own one-pass reading of a
+// call's options (retry.ts), so that the rules exist once. Each takes the given value (undefined:
+// the default) and returns the normalised one, or throws an InvalidOptionError naming the field.
+
+/** @internal */
+export function maxAttemptsOption(owner: string, value: unknown): number {
+  if (typeof value === 'number' && value >= 1 && Number.isInteger(value)) return value;
+  return numberOption(owner, 'maxAttempts', value, DEFAULT_MAX_ATTEMPTS, MAX_ATTEMPTS_RULE);
+}
+
+/** @internal */
+export function backoffOption(owner: string, value: unknown, field = 'backoff'): Backoff {
+  if (value === undefined) return DEFAULT_BACKOFF;
+  if (typeof value !== 'object' || value === null || !isFunction((value as Backoff).delay)) {
+    throw new InvalidOptionError(owner, field, value, 'must be a Backoff (e.g. fullJitterBackoff())');
+  }
+  return value as Backoff;
+}
+
+/** @internal */
+export function throttlingBackoffOption(owner: string, value: unknown): Backoff {
+  return value === undefined ? DEFAULT_THROTTLING_BACKOFF : backoffOption(owner, value, 'throttlingBackoff');
+}
+
+/**
+ * @internal The throttling backoff a policy ends up with: the one given; else, when `backoff` was
+ * given, that same backoff (the caller chose the waits); else {@link DEFAULT_THROTTLING_BACKOFF}.
+ */
+export function throttlingDefault(draft: PolicyDraft, given: unknown): Backoff {
+  return given === undefined && draft.backoff !== DEFAULT_BACKOFF ? draft.backoff : draft.throttlingBackoff;
+}
+
+/** @internal */
+export function ignoreHintsOption(owner: string, value: unknown): boolean {
+  if (value !== undefined && typeof value !== 'boolean') throw new InvalidOptionError(owner, 'ignoreHints', value, 'must be a boolean');
+  return value === true;
+}
+
+/** @internal */
+export function retryableOption(owner: string, value: unknown): RetryableOverride | undefined {
+  if (value !== undefined && !isFunction(value)) {
+    throw new InvalidOptionError(owner, 'retryable', value, 'must be a function (error, { attempt, transient }) => boolean | undefined');
+  }
+  return value as RetryableOverride | undefined;
+}
+
+/** @internal */
+export function maxRetryAfterOption(owner: string, value: unknown): number {
+  if (typeof value === 'number' && value >= 0 && value <= MAX_DELAY_MS) return value;
+  return numberOption(owner, 'maxRetryAfterMs', value, DEFAULT_MAX_RETRY_AFTER_MS, HINT_RULE);
+}
+
+/** @internal `deadlineMs` and `attemptTimeoutMs`. */
+export { limitOption };
+
+/** @internal */
+export function budgetOption(owner: string, value: unknown): RetryBudget | undefined {
+  if (value !== undefined && !isBudget(value)) {
+    throw new InvalidOptionError(owner, 'budget', value, 'must be a RetryBudget (onAttempt, onSuccess, onFailure, allowRetry)');
+  }
+  return value as RetryBudget | undefined;
+}
+
+/** Each policy option's reader, by name. */
+const POLICY_READERS: { readonly [K in keyof PolicyDraft]: (owner: string, value: unknown) => PolicyDraft[K] } = {
+  maxAttempts: maxAttemptsOption,
+  backoff: (owner, value) => backoffOption(owner, value),
+  throttlingBackoff: throttlingBackoffOption,
+  ignoreHints: ignoreHintsOption,
+  retryable: retryableOption,
+  maxRetryAfterMs: maxRetryAfterOption,
+  deadlineMs: (owner, value) => limitOption(owner, 'deadlineMs', value),
+  attemptTimeoutMs: (owner, value) => limitOption(owner, 'attemptTimeoutMs', value),
+  budget: budgetOption,
+};
+
+/** Reads one policy option into `draft`; `false` for a key that is not a policy option. */
+function readPolicyOption(owner: string, draft: PolicyDraft, key: string, value: unknown): boolean {
+  if (!Object.prototype.hasOwnProperty.call(POLICY_READERS, key)) return false;
+  const read = POLICY_READERS[key as keyof PolicyDraft] as (owner: string, value: unknown) => unknown;
+  (draft as Record<string, unknown>)[key] = read(owner, value);
+  return true;
+}
+
+function isBudget(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const b = value as RetryBudget;
+  return (
+    isFunction(b.onAttempt) &&
+    isFunction(b.onSuccess) &&
+    isFunction(b.onFailure) &&
+    isFunction(b.allowRetry) &&
+    (b.confirmRetry === undefined || isFunction(b.confirmRetry))
+  );
 }
 
 /**
@@ -121,7 +257,7 @@ function isFunction(value: unknown): boolean {
  * @param options the options; `undefined` gives the defaults.
  * @param owner the name used in error messages (`retry`, `createRetry`, …).
  * @throws InvalidOptionError naming the field and the value: `maxAttempts` not an integer ≥ 1;
- *   `backoff` without a `delay` function; `retryable` not a function; `maxRetryAfterMs` outside
+ *   `backoff` / `throttlingBackoff` without a `delay` function; `ignoreHints` not a boolean; `retryable` not a function; `maxRetryAfterMs` outside
  *   [0, 2^31 − 1]; `deadlineMs` / `attemptTimeoutMs` not in (0, 2^31 − 1] or `Infinity`; `budget`
  *   missing one of `onAttempt`, `onSuccess`, `onFailure`, `allowRetry`.
  * @example
@@ -131,64 +267,29 @@ function isFunction(value: unknown): boolean {
  * ```
  */
 export function parseRetryPolicy(options: RetryPolicyOptions | undefined, owner = 'retry'): RetryPolicy {
-  const policy = readRetryPolicy(options, owner);
-  return policy === DEFAULT_POLICY ? policy : Object.freeze(policy);
-}
-
-/**
- * @internal {@link parseRetryPolicy} without the freeze (which costs about as much as the rest), for
- * `retry(op, options)`: its policy lives for one call and is never handed out.
- */
-export function readRetryPolicy(options: RetryPolicyOptions | undefined, owner: string): RetryPolicy {
   if (options === undefined) return DEFAULT_POLICY;
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new InvalidOptionError(owner, 'options', options, 'must be an object');
   }
-  const maxAttempts = numberOption(owner, 'maxAttempts', options.maxAttempts, DEFAULT_MAX_ATTEMPTS, {
-    min: 1,
-    integer: true,
-  });
-  const backoff = options.backoff === undefined ? DEFAULT_BACKOFF : options.backoff;
-  if (typeof backoff !== 'object' || backoff === null || !isFunction(backoff.delay)) {
-    throw new InvalidOptionError(owner, 'backoff', backoff, 'must be a Backoff (e.g. fullJitterBackoff())');
-  }
-  const retryable = options.retryable;
-  if (retryable !== undefined && !isFunction(retryable)) {
-    throw new InvalidOptionError(owner, 'retryable', retryable, 'must be a function (error, { attempt, transient }) => boolean | undefined');
-  }
-  const budget = options.budget;
-  if (
-    budget !== undefined &&
-    (typeof budget !== 'object' ||
-      budget === null ||
-      !isFunction(budget.onAttempt) ||
-      !isFunction(budget.onSuccess) ||
-      !isFunction(budget.onFailure) ||
-      !isFunction(budget.allowRetry) ||
-      (budget.confirmRetry !== undefined && !isFunction(budget.confirmRetry)))
-  ) {
-    throw new InvalidOptionError(owner, 'budget', budget, 'must be a RetryBudget (onAttempt, onSuccess, onFailure, allowRetry)');
-  }
+  const draft = defaultPolicyDraft();
+  for (const key in options) readPolicyOption(owner, draft, key, (options as Record<string, unknown>)[key]);
+  draft.throttlingBackoff = throttlingDefault(draft, options.throttlingBackoff);
+  return Object.freeze(draft);
+}
+
+/** @internal The defaults, as a draft to read options into. */
+export function defaultPolicyDraft(): PolicyDraft {
   return {
-    maxAttempts,
-    backoff,
-    retryable,
-    maxRetryAfterMs: numberOption(owner, 'maxRetryAfterMs', options.maxRetryAfterMs, DEFAULT_MAX_RETRY_AFTER_MS, {
-      min: 0,
-      max: MAX_DELAY_MS,
-    }),
-    deadlineMs: limitOption(owner, 'deadlineMs', options.deadlineMs),
-    attemptTimeoutMs: limitOption(owner, 'attemptTimeoutMs', options.attemptTimeoutMs),
-    budget,
+    maxAttempts: DEFAULT_MAX_ATTEMPTS,
+    backoff: DEFAULT_BACKOFF,
+    throttlingBackoff: DEFAULT_THROTTLING_BACKOFF,
+    ignoreHints: false,
+    retryable: undefined,
+    maxRetryAfterMs: DEFAULT_MAX_RETRY_AFTER_MS,
+    deadlineMs: Infinity,
+    attemptTimeoutMs: Infinity,
+    budget: undefined,
   };
 }
 
-const DEFAULT_POLICY: RetryPolicy = Object.freeze({
-  maxAttempts: DEFAULT_MAX_ATTEMPTS,
-  backoff: DEFAULT_BACKOFF,
-  retryable: undefined,
-  maxRetryAfterMs: DEFAULT_MAX_RETRY_AFTER_MS,
-  deadlineMs: Infinity,
-  attemptTimeoutMs: Infinity,
-  budget: undefined,
-});
+const DEFAULT_POLICY: RetryPolicy = Object.freeze(defaultPolicyDraft());
