@@ -1,14 +1,18 @@
-import { defineConfig, mergeConfig } from 'vitest/config';
+import { defineConfig } from 'vitest/config';
 import base from './vitest.config.js';
 
 // The mutation run (npm run mutation): the library's own tests only, on its TypeScript sources.
 // The lab's CLI and browser tests run built files, which Stryker does not mutate, so they could
-// only slow the run without killing a mutant.
-export default mergeConfig(base, defineConfig({
+// only slow the run without killing a mutant. The lists below replace the base config's rather than
+// being merged with it: `mergeConfig` concatenates arrays, which kept the lab's 17 test files and its
+// build step (globalSetup) in every run, and every static mutant runs the whole suite.
+export default defineConfig({
+  ...base,
   test: {
+    ...base.test,
     include: ['packages/herdless/test/**/*.test.ts'],
-    exclude: ['packages/herdless/test/examples.test.ts', 'packages/herdless/test/consumer-types.test.ts'],
+    exclude: ['**/node_modules/**', 'packages/herdless/test/examples.test.ts', 'packages/herdless/test/consumer-types.test.ts'],
     globalSetup: [],
     reporters: ['default'],
   },
-}));
+});
