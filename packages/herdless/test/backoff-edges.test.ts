@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { backoffFromSpec } from 'herdless/sim';
 import { MAX_DELAY_MS, constantBackoff, decorrelatedJitterBackoff, decorrelatedJitterV2Backoff, equalJitterBackoff, exponentialBackoff, fullJitterBackoff, proportionalJitterBackoff, type Rng } from 'herdless';
 
 // The edges of the backoff options and formulas that the value tables in backoff.test.ts do not
@@ -82,3 +83,49 @@ describe('decorrelated jitter V2: a wait the curve puts exactly on the cap', () 
     expect(b.delay(3, x / 2, fixed(0))).toBe(x / 4);
   });
 });
+
+describe('decorrelated jitter V2: a carried total above the curve', () => {
+  it('gives a wait of 0, never a negative one', () => {
+    // The curve's total before retry 1 with draw 0.5 is about 89.7 ms: a call that has already
+    // waited 1000 ms in all (a value passed in by hand) waits 0.
+    const b = decorrelatedJitterV2Backoff({ medianFirstDelayMs: 100, maxBackoffMs: 10_000 });
+    expect(b.delay(1, 1000, fixed(0.5))).toBe(0);
+  });
+
+  it('maxBackoffMs Infinity means no cap, held to 2^31 − 1 ms', () => {
+    expect(decorrelatedJitterV2Backoff({ maxBackoffMs: Infinity }).maxDelayMs).toBe(MAX_DELAY_MS);
+    expect(decorrelatedJitterBackoff({ maxBackoffMs: Infinity }).maxDelayMs).toBe(MAX_DELAY_MS);
+  });
+});
+
+describe('the option errors name the factory and the field', () => {
+  it.each([
+    [() => exponentialBackoff(5 as never), 'exponentialBackoff: options must be an object, got 5'],
+    [() => proportionalJitterBackoff(5 as never), 'proportionalJitterBackoff: options must be an object, got 5'],
+    [() => constantBackoff('x' as never), 'constantBackoff: options must be an object, got "x"'],
+    [() => decorrelatedJitterBackoff(5 as never), 'decorrelatedJitterBackoff: options must be an object, got 5'],
+    [() => decorrelatedJitterV2Backoff(5 as never), 'decorrelatedJitterV2Backoff: options must be an object, got 5'],
+    [() => decorrelatedJitterBackoff({ maxBackoffMs: -1 }), 'decorrelatedJitterBackoff: maxBackoffMs must be ≥ 0, got -1'],
+    [() => decorrelatedJitterV2Backoff({ maxBackoffMs: -1 }), 'decorrelatedJitterV2Backoff: maxBackoffMs must be ≥ 0, got -1'],
+    [() => backoffFromSpec({ kind: 'constant', delayMs: -1 }), 'backoffFromSpec: backoff.delayMs must be ≥ 0, got -1'],
+  ])('case %#', (make, message) => {
+    expect(make).toThrow(message);
+  });
+});
+
+describe('the exponential family exposes its normalised options', () => {
+  it('initialBackoffMs, backoffMultiplier, maxBackoffMs; jitter and capAfterJitter for the proportional form', () => {
+    const b = proportionalJitterBackoff({ initialBackoffMs: 50, backoffMultiplier: 1.6, maxBackoffMs: Infinity, jitter: 0.3, capAfterJitter: true });
+    expect({ ...pick(b, ['initialBackoffMs', 'backoffMultiplier', 'maxBackoffMs', 'jitter', 'capAfterJitter']) }).toEqual({
+      initialBackoffMs: 50,
+      backoffMultiplier: 1.6,
+      maxBackoffMs: MAX_DELAY_MS,
+      jitter: 0.3,
+      capAfterJitter: true,
+    });
+  });
+});
+
+function pick(o: object, keys: string[]): Record<string, unknown> {
+  return Object.fromEntries(keys.map((k) => [k, (o as Record<string, unknown>)[k]]));
+}
