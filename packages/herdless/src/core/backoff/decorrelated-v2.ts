@@ -37,7 +37,10 @@ class DecorrelatedJitterV2 implements Backoff {
     // Polly counts attempts from 0: t = attempt + random() for retry number `retry` (from 1).
     const r = rng.random();
     const d = curve(retry - 1 + r) * RP_SCALING * this.medianFirstDelayMs - previousMs;
-    if (d < this.maxBackoffMs) return d > 0 ? d : 0;
+    if (d < this.maxBackoffMs) {
+      // Stryker disable next-line EqualityOperator: at d = 0 both branches give +0 (d is never -0: a difference of equal doubles is +0).
+      return d > 0 ? d : 0;
+    }
     // Past the cap (or 2^t overflowed): the same draw places the wait in [cap / 2, cap), so waits
     // that reach the cap stay spread instead of piling up on it.
     const cap = this.maxBackoffMs;

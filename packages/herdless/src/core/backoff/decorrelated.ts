@@ -22,9 +22,11 @@ class DecorrelatedJitter implements Backoff {
   }
   delay(_retry: number, previousMs: number, rng: Rng): number {
     // The first wait of a call starts from base; so does any previous value below base.
+    // Stryker disable next-line EqualityOperator: at previousMs === baseMs both branches give baseMs.
     const previous = previousMs < this.baseMs ? this.baseMs : previousMs;
     // uniform(base, 3 × previous), in CPython's operation order for bit-exact reproduction.
     const d = this.baseMs + (previous * 3 - this.baseMs) * rng.random();
+    // Stryker disable next-line EqualityOperator: at d === maxBackoffMs both branches return it.
     return d < this.maxBackoffMs ? d : this.maxBackoffMs;
   }
   toJSON(): BackoffSpec {

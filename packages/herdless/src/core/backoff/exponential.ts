@@ -107,10 +107,12 @@ abstract class ExponentialFamily implements Backoff {
     const multiplier = this.#multiplier;
     const cap = this.#cap;
     const values: number[] = [];
+    // Stryker disable next-line EqualityOperator: `r <= TABLE_SIZE` adds a 65th value that no lookup reads (base() looks up retry < TABLE_SIZE only).
     for (let r = 0; r < TABLE_SIZE; r++) {
       const v = capped(initial, multiplier, cap, r);
       values.push(v);
       // A non-decreasing series that reached the cap (or stays at 0) has the same value from here on.
+      // Stryker disable next-line ConditionalExpression,EqualityOperator,LogicalOperator,BlockStatement: stopping later (or never) only fills more of the table with the same capped() values; the stops too early are killed (backoff-lookup.test.ts, backoff-edges.test.ts).
       if (multiplier >= 1 && r >= 1 && (v === cap || initial === 0)) {
         this.#rest = v;
         break;
@@ -120,6 +122,7 @@ abstract class ExponentialFamily implements Backoff {
   }
   /** `capped()` for this backoff's parameters and retry number `retry`. */
   protected base(retry: number): number {
+    // Stryker disable next-line ConditionalExpression,BlockStatement: skipping the lookup computes capped() itself, the very same double (the table only saves the `**`).
     if (retry >>> 0 === retry && retry < TABLE_SIZE) {
       const table = this.#table ?? this.#fill();
       return retry < table.length ? table[retry]! : this.#rest;
@@ -174,6 +177,7 @@ class EqualJitter extends ExponentialFamily {
     const half = v / 2;
     const d = half + half * rng.random();
     // Never above v: only subnormal values (v/2 rounded up) could get there.
+    // Stryker disable next-line EqualityOperator: at d === v both branches return v.
     return d <= v ? d : v;
   }
 }
@@ -205,6 +209,7 @@ class ProportionalJitter extends ExponentialFamily {
     const jitter = this.#jitter;
     const lo = 1 - jitter;
     const d = v * (lo + (1 + jitter - lo) * rng.random());
+    // Stryker disable next-line EqualityOperator: at d === maxDelay both branches return maxDelay.
     return d < this.#maxDelay ? d : this.#maxDelay;
   }
   override toJSON(): BackoffSpec {
