@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { constantBackoff, parseRetryPolicy, retryAfter, type Rng } from 'herdless';
+import { decide, describeGiveUp, startRetry } from 'herdless/sim';
+
+// The give-up sentences at their edges: one attempt (no plural), and a hint exactly at
+// maxRetryAfterMs that is refused only because it would cross the deadline.
+const half: Rng = { random: () => 0.5 };
+
+describe('describeGiveUp at its edges', () => {
+  it('one attempt: "attempt", not "attempts"', () => {
+    const p = parseRetryPolicy({ maxAttempts: 1 });
+    expect(describeGiveUp(p, { kind: 'give-up', reason: 'exhausted' })).toBe('all 1 attempt failed (maxAttempts 1)');
+    expect(describeGiveUp(parseRetryPolicy({ maxAttempts: 2 }), { kind: 'give-up', reason: 'exhausted' })).toBe('all 2 attempts failed (maxAttempts 2)');
+  });
+
+  it('a hint equal to maxRetryAfterMs is allowed; refused for crossing the deadline, the sentence names the deadline', () => {
+    const p = parseRetryPolicy({ maxAttempts: 3, maxRetryAfterMs: 400, deadlineMs: 1000, backoff: constantBackoff({ delayMs: 10 }) });
+    const s = startRetry(p, 0);
+    expect(decide(p, s, retryAfter(400), 0, half)).toMatchObject({ kind: 'retry', delayMs: 400, hinted: true });
+    const late = decide(p, s, retryAfter(400), 700, half);
+    expect(late).toEqual({ kind: 'give-up', reason: 'hint-too-long', waitMs: 400, limitMs: 300 });
+    expect(describeGiveUp(p, late as never)).toBe('the server asked to wait 400 ms, more than the 300 ms left before the deadline');
+  });
+});
