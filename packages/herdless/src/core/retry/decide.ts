@@ -123,6 +123,7 @@ export function decide(policy: RetryPolicy, state: RetryState, verdict: Verdict,
   if (verdict.kind === 'fatal') return FATAL;
   if (verdict.kind === 'circuit-open') return CIRCUIT_OPEN;
   const budget = policy.budget as HintedRetryBudget | undefined;
+  // Stryker disable next-line ConditionalExpression: only a retryable verdict has a `timeout` field (a do-not-retry one reaching here has none), so the kind check only narrows the type.
   if (budget !== undefined) budget.onFailure(now, verdict.kind === 'retryable' && verdict.timeout === true);
   if (verdict.kind === 'do-not-retry') return DO_NOT_RETRY;
   if (state.attempt >= policy.maxAttempts) return EXHAUSTED;
@@ -149,6 +150,7 @@ export function decide(policy: RetryPolicy, state: RetryState, verdict: Verdict,
         ? checkedDelay('retry', policy.backoff.delay(retry, state.previousDelayMs, rng))
         : checkedDelay('retry', throttling.delay(retry, state.previousDelayMs, rng), 'throttlingBackoff.delay()');
   }
+  // Stryker disable next-line ConditionalExpression: without a deadline, now + delay (a delay ≤ 2^31 − 1) is never ≥ Infinity; the check only skips an addition.
   if (deadlineAt !== Infinity && now + delay >= deadlineAt) {
     return { kind: 'give-up', reason: hint !== undefined ? 'hint-too-long' : 'deadline', waitMs: delay, limitMs: deadlineAt - now };
   }
@@ -169,6 +171,7 @@ export function decide(policy: RetryPolicy, state: RetryState, verdict: Verdict,
     hinted: false,
     // A backoff that carries its own per-call value (decorrelated jitter V2: the total so far) gets it back.
     next:
+      // Stryker disable next-line ConditionalExpression: `backoffRestartedAt: undefined` reads as absent (`=== undefined` above); the branch keeps the state's shape small.
       restartedAt === undefined
         ? { attempt: state.attempt + 1, previousDelayMs: carried(used!, state.previousDelayMs, delay), deadlineAt }
         : { attempt: state.attempt + 1, previousDelayMs: carried(used!, state.previousDelayMs, delay), deadlineAt, backoffRestartedAt: restartedAt },
@@ -192,7 +195,9 @@ function carried(used: RetryPolicy['backoff'], previousMs: number, delay: number
  * ```
  */
 export function describeGiveUp(policy: RetryPolicy, command: Extract<RetryCommand, { kind: 'give-up' }>, error?: unknown): string {
+  // Stryker disable next-line StringLiteral: the empty text is never shown: a sentence reads `wait` only for a command with waitMs.
   const wait = command.waitMs === undefined ? '' : formatMs(command.waitMs);
+  // Stryker disable next-line StringLiteral: likewise for limitMs, which decide() gives with every waitMs.
   const limit = command.limitMs === undefined ? '' : formatMs(command.limitMs);
   switch (command.reason) {
     case 'exhausted':
