@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { HERD_STRATEGIES, type HerdStrategy } from 'herdless/sim';
 import { loadConfig } from '../config-file.js';
 import { MAX_EVENTS, checkWork } from '../estimate.js';
@@ -173,13 +173,21 @@ interface WaitsFlags {
   clients?: string;
   failures?: string;
   seed?: string;
-  format: Format;
-  formatGiven?: boolean;
+  format: 'csv' | 'json';
+}
+
+/**
+ * `waits --format`: csv or json only. A parser rather than commander's `.choices()`, whose help
+ * would list `table` too; `table` gets its own message, anything else commander's one line.
+ */
+function waitsFormat(value: string): 'csv' | 'json' {
+  if (value === 'csv' || value === 'json') return value;
+  if (value === 'table') throw new UsageError('waits prints CSV or JSON: --format table has no waits form (use --format csv or json)');
+  throw new InvalidArgumentError('Allowed choices are csv, json.');
 }
 
 /** `waits`: each client's successive waits drawn by the herd strategies' backoff objects, the data of the report's waits figure. */
 function waitsCommand(flags: WaitsFlags, io: Io): void {
-  if (flags.formatGiven === true && flags.format === 'table') throw new UsageError('waits prints CSV or JSON: --format table has no waits form (use --format csv or json)');
   const strategies = flags.strategies === undefined ? WAIT_STRATEGIES : parseStrategies(flags.strategies);
   const clients = flags.clients === undefined ? 40 : parseNumberFlag('--clients', flags.clients, 1, 10_000, true);
   const failures = flags.failures === undefined ? 10 : parseNumberFlag('--failures', flags.failures, 1, 100, true);
@@ -407,8 +415,8 @@ export function buildProgram(io: Io): Command {
     .option('--clients <n>', 'clients per strategy (default 40)')
     .option('--failures <n>', 'failure counts 1..n (default 10)')
     .option('--seed <n>', 'the seed of each strategy\'s PyRandom (default 0)')
-    .addOption(new Option('--format <format>', 'output format (csv or json)').choices(['table', 'json', 'csv']).default('csv'))
-    .action((flags: WaitsFlags, command: Command) => waitsCommand({ ...flags, formatGiven: command.getOptionValueSource('format') === 'cli' }, io));
+    .addOption(new Option('--format <format>', 'output format: csv or json').argParser(waitsFormat).default('csv'))
+    .action((flags: WaitsFlags) => waitsCommand(flags, io));
 
   program
     .command('budget')
