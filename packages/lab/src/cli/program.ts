@@ -259,6 +259,22 @@ async function budgetCommand(flags: BudgetFlags, io: Io): Promise<void> {
   printBudget(result, flags.format, budgetTitle(seedText(seeds)), io);
 }
 
+/**
+ * `--trace SEED` (budget, fleet): one seed. A list or range says "give one seed"; anything else that
+ * is not a seed says what one is, rather than `--seeds`'s hint of ranges and lists.
+ */
+function parseTraceSeed(text: string): number {
+  let seeds: number[];
+  try {
+    seeds = parseSeeds(text, '--trace');
+  } catch (error) {
+    if (error instanceof UsageError) throw new UsageError(`--trace ${quote(text)}: expected one seed, an integer from 0 to ${Number.MAX_SAFE_INTEGER}`);
+    throw error;
+  }
+  if (seeds.length !== 1) throw new UsageError(`--trace ${quote(text)}: give one seed`);
+  return seeds[0]!;
+}
+
 /** The blocks of `budget --trace`: `--series` prints one of them. */
 const TRACE_SERIES = ['tokens', 'per-second'] as const;
 
@@ -268,8 +284,7 @@ function traceCommand(flags: BudgetFlags, io: Io): void {
   if (flags.seeds !== undefined) throw new UsageError(`--trace ${trace} traces one seed: it cannot be combined with --seeds ${quote(flags.seeds)}`);
   if (flags.grpcServiceConfig !== undefined) throw new UsageError(`--trace ${trace} traces the article's policies: it cannot be combined with --grpc-service-config`);
   if (flags.formatGiven === true && flags.format === 'table') throw new UsageError(`--trace ${trace} prints CSV or JSON: --format table has no trace form (use --format csv or json)`);
-  const seed = parseSeeds(flags.trace!, '--trace');
-  if (seed.length !== 1) throw new UsageError(`--trace ${trace}: give one seed`);
+  const seed = [parseTraceSeed(flags.trace!)];
   const series = flags.series === undefined ? undefined : parseNames('--series', 'series', flags.series, TRACE_SERIES);
   if (series !== undefined && series.length !== 1) throw new UsageError(`--series ${quote(flags.series)}: give one of ${TRACE_SERIES.join(', ')}`);
   const only = series?.[0];
@@ -310,8 +325,7 @@ function fleetCommand(flags: FleetFlags, io: Io): void {
   if (flags.trace !== undefined) {
     if (flags.seeds !== undefined) throw new UsageError(`--trace ${JSON.stringify(flags.trace)} traces one seed: it cannot be combined with --seeds ${JSON.stringify(flags.seeds)}`);
     if (flags.format === 'table') throw new UsageError(`--trace ${JSON.stringify(flags.trace)} prints CSV or JSON: --format table has no trace form`);
-    const seed = parseSeeds(flags.trace, '--trace');
-    if (seed.length !== 1) throw new UsageError(`--trace ${JSON.stringify(flags.trace)}: give one seed`);
+    const seed = [parseTraceSeed(flags.trace)];
     const trace = fleetTrace(seed[0]!, policies, { processes, lifetimeMs, flushIntervalMs });
     io.out(flags.format === 'json' ? JSON.stringify(fleetTraceJson(trace, { seeds: seed, processes, lifetimeMs, flushIntervalMs })) : fleetTraceCsv(trace));
     return;
