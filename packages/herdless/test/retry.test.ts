@@ -682,6 +682,8 @@ describe('options', () => {
     { input: { onRetry: 1 }, error: 'retry: onRetry must be a function, got 1' },
     { input: { signal: {} }, error: 'retry: signal must be an AbortSignal' },
     { input: { maxAttempts: 0 }, error: 'retry: maxAttempts must be ≥ 1, got 0' },
+    { input: { maxAttempts: 3n }, error: 'retry: maxAttempts must be a number, got 3n' },
+    { input: { deadlineMs: Symbol('soon') }, error: 'retry: deadlineMs must be a number, got Symbol(soon)' },
   ];
   it.each(cases)('$input → $error (thrown synchronously)', ({ input, error }) => {
     let thrown: unknown;
