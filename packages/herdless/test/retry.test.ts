@@ -742,6 +742,20 @@ describe('options', () => {
     await expect(r(() => 1, { signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
     expect(() => createRetry({ signal: new AbortController().signal } as never)).toThrow('createRetry: signal is a per-call option');
   });
+
+  it.each([
+    [null, 'got null'],
+    ['x', 'got "x"'],
+    [5, 'got 5'],
+    [[], 'got an array of length 0'],
+  ])('a retrier called with per-call options %j that are not an object throws naming callOptions', (callOptions, got) => {
+    const r = createRetry({ maxAttempts: 2 });
+    let calls = 0;
+    const thrown = invalidOption(() => r(() => ++calls, callOptions as never));
+    expect(thrown.field).toBe('callOptions');
+    expect(thrown.message).toBe(`createRetry: callOptions must be an object: the per-call options ({ signal }), ${got}`);
+    expect(calls).toBe(0);
+  });
 });
 
 describe('invariants (property, virtual time)', () => {
