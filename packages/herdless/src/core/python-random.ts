@@ -1,3 +1,4 @@
+import { describe } from './errors.js';
 import type { IntRng } from './rng.js';
 
 const N = 624;
@@ -32,7 +33,7 @@ export class PyRandom implements IntRng {
   /** @param seed any safe integer; negative seeds use |seed|, as CPython does. */
   constructor(seed: number) {
     if (!Number.isSafeInteger(seed)) {
-      throw new RangeError(`PyRandom: seed must be a safe integer, got ${String(seed)}`);
+      throw new RangeError(`PyRandom: seed must be a safe integer, got ${describe(seed)}`);
     }
     let s = Math.abs(seed);
     const key: number[] = [];

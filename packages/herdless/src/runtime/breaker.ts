@@ -13,6 +13,19 @@ import { systemClock } from './system-clock.js';
 import { systemRandom } from './system-random.js';
 import { emitTelemetry, telemetryOption, type TelemetryObserver } from './telemetry.js';
 
+/**
+ * The signal of `execute()`'s options, checked: a misspelt key would otherwise be ignored, and a
+ * `signal` that is not an AbortSignal fail inside as an unrelated TypeError.
+ */
+function executeSignal(options: BreakerExecuteOptions): AbortSignal | undefined {
+  const { signal } = objectOption('circuitBreaker.execute', 'options', options, ['signal']);
+  if (signal === undefined) return undefined;
+  if (typeof signal !== 'object' || signal === null || typeof signal.addEventListener !== 'function' || typeof signal.aborted !== 'boolean') {
+    throw new InvalidOptionError('circuitBreaker.execute', 'signal', signal, 'must be an AbortSignal');
+  }
+  return signal;
+}
+
 /** Options of {@link circuitBreaker}: the policy ({@link BreakerPolicyOptions}) plus how calls are run and classified. */
 export interface CircuitBreakerOptions extends BreakerPolicyOptions {
   /** The monotonic ms clock the breaker reads at each acquire and release. Default `systemClock` (`performance.now()`). */
@@ -133,7 +146,8 @@ export class CircuitBreaker {
    *   back uncounted.
    *
    * @throws (rejects with) CircuitOpenError when refused; `signal.reason` when aborted; whatever `fn`
-   *   throws; InvalidOptionError when `fn` is not a function.
+   *   throws; InvalidOptionError when `fn` is not a function, or `options` is not an object, has a key
+   *   other than `signal`, or a `signal` that is not an AbortSignal.
    * @example
    * ```ts
    * const user = await breaker.execute(({ signal }) => fetch(`${api}/users/1`, { signal }), { signal });
@@ -143,7 +157,14 @@ export class CircuitBreaker {
     if (typeof fn !== 'function') {
       return Promise.reject(new InvalidOptionError('circuitBreaker.execute', 'fn', fn, 'must be a function'));
     }
-    const signal = options?.signal;
+    let signal: AbortSignal | undefined;
+    if (options !== undefined) {
+      try {
+        signal = executeSignal(options);
+      } catch (invalid) {
+        return Promise.reject(invalid);
+      }
+    }
     if (signal?.aborted) return Promise.reject(signal.reason);
     let admission: BreakerPermit | BreakerRejection;
     try {

@@ -420,6 +420,10 @@ export function createRetry(options: RetrierOptions = {}): Retrier {
  * such as `maxAttempts` belongs to `createRetry()`, and passing it per call would be silently ignored).
  */
 function checkCallOptions(callOptions: RetryCallOptions): AbortSignal | undefined {
+  // Not an object: `null` would fail reading its signal, and a string's indices would be named as options.
+  if (typeof callOptions !== 'object' || callOptions === null || Array.isArray(callOptions)) {
+    throw new InvalidOptionError('createRetry', 'callOptions', callOptions, 'must be an object: the per-call options ({ signal })');
+  }
   for (const key in callOptions) {
     if (key !== 'signal' && (callOptions as Record<string, unknown>)[key] !== undefined) {
       const why = KNOWN_OPTIONS.has(key) ? 'is a createRetry() option, fixed when the retrier is made: not a per-call option' : 'is not a per-call option (only signal is)';
