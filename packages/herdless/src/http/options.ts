@@ -243,8 +243,8 @@ export function headerNameOption(owner: string, field: string, value: unknown, f
   return value.toLowerCase();
 }
 
-const DEFAULT_METHODS: ReadonlySet<string> = new Set(RETRYABLE_HTTP_METHODS);
-const DEFAULT_STATUSES: ReadonlySet<number> = new Set(DEFAULT_RETRY_STATUSES);
+const DEFAULT_METHODS: ReadonlySet<string> = /* @__PURE__ */ new Set(RETRYABLE_HTTP_METHODS);
+const DEFAULT_STATUSES: ReadonlySet<number> = /* @__PURE__ */ new Set(DEFAULT_RETRY_STATUSES);
 const wallClock = (): number => Date.now();
 
 /**
@@ -309,4 +309,4 @@ export function parseCallOptions(options: HttpCallOptions | undefined, owner: st
   return options;
 }
 
-const NO_CALL_OPTIONS: HttpCallOptions = Object.freeze({});
+const NO_CALL_OPTIONS: HttpCallOptions = /* @__PURE__ */ Object.freeze({});

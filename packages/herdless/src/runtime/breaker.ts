@@ -58,13 +58,13 @@ export interface BreakerCallContext {
  * abort such a call, so any never-aborting signal will do; each read makes a fresh one (a signal is
  * never shared between calls: listeners a consumer leaves on it must not pile up).
  */
-const CALL_CONTEXT: BreakerCallContext = Object.freeze({
+const CALL_CONTEXT: BreakerCallContext = /* @__PURE__ */ Object.freeze({
   get signal(): AbortSignal {
     return new AbortController().signal;
   },
   trial: false,
 });
-const TRIAL_CONTEXT: BreakerCallContext = Object.freeze({
+const TRIAL_CONTEXT: BreakerCallContext = /* @__PURE__ */ Object.freeze({
   get signal(): AbortSignal {
     return new AbortController().signal;
   },

@@ -203,8 +203,6 @@ export const RETRY_POLICY_KEYS: readonly string[] = [
   'onHookError',
 ];
 
-const KNOWN_OPTIONS: ReadonlySet<string> = new Set([...RETRY_POLICY_KEYS, 'onRetry', 'onGiveUp', 'telemetry', 'signal']);
-
 function functionOption<F>(owner: string, field: string, value: F | undefined): F | undefined {
   if (value !== undefined && typeof value !== 'function') throw new InvalidOptionError(owner, field, value, 'must be a function');
   return value;
@@ -325,7 +323,7 @@ function checkSignal(owner: string, signal: unknown): AbortSignal | undefined {
 }
 
 /** The runner of `retry(op)`: the defaults, known to be valid. */
-const DEFAULT_RUNNER = parseRunner({}, 'retry', false);
+const DEFAULT_RUNNER = /* @__PURE__ */ parseRunner({}, 'retry', false);
 
 /**
  * Runs `operation` until it succeeds, retrying transient failures with capped exponential backoff
@@ -422,7 +420,7 @@ export function createRetry(options: RetrierOptions = {}): Retrier {
 function checkCallOptions(callOptions: RetryCallOptions): AbortSignal | undefined {
   for (const key in callOptions) {
     if (key !== 'signal' && (callOptions as Record<string, unknown>)[key] !== undefined) {
-      const why = KNOWN_OPTIONS.has(key) ? 'is a createRetry() option, fixed when the retrier is made: not a per-call option' : 'is not a per-call option (only signal is)';
+      const why = [...RETRY_POLICY_KEYS, 'onRetry', 'onGiveUp', 'telemetry'].includes(key) ? 'is a createRetry() option, fixed when the retrier is made: not a per-call option' : 'is not a per-call option (only signal is)';
       throw new InvalidOptionError('createRetry', key, (callOptions as Record<string, unknown>)[key], why);
     }
   }
@@ -437,7 +435,7 @@ function checkCallOptions(callOptions: RetryCallOptions): AbortSignal | undefine
  * shared between calls: listeners a consumer leaves on it must not pile up), and an operation that
  * ignores the signal costs nothing — not even the context's allocation.
  */
-const FIRST_PLAIN_CONTEXT: RetryContext = Object.freeze({
+const FIRST_PLAIN_CONTEXT: RetryContext = /* @__PURE__ */ Object.freeze({
   attempt: 1,
   get signal(): AbortSignal {
     return new AbortController().signal;

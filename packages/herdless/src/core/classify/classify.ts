@@ -3,9 +3,9 @@ import { GRPC_RESOURCE_EXHAUSTED, GRPC_UNAVAILABLE, RETRYABLE_ERROR_CODES, RETRY
 import { isGivenUp, serverHint } from './hints.js';
 import { CIRCUIT_OPEN_VERDICT, DO_NOT_RETRY_VERDICT, FATAL, RETRYABLE, RETRYABLE_THROTTLED, RETRYABLE_TIMEOUT, retryAfter, type Verdict } from './verdict.js';
 
-const CODES: ReadonlySet<unknown> = new Set(RETRYABLE_ERROR_CODES);
-const STATUSES: ReadonlySet<unknown> = new Set(RETRYABLE_HTTP_STATUSES);
-const GRPC_CODES: ReadonlySet<unknown> = new Set(RETRYABLE_GRPC_CODES);
+const CODES: ReadonlySet<unknown> = /* @__PURE__ */ new Set(RETRYABLE_ERROR_CODES);
+const STATUSES: ReadonlySet<unknown> = /* @__PURE__ */ new Set(RETRYABLE_HTTP_STATUSES);
+const GRPC_CODES: ReadonlySet<unknown> = /* @__PURE__ */ new Set(RETRYABLE_GRPC_CODES);
 
 /**
  * What the `retryable` override is told about a failure besides the error itself.
@@ -65,7 +65,7 @@ function isGrpcUnavailable(error: object): boolean {
   return e.code === GRPC_UNAVAILABLE && ('details' in e || 'metadata' in e || e.name === 'ConnectError');
 }
 
-const TIMEOUT_CODES: ReadonlySet<unknown> = new Set(['ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+const TIMEOUT_CODES: ReadonlySet<unknown> = /* @__PURE__ */ new Set(['ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT']);
 
 /** A timed-out attempt: retry budgets such as the AWS retry quota charge more for its retry. */
 function isTimeout(error: unknown): boolean {
