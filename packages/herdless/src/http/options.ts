@@ -1,6 +1,7 @@
 import type { RetryableOverride } from '../core/classify/classify.js';
 import { InvalidOptionError, isInvalidOptionError } from '../core/errors.js';
 import type { GiveUpReason } from '../core/retry/errors.js';
+import { functionOption } from '../core/validate.js';
 import type { HookName } from '../runtime/hooks.js';
 import { createRetry, RETRY_POLICY_KEYS, type RetrierOptions } from '../runtime/retry.js';
 import { systemScheduler } from '../runtime/scheduler.js';
@@ -193,11 +194,6 @@ export interface HttpConfig {
 const RETRY_KEYS = RETRY_POLICY_KEYS;
 const HTTP_KEYS: readonly string[] = ['retryMethods', 'retryStatuses', 'idempotencyKey', 'now', 'attemptHeader', 'onRetry', 'onGiveUp', 'telemetry'];
 const CALL_KEYS: readonly string[] = ['idempotencyKey', 'bodyFactory'];
-
-function functionOption<F>(owner: string, field: string, value: F | undefined): F | undefined {
-  if (value !== undefined && typeof value !== 'function') throw new InvalidOptionError(owner, field, value, 'must be a function');
-  return value;
-}
 
 /** @internal `true` → the default generator, a function → itself, `false`/`undefined` → none. */
 export function idempotencyKeyOption(owner: string, value: unknown): (() => string) | undefined | false {

@@ -7,7 +7,7 @@ import { BREAKER_POLICY_KEYS, type BreakerPolicyOptions } from '../core/breaker/
 import { InvalidOptionError } from '../core/errors.js';
 import { checkedRng, type Rng } from '../core/rng.js';
 import { checkedNow, type Clock } from '../core/time.js';
-import { objectOption } from '../core/validate.js';
+import { functionOption, objectOption } from '../core/validate.js';
 import { subscribe, unsubscribe } from './abort-link.js';
 import { systemClock } from './system-clock.js';
 import { systemRandom } from './system-random.js';
@@ -106,8 +106,8 @@ export class CircuitBreaker {
     if (typeof this.clock !== 'object' || this.clock === null || typeof this.clock.now !== 'function') {
       throw new InvalidOptionError('circuitBreaker', 'clock', this.clock, 'must be an object with a now() method');
     }
-    this.#isFailure = functionOption('isFailure', o.isFailure) ?? countsAsFailure;
-    this.#isResultFailure = functionOption('isResultFailure', o.isResultFailure) ?? isGivenUp;
+    this.#isFailure = functionOption('circuitBreaker', 'isFailure', o.isFailure) ?? countsAsFailure;
+    this.#isResultFailure = functionOption('circuitBreaker', 'isResultFailure', o.isResultFailure) ?? isGivenUp;
     if (o.name !== undefined && (typeof o.name !== 'string' || o.name === '')) throw new InvalidOptionError('circuitBreaker', 'name', o.name, 'must be a non-empty string');
     this.name = o.name ?? 'default';
     const telemetry = (this.#telemetry = telemetryOption('circuitBreaker', o.telemetry));
@@ -328,13 +328,6 @@ export class CircuitBreaker {
   onStateChange(listener: (event: BreakerEvent) => void): Unsubscribe {
     return this.machine.onStateChange(listener);
   }
-}
-
-function functionOption<F>(field: string, value: F | undefined): F | undefined {
-  if (value !== undefined && typeof value !== 'function') {
-    throw new InvalidOptionError('circuitBreaker', field, value, 'must be a function');
-  }
-  return value;
 }
 
 /**
