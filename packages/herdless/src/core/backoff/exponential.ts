@@ -266,6 +266,16 @@ export function fullJitterBackoff(options?: ExponentialBackoffOptions): Backoff 
 }
 
 /**
+ * @internal Full jitter from `initialBackoffMs` (in [0, 10 000]), doubling to a 10 s cap: the
+ * defaults' constructor, for values known to be valid — what `fullJitterBackoff({ initialBackoffMs,
+ * backoffMultiplier: 2, maxBackoffMs: 10_000 })` builds, without reading options (so a bundle that
+ * only needs the defaults leaves the option reader out).
+ */
+export function defaultFullJitter(initialBackoffMs: number): Backoff {
+  return new FullJitter({ initial: initialBackoffMs, multiplier: 2, cap: 10_000 });
+}
+
+/**
  * Equal jitter: v/2 + uniform(0, v/2) ms before retry n (v as in {@link exponentialBackoff}): always
  * waits at least half the exponential value. Source: the AWS "Exponential Backoff And Jitter" post.
  *
