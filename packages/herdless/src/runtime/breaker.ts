@@ -92,7 +92,7 @@ export class CircuitBreaker {
   readonly clock: Clock;
   readonly #isFailure: (error: unknown) => boolean;
   readonly #isResultFailure: (result: unknown) => boolean;
-  #lastFailure: unknown = undefined;
+  #lastFailure: unknown;
   readonly #telemetry: TelemetryObserver | undefined;
   /** The name telemetry events carry. */
   readonly name: string;

@@ -160,18 +160,18 @@ class Runner implements PolicyDraft {
   backoff: Backoff = DEFAULT_BACKOFF;
   throttlingBackoff: Backoff = DEFAULT_THROTTLING_BACKOFF;
   ignoreHints = false;
-  retryable: RetryableOverride | undefined = undefined;
+  retryable: RetryableOverride | undefined;
   maxRetryAfterMs = DEFAULT_MAX_RETRY_AFTER_MS;
   deadlineMs = Infinity;
   attemptTimeoutMs = Infinity;
-  budget: RetryBudget | undefined = undefined;
+  budget: RetryBudget | undefined;
   random: Rng = systemRandom;
   clock: Scheduler = systemScheduler;
   unref = false;
-  onRetry: ((event: RetryEvent) => unknown) | undefined = undefined;
-  onGiveUp: ((event: GiveUpEvent) => unknown) | undefined = undefined;
-  onHookError: ((error: unknown, hook: HookName) => void) | undefined = undefined;
-  telemetry: TelemetryObserver | undefined = undefined;
+  onRetry: ((event: RetryEvent) => unknown) | undefined;
+  onGiveUp: ((event: GiveUpEvent) => unknown) | undefined;
+  onHookError: ((error: unknown, hook: HookName) => void) | undefined;
+  telemetry: TelemetryObserver | undefined;
   /** No deadline and no attempt timeout: without a signal, the call needs no guard at all. */
   plain = true;
   /** `plain`, no budget and no telemetry: a call without a signal touches nothing of the runner until an attempt fails. */
@@ -429,7 +429,6 @@ class PlainContext implements RetryContext {
 
   constructor(attempt: number) {
     this.attempt = attempt;
-    this.cached = undefined;
   }
 
   get signal(): AbortSignal {
@@ -441,10 +440,10 @@ class PlainContext implements RetryContext {
 class AttemptContext implements RetryContext {
   readonly attempt: number;
   #guard: Guard;
-  #signal: AbortSignal | undefined = undefined;
-  #controller: AbortController | undefined = undefined;
+  #signal: AbortSignal | undefined;
+  #controller: AbortController | undefined;
   #aborted = false;
-  #reason: unknown = undefined;
+  #reason: unknown;
 
   constructor(attempt: number, guard: Guard) {
     this.attempt = attempt;
@@ -484,10 +483,10 @@ class Guard {
   aborted = false;
   /** The last attempt was cut short by the deadline. */
   byDeadline = false;
-  #reject: ((reason: unknown) => void) | undefined = undefined;
-  #timer: unknown = undefined;
+  #reject: ((reason: unknown) => void) | undefined;
+  #timer: unknown;
   #hasTimer = false;
-  #context: AttemptContext | undefined = undefined;
+  #context: AttemptContext | undefined;
 
   constructor(runner: Runner, signal: AbortSignal | undefined) {
     this.runner = runner;
@@ -595,7 +594,7 @@ function afterFailure(
   // A nested layer with the same budget reported this attempt's failure: only a retry is asked for.
   const policy: RetryPolicy = delegated ? { ...runner, budget: retriesOnly(runner.budget!) } : runner;
   const command = decide(policy, state, verdict, now, runner.random);
-  if (command.kind === 'give-up') throw giveUp(runner, command.reason, state.attempt, error, describeGiveUp(runner, command, error), log, tel);
+  if (command.kind === 'give-up') throw giveUp(runner, command, state.attempt, error, log, tel);
   const budget = runner.budget;
   if (budget !== undefined && budget.confirmRetry !== undefined) {
     // A budget kept outside the process (herdless/redis) gives its answer asynchronously; it bounds
@@ -607,11 +606,12 @@ function afterFailure(
 }
 
 type RetryStep = Extract<RetryCommand, { kind: 'retry' }>;
+type GiveUp = Extract<RetryCommand, { kind: 'give-up' }>;
 
 /** The end of a retry decision, once the budget (if it confirms asynchronously) has answered. */
 function confirmed(runner: Runner, state: RetryState, error: unknown, command: RetryStep, allowed: boolean, log: FailureLog, tel: CallTelemetry | undefined): RetryStep {
   if (!allowed) {
-    throw giveUp(runner, 'budget', state.attempt, error, describeGiveUp(runner, { kind: 'give-up', reason: 'budget' }, error), log, tel);
+    throw giveUp(runner, { kind: 'give-up', reason: 'budget' }, state.attempt, error, log, tel);
   }
   if (tel !== undefined) tel.retry(state.attempt, command.delayMs, command.hinted ? 'server-hint' : 'backoff', error);
   if (runner.onRetry !== undefined) {
@@ -620,16 +620,22 @@ function confirmed(runner: Runner, state: RetryState, error: unknown, command: R
   return command;
 }
 
-function giveUp(runner: Runner, reason: GiveUpReason, attempts: number, error: unknown, detail: string, log: FailureLog, tel: CallTelemetry | undefined): RetryError {
+/** Reports a call that ends without a result: to the telemetry, then to `onGiveUp`. */
+function reportGiveUp(runner: Runner, reason: GiveUpReason, attempts: number, error: unknown, tel: CallTelemetry | undefined): void {
   if (tel !== undefined) tel.giveUp(reason, attempts, error, runner.budget);
   if (runner.onGiveUp !== undefined) callHook(runner.onGiveUp, { reason, attempts, error }, 'onGiveUp', runner.onHookError);
-  return new RetryError(reason, attempts, error, detail, log.kept, log.omitted);
 }
 
+/** Reports the give-up and returns the RetryError to throw; `error` is the last failure (if any). */
+function giveUp(runner: Runner, command: GiveUp, attempts: number, error: unknown, log: FailureLog, tel: CallTelemetry | undefined): RetryError {
+  reportGiveUp(runner, command.reason, attempts, error, tel);
+  return new RetryError(command.reason, attempts, error, describeGiveUp(runner, command, error), log.kept, log.omitted);
+}
+
+/** Reports the caller's abort and returns its reason, which the call rejects with. */
 function aborted(runner: Runner, attempts: number, signal: AbortSignal, tel: CallTelemetry | undefined): unknown {
   const reason: unknown = signal.reason;
-  if (tel !== undefined) tel.giveUp('aborted', attempts, reason, undefined);
-  if (runner.onGiveUp !== undefined) callHook(runner.onGiveUp, { reason: 'aborted', attempts, error: reason }, 'onGiveUp', runner.onHookError);
+  reportGiveUp(runner, 'aborted', attempts, reason, tel);
   return reason;
 }
 
@@ -767,7 +773,7 @@ async function runGuarded<T>(operation: RetryOperation<T>, runner: Runner, signa
       const left = state.deadlineAt - now;
       if (left <= 0) {
         // A late timer brought us to the deadline: start no attempt that could not run.
-        throw giveUp(runner, 'deadline', state.attempt - 1, lastError, describeGiveUp(runner, { kind: 'give-up', reason: 'deadline' }), log, tel);
+        throw giveUp(runner, { kind: 'give-up', reason: 'deadline' }, state.attempt - 1, lastError, log, tel);
       }
       const byDeadline = left <= runner.attemptTimeoutMs;
       if (budget !== undefined && !(nested && state.attempt === 1)) budget.onAttempt(now, state.attempt > 1);

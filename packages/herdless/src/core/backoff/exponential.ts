@@ -85,7 +85,7 @@ abstract class ExponentialFamily implements Backoff {
   // returns the very same double: `**` costs tens of ns, a lookup one, and the simulator calls
   // delay() millions of times), and only until the value stops changing. Not at construction: a
   // backoff built per call and never asked for a delay (the success path) costs no `**` at all.
-  #table: Float64Array | undefined = undefined;
+  #table: Float64Array | undefined;
   /** The value of every retry from `#table.length` to TABLE_SIZE − 1: the cap (or 0 with initialBackoffMs 0). */
   #rest = 0;
   constructor(n: Normalised) {
