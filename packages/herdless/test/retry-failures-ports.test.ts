@@ -155,3 +155,26 @@ describe('a broken injected clock fails the call, naming the clock', () => {
     expect(() => breaker.snapshot()).toThrow(InvalidOptionError);
   });
 });
+
+describe('a finite clock that steps backwards never asks for a timer longer than the deadline', () => {
+  it.each([Number.MAX_VALUE, 2e12])('first reading %s, then 1000: deadlineMs 50 schedules a 50 ms timer, and the deadline still ends the call', async (first) => {
+    const inner = new ManualClock();
+    const asked: number[] = [];
+    let reads = 0;
+    const clock: Scheduler = {
+      now: () => (reads++ === 0 ? first : 1000 + inner.now()),
+      setTimeout: (cb, ms) => {
+        asked.push(ms);
+        return inner.setTimeout(cb, ms);
+      },
+      clearTimeout: (h) => inner.clearTimeout(h),
+    };
+    const call = retry(() => new Promise<never>(() => undefined), { maxAttempts: 1, deadlineMs: 50, clock }).catch((e: unknown) => e);
+    await Promise.resolve();
+    expect(asked).toEqual([50]);
+    await inner.advance(50);
+    const error = (await call) as RetryError;
+    expect(isRetryError(error)).toBe(true);
+    expect(error.attempts).toBe(1);
+  });
+});

@@ -770,7 +770,8 @@ async function runGuarded<T>(operation: RetryOperation<T>, runner: Runner, signa
   try {
     for (;;) {
       const now = nowOf(runner);
-      const left = state.deadlineAt - now;
+      // Never more than the whole deadline: a clock that stepped backwards must not ask for a longer timer.
+      const left = Math.min(state.deadlineAt - now, runner.deadlineMs);
       if (left <= 0) {
         // A late timer brought us to the deadline: start no attempt that could not run.
         throw giveUp(runner, { kind: 'give-up', reason: 'deadline' }, state.attempt - 1, lastError, log, tel);
