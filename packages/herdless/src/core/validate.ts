@@ -60,31 +60,8 @@ export function objectOption<T extends object>(owner: string, field: string, val
   return value;
 }
 
-/** True when `value` is an object whose every one of `methods` is a function. */
-export function hasMethods(value: unknown, methods: readonly string[]): boolean {
-  if (typeof value !== 'object' || value === null) return false;
-  for (let i = 0; i < methods.length; i++) if (typeof (value as Record<string, unknown>)[methods[i]!] !== 'function') return false;
-  return true;
-}
-
-/**
- * Reads an optional object option that must have the given `methods` (a port such as a clock, an
- * Rng or a budget): `undefined` passes through; anything else without them is an
- * {@link InvalidOptionError} naming `owner`, `field` and the value, worded by `requirement`.
- */
-export function methodsOption<T>(owner: string, field: string, value: unknown, methods: readonly string[], requirement: string): T | undefined {
-  if (value !== undefined && !hasMethods(value, methods)) throw new InvalidOptionError(owner, field, value, requirement);
-  return value as T | undefined;
-}
-
 /** Reads an optional function option: `undefined` passes through; a non-function is an {@link InvalidOptionError}. */
-export function functionOption<F>(owner: string, field: string, value: F | undefined, requirement = 'must be a function'): F | undefined {
-  if (value !== undefined && typeof value !== 'function') throw new InvalidOptionError(owner, field, value, requirement);
+export function functionOption<F>(owner: string, field: string, value: F | undefined): F | undefined {
+  if (value !== undefined && typeof value !== 'function') throw new InvalidOptionError(owner, field, value, 'must be a function');
   return value;
-}
-
-/** Reads an optional boolean option: `undefined` gives `false`; a non-boolean is an {@link InvalidOptionError}. */
-export function booleanOption(owner: string, field: string, value: unknown): boolean {
-  if (value !== undefined && typeof value !== 'boolean') throw new InvalidOptionError(owner, field, value, 'must be a boolean');
-  return value === true;
 }

@@ -25,7 +25,6 @@ import {
 } from '../core/retry/policy.js';
 import { checkedRng, type Rng } from '../core/rng.js';
 import { checkedNow } from '../core/time.js';
-import { booleanOption, functionOption, hasMethods, methodsOption } from '../core/validate.js';
 import { subscribe, unsubscribe } from './abort-link.js';
 import { callHook, type GiveUpEvent, type HookName, type RetryEvent } from './hooks.js';
 import { CallTelemetry, telemetryOption, type TelemetryObserver } from './telemetry.js';
@@ -204,9 +203,28 @@ export const RETRY_POLICY_KEYS: readonly string[] = [
   'onHookError',
 ];
 
-const RANDOM = ['random'];
-const SCHEDULER = ['now', 'setTimeout', 'clearTimeout'];
-const SIGNAL = ['addEventListener', 'removeEventListener'];
+// Local, not core/validate's functionOption: this reader runs on every call given options, and the
+// shared one measured a few more instructions per call (valgrind, as in BENCHMARKS.md section 1b).
+function functionOption<F>(owner: string, field: string, value: F | undefined): F | undefined {
+  if (value !== undefined && typeof value !== 'function') throw new InvalidOptionError(owner, field, value, 'must be a function');
+  return value;
+}
+
+function isRng(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && typeof (value as Rng).random === 'function';
+}
+
+function isScheduler(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const s = value as Scheduler;
+  return typeof s.now === 'function' && typeof s.setTimeout === 'function' && typeof s.clearTimeout === 'function';
+}
+
+function hasMethods(value: unknown, names: readonly string[]): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  for (const name of names) if (typeof (value as Record<string, unknown>)[name] !== 'function') return false;
+  return true;
+}
 
 /**
  * Reads and validates `options` as they are now, in one pass over their own keys: every given value
@@ -250,16 +268,23 @@ function parseRunner(options: RetryOptions, owner: string, perCall: boolean): Ru
         runner.budget = budgetOption(owner, value);
         break;
       case 'random':
-        if (methodsOption(owner, key, value, RANDOM, 'must be an Rng ({ random(): number })') !== undefined) {
+        if (value !== undefined) {
+          if (!isRng(value)) throw new InvalidOptionError(owner, key, value, 'must be an Rng ({ random(): number })');
           // Herdless's own source is known to be good; any other is checked draw by draw.
           runner.random = value === systemRandom ? systemRandom : checkedRng(value as Rng, owner, 'random');
         }
         break;
       case 'clock':
-        runner.clock = methodsOption<Scheduler>(owner, key, value, SCHEDULER, 'must be a Scheduler (now, setTimeout, clearTimeout), e.g. a ManualClock') ?? runner.clock;
+        if (value !== undefined) {
+          if (!isScheduler(value)) {
+            throw new InvalidOptionError(owner, key, value, 'must be a Scheduler (now, setTimeout, clearTimeout), e.g. a ManualClock');
+          }
+          runner.clock = value as Scheduler;
+        }
         break;
       case 'unref':
-        runner.unref = booleanOption(owner, key, value);
+        if (value !== undefined && typeof value !== 'boolean') throw new InvalidOptionError(owner, key, value, 'must be a boolean');
+        runner.unref = value === true;
         break;
       case 'onRetry':
         runner.onRetry = functionOption(owner, key, value as Runner['onRetry']);
@@ -293,7 +318,7 @@ function nowOf(runner: Runner): number {
 
 function checkSignal(owner: string, signal: unknown): AbortSignal | undefined {
   if (signal === undefined) return undefined;
-  if (!hasMethods(signal, SIGNAL) || typeof (signal as AbortSignal).aborted !== 'boolean') {
+  if (!hasMethods(signal, ['addEventListener', 'removeEventListener']) || typeof (signal as AbortSignal).aborted !== 'boolean') {
     throw new InvalidOptionError(owner, 'signal', signal, 'must be an AbortSignal');
   }
   return signal as AbortSignal;

@@ -4,7 +4,7 @@ import { defaultFullJitter } from '../backoff/exponential.js';
 import type { RetryBudget } from '../budget/budget.js';
 import type { RetryableOverride } from '../classify/classify.js';
 import { InvalidOptionError } from '../errors.js';
-import { booleanOption, functionOption, methodsOption, numberOption } from '../validate.js';
+import { numberOption } from '../validate.js';
 
 /**
  * Default `maxAttempts`: 3 tries in all (the first included), as the SRE book's "Handling Overload"
@@ -147,9 +147,9 @@ function limitOption(owner: string, field: string, value: unknown): number {
   return numberOption(owner, field, value, Infinity, LIMIT_RULE);
 }
 
-const DELAY = ['delay'];
-const BUDGET_METHODS = ['onAttempt', 'onSuccess', 'onFailure', 'allowRetry'];
-const BUDGET_METHODS_CONFIRM = ['onAttempt', 'onSuccess', 'onFailure', 'allowRetry', 'confirmRetry'];
+function isFunction(value: unknown): boolean {
+  return typeof value === 'function';
+}
 
 /** @internal A retry policy being read: the defaults, then each option given, in place. */
 export type PolicyDraft = { -readonly [K in keyof RetryPolicy]: RetryPolicy[K] };
@@ -166,7 +166,11 @@ export function maxAttemptsOption(owner: string, value: unknown): number {
 
 /** @internal */
 export function backoffOption(owner: string, value: unknown, field = 'backoff'): Backoff {
-  return methodsOption<Backoff>(owner, field, value, DELAY, 'must be a Backoff (e.g. fullJitterBackoff())') ?? DEFAULT_BACKOFF;
+  if (value === undefined) return DEFAULT_BACKOFF;
+  if (typeof value !== 'object' || value === null || !isFunction((value as Backoff).delay)) {
+    throw new InvalidOptionError(owner, field, value, 'must be a Backoff (e.g. fullJitterBackoff())');
+  }
+  return value as Backoff;
 }
 
 /** @internal */
@@ -184,12 +188,16 @@ export function throttlingDefault(draft: PolicyDraft, given: unknown): Backoff {
 
 /** @internal */
 export function ignoreHintsOption(owner: string, value: unknown): boolean {
-  return booleanOption(owner, 'ignoreHints', value);
+  if (value !== undefined && typeof value !== 'boolean') throw new InvalidOptionError(owner, 'ignoreHints', value, 'must be a boolean');
+  return value === true;
 }
 
 /** @internal */
 export function retryableOption(owner: string, value: unknown): RetryableOverride | undefined {
-  return functionOption(owner, 'retryable', value as RetryableOverride | undefined, 'must be a function (error, { attempt, transient }) => boolean | undefined');
+  if (value !== undefined && !isFunction(value)) {
+    throw new InvalidOptionError(owner, 'retryable', value, 'must be a function (error, { attempt, transient }) => boolean | undefined');
+  }
+  return value as RetryableOverride | undefined;
 }
 
 /** @internal */
@@ -203,9 +211,10 @@ export { limitOption };
 
 /** @internal */
 export function budgetOption(owner: string, value: unknown): RetryBudget | undefined {
-  // confirmRetry is optional, but a function when given.
-  const confirm = typeof value === 'object' && value !== null ? (value as RetryBudget).confirmRetry : undefined;
-  return methodsOption(owner, 'budget', value, confirm === undefined ? BUDGET_METHODS : BUDGET_METHODS_CONFIRM, 'must be a RetryBudget (onAttempt, onSuccess, onFailure, allowRetry)');
+  if (value !== undefined && !isBudget(value)) {
+    throw new InvalidOptionError(owner, 'budget', value, 'must be a RetryBudget (onAttempt, onSuccess, onFailure, allowRetry)');
+  }
+  return value as RetryBudget | undefined;
 }
 
 /** Each policy option's reader, by name. */
@@ -227,6 +236,18 @@ function readPolicyOption(owner: string, draft: PolicyDraft, key: string, value:
   const read = POLICY_READERS[key as keyof PolicyDraft] as (owner: string, value: unknown) => unknown;
   (draft as Record<string, unknown>)[key] = read(owner, value);
   return true;
+}
+
+function isBudget(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const b = value as RetryBudget;
+  return (
+    isFunction(b.onAttempt) &&
+    isFunction(b.onSuccess) &&
+    isFunction(b.onFailure) &&
+    isFunction(b.allowRetry) &&
+    (b.confirmRetry === undefined || isFunction(b.confirmRetry))
+  );
 }
 
 /**
