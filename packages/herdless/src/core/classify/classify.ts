@@ -6,7 +6,6 @@ import { CIRCUIT_OPEN_VERDICT, DO_NOT_RETRY_VERDICT, FATAL, RETRYABLE, RETRYABLE
 const CODES: ReadonlySet<unknown> = /* @__PURE__ */ new Set(RETRYABLE_ERROR_CODES);
 const STATUSES: ReadonlySet<unknown> = /* @__PURE__ */ new Set(RETRYABLE_HTTP_STATUSES);
 const GRPC_CODES: ReadonlySet<unknown> = /* @__PURE__ */ new Set(RETRYABLE_GRPC_CODES);
-const TOO_MANY_REQUESTS: ReadonlySet<unknown> = /* @__PURE__ */ new Set([429]);
 
 /**
  * What the `retryable` override is told about a failure besides the error itself.
@@ -129,7 +128,13 @@ export function isTransientError(error: unknown): boolean {
  */
 function isThrottled(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
-  return hasStatus(error, TOO_MANY_REQUESTS) || (error as { code?: unknown }).code === 'RESOURCE_EXHAUSTED' || hasGrpcCode(error, GRPC_RESOURCE_EXHAUSTED);
+  const e = error as { status?: unknown; statusCode?: unknown; response?: unknown; code?: unknown };
+  if (e.status === 429 || e.statusCode === 429) return true;
+  const response = e.response;
+  if (typeof response === 'object' && response !== null && ((response as { status?: unknown }).status === 429 || (response as { statusCode?: unknown }).statusCode === 429)) {
+    return true;
+  }
+  return e.code === 'RESOURCE_EXHAUSTED' || hasGrpcCode(error, GRPC_RESOURCE_EXHAUSTED);
 }
 
 /**
