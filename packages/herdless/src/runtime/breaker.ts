@@ -1,4 +1,4 @@
-import { classify } from '../core/classify/classify.js';
+import { isNotFatal } from '../core/classify/classify.js';
 import { isGivenUp } from '../core/classify/hints.js';
 import { CircuitOpenError, isCircuitOpenError } from '../core/breaker/circuit-open-error.js';
 import type { BreakerEvent, BreakerEventOf, BreakerEventType, BreakerState, Unsubscribe } from '../core/breaker/events.js';
@@ -366,5 +366,5 @@ export function circuitBreaker(options?: CircuitBreakerOptions): CircuitBreaker 
  * answered.
  */
 function countsAsFailure(error: unknown): boolean {
-  return classify(error).kind !== 'fatal';
+  return isNotFatal(error);
 }

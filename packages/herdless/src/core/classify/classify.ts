@@ -138,6 +138,15 @@ function isThrottled(error: unknown): boolean {
 }
 
 /**
+ * @internal Whether {@link classify} without an override gives anything but `fatal`: its steps 1
+ * and 2 alone (a verdict is fatal only there), so a caller that needs no more (the breaker's default
+ * failure test) reads no hint and leaves step 3 out of its bundle.
+ */
+export function isNotFatal(error: unknown): boolean {
+  return isHerdlessError(error, 'ERR_HERDLESS_CIRCUIT_OPEN') || isGivenUp(error) || isTransientError(error);
+}
+
+/**
  * Turns a failure into a {@link Verdict} — the classification step `retry()` runs on every failed
  * attempt, in this order:
  * 1. a "do not retry" mark, on the error or on its `response` / `cause` ({@link isGivenUp}), gives `do-not-retry`;
