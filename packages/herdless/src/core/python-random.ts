@@ -204,7 +204,7 @@ export class PyRandom implements IntRng {
   }
 }
 
-const poolScratch = new Int32Array(64);
+const poolScratch = /* @__PURE__ */ new Int32Array(64);
 
 function taken(out: ArrayLike<number>, count: number, j: number): boolean {
   for (let i = 0; i < count; i++) if (out[i] === j) return true;

@@ -10,7 +10,7 @@ interface Entry {
 
 // gRFC A6: "throttling is done per server name", across every channel to it. The map lives as long
 // as the process, like grpc-js's own; it holds one small entry per server name a client talks to.
-const THROTTLES = new Map<string, Entry>();
+const THROTTLES = /* @__PURE__ */ new Map<string, Entry>();
 
 /**
  * The server name gRFC A6 keys retry throttling by, from a gRPC target or a URL: the `dns:` scheme

@@ -1,6 +1,7 @@
 import type { RetryableOverride } from '../core/classify/classify.js';
 import { InvalidOptionError, isInvalidOptionError } from '../core/errors.js';
 import type { GiveUpReason } from '../core/retry/errors.js';
+import { functionOption } from '../core/validate.js';
 import type { HookName } from '../runtime/hooks.js';
 import { createRetry, RETRY_POLICY_KEYS, type RetrierOptions } from '../runtime/retry.js';
 import { systemScheduler } from '../runtime/scheduler.js';
@@ -194,11 +195,6 @@ const RETRY_KEYS = RETRY_POLICY_KEYS;
 const HTTP_KEYS: readonly string[] = ['retryMethods', 'retryStatuses', 'idempotencyKey', 'now', 'attemptHeader', 'onRetry', 'onGiveUp', 'telemetry'];
 const CALL_KEYS: readonly string[] = ['idempotencyKey', 'bodyFactory'];
 
-function functionOption<F>(owner: string, field: string, value: F | undefined): F | undefined {
-  if (value !== undefined && typeof value !== 'function') throw new InvalidOptionError(owner, field, value, 'must be a function');
-  return value;
-}
-
 /** @internal `true` → the default generator, a function → itself, `false`/`undefined` → none. */
 export function idempotencyKeyOption(owner: string, value: unknown): (() => string) | undefined | false {
   if (value === undefined) return undefined;
@@ -243,8 +239,8 @@ export function headerNameOption(owner: string, field: string, value: unknown, f
   return value.toLowerCase();
 }
 
-const DEFAULT_METHODS: ReadonlySet<string> = new Set(RETRYABLE_HTTP_METHODS);
-const DEFAULT_STATUSES: ReadonlySet<number> = new Set(DEFAULT_RETRY_STATUSES);
+const DEFAULT_METHODS: ReadonlySet<string> = /* @__PURE__ */ new Set(RETRYABLE_HTTP_METHODS);
+const DEFAULT_STATUSES: ReadonlySet<number> = /* @__PURE__ */ new Set(DEFAULT_RETRY_STATUSES);
 const wallClock = (): number => Date.now();
 
 /**
@@ -309,4 +305,4 @@ export function parseCallOptions(options: HttpCallOptions | undefined, owner: st
   return options;
 }
 
-const NO_CALL_OPTIONS: HttpCallOptions = Object.freeze({});
+const NO_CALL_OPTIONS: HttpCallOptions = /* @__PURE__ */ Object.freeze({});
