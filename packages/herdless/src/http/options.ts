@@ -139,6 +139,8 @@ export interface HttpRetryOptions<R = Response> extends Omit<RetrierOptions, 'on
   /**
    * The wall clock, in ms since the Unix epoch, against which an HTTP-date `Retry-After` is
    * measured. Default `Date.now`. (Waits and timeouts use the `clock` option, a monotonic clock.)
+   * A reading that is not a finite number fails the attempt with an `InvalidOptionError` naming
+   * `now()` (not retried).
    */
   now?: (() => number) | undefined;
   /**
@@ -244,6 +246,19 @@ const DEFAULT_STATUSES: ReadonlySet<number> = /* @__PURE__ */ new Set(DEFAULT_RE
 const wallClock = (): number => Date.now();
 
 /**
+ * A caller's wall clock, each reading checked: a NaN or infinite "now" would silently turn every
+ * HTTP-date `Retry-After` into no hint, so the attempt fails instead, naming `now()`.
+ */
+function checkedWallClock(owner: string, now: (() => number) | undefined): () => number {
+  if (now === undefined) return wallClock;
+  return () => {
+    const value = now();
+    if (typeof value === 'number' && value > -Infinity && value < Infinity) return value;
+    throw new InvalidOptionError(owner, 'now()', value, 'must return a finite number of ms since the epoch, as Date.now() does');
+  };
+}
+
+/**
  * @internal Checks and normalises `withRetry()`'s options. The options `retry()` knows are checked
  * by `createRetry()` itself (errors re-issued under `owner`); `callKeys` says whether per-request
  * options may be present too (`fetchWithRetry`).
@@ -277,7 +292,7 @@ export function parseHttpOptions(options: FetchWithRetryOptions | HttpRetryOptio
     methods: methodsOption(owner, options.retryMethods),
     statuses: statusesOption(owner, options.retryStatuses),
     idempotencyKey: key === false ? undefined : key,
-    now: functionOption(owner, 'now', options.now) ?? wallClock,
+    now: checkedWallClock(owner, functionOption(owner, 'now', options.now)),
     attemptHeader: headerNameOption(owner, 'attemptHeader', options.attemptHeader, ATTEMPT_HEADER),
     onRetry: functionOption(owner, 'onRetry', options.onRetry),
     onGiveUp: functionOption(owner, 'onGiveUp', options.onGiveUp as HttpConfig['onGiveUp']),
