@@ -3,9 +3,9 @@
 // the README promises: ESM import, require() (Node.js ≥ 20.19 / 22.12 load ESM from require),
 // TypeScript strict under `node16` and `bundler` resolution, and `npx herdless-lab`.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -34,6 +34,18 @@ try {
   mkdirSync(app);
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
   run('npm', ['install', '--no-audit', '--no-fund', '--silent', lib, lab], app);
+
+  // Every relative link of the installed library's README and guides resolves inside the package.
+  const installed = join(app, 'node_modules', 'herdless');
+  const pages = ['README.md', ...readdirSync(join(installed, 'docs')).map((f) => join('docs', f))];
+  const broken = pages.flatMap((page) =>
+    [...readFileSync(join(installed, page), 'utf8').matchAll(/\]\(([^)\s#]+)(?:#[^)\s]*)?\)/g)]
+      .map((m) => m[1])
+      .filter((to) => !/^[a-z]+:/i.test(to) && !existsSync(join(installed, dirname(page), to)))
+      .map((to) => `${page} → ${to}`),
+  );
+  if (broken.length > 0) throw new Error(`links that leave the package: ${broken.join(', ')}`);
+  console.log(`package links: ok (${pages.length} pages)`);
 
   const esm = `import { retry, fullJitterBackoff } from 'herdless';
 import { withRetry } from 'herdless/http';

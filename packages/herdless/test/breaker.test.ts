@@ -453,6 +453,23 @@ describe('shell', () => {
     expect(seen).toEqual(['open until 10', 'closed→open@0', 'open→half-open@10', 'half-open→close@10', 'open until 20']);
   });
 
+  it.each([
+    [null, 'circuitBreaker.execute: options must be an object, got null'],
+    ['fast', 'circuitBreaker.execute: options must be an object, got "fast"'],
+    [{ sigal: 1 }, 'circuitBreaker.execute: sigal is not an option of circuitBreaker.execute (check the spelling; options: signal), got 1'],
+    [{ signal: 5 }, 'circuitBreaker.execute: signal must be an AbortSignal, got 5'],
+    [{ signal: {} }, 'circuitBreaker.execute: signal must be an AbortSignal, got an object (Object)'],
+  ])('execute(fn, %j) rejects with an InvalidOptionError naming the field, fn not called, nothing counted', async (options, message) => {
+    const breaker = circuitBreaker({ counting: consecutiveFailures({ threshold: 1 }) });
+    let calls = 0;
+    const error = await breaker.execute(() => ++calls, options as never).catch((e: unknown) => e);
+    expect(isInvalidOptionError(error)).toBe(true);
+    expect((error as Error).message).toBe(message);
+    expect(calls).toBe(0);
+    expect(breaker.state).toBe('closed');
+    await expect(breaker.execute(() => 'ok', {})).resolves.toBe('ok');
+  });
+
   it('runs with the default clock and rng', async () => {
     const breaker = circuitBreaker();
     await expect(breaker.execute(() => 'x')).resolves.toBe('x');

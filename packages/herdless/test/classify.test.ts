@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { AttemptTimeoutError, RETRYABLE_ERROR_CODES, RETRYABLE_HTTP_STATUSES, RetryError, classify, isDoNotRetry, isTransientError, markDoNotRetry, serverHint } from 'herdless';
+import { AttemptTimeoutError, CircuitOpenError, RETRYABLE_ERROR_CODES, RETRYABLE_HTTP_STATUSES, RetryError, classify, isDoNotRetry, isTransientError, markDoNotRetry, serverHint } from 'herdless';
 import { DO_NOT_RETRY_VERDICT, FATAL, RETRYABLE } from 'herdless/sim';
+import { isNotFatal } from '../src/core/classify/classify.js';
 
 const coded = (code: string): Error => Object.assign(new Error(code), { code });
 const withStatus = (status: number): Error => Object.assign(new Error(`HTTP ${status}`), { status });
@@ -133,5 +134,35 @@ describe('classify(): mark, then decision (override), then hint', () => {
 
   it('the override cannot overrule the do-not-retry mark', () => {
     expect(classify(new RetryError('exhausted', 3, withStatus(503)), () => true)).toBe(DO_NOT_RETRY_VERDICT);
+  });
+});
+
+describe('isNotFatal: classify() without an override, fatal or not (the breaker reads only this)', () => {
+  it('agrees with classify() on every kind of failure', () => {
+    const failures: unknown[] = [
+      withStatus(503),
+      withStatus(404),
+      withStatus(429),
+      Object.assign(withStatus(429), { retryAfterMs: 1500 }),
+      Object.assign(withStatus(503), { retryAfterMs: -1 }),
+      Object.assign(withStatus(404), { retryAfterMs: 10 }),
+      markDoNotRetry(withStatus(503)),
+      markDoNotRetry(withStatus(404)),
+      new RetryError('exhausted', 3, withStatus(503)),
+      new AttemptTimeoutError(2, 100, false),
+      coded('ETIMEDOUT'),
+      coded('ECONNRESET'),
+      coded('ENOENT'),
+      fetchFailed(coded('UND_ERR_CONNECT_TIMEOUT')),
+      new TypeError('x is not a function'),
+      new CircuitOpenError('open', 5),
+      Object.assign(new Error('grpc'), { code: 'UNAVAILABLE' }),
+      Object.assign(new Error('grpc'), { code: 8, details: '' }),
+      'a string',
+      undefined,
+      null,
+      42,
+    ];
+    for (const failure of failures) expect(isNotFatal(failure), String(failure)).toBe(classify(failure).kind !== 'fatal');
   });
 });

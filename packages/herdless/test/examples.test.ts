@@ -14,6 +14,17 @@ const expected: Record<string, RegExp[]> = {
   'retry.mjs': [/^stock 7 after 3 attempts$/m, /^gave up: reason fatal, attempts 1$/m],
   'breaker.mjs': [/^call 1: exhausted; breaker open; requests sent so far 3$/m, /^call 3: circuit-open; breaker open; requests sent so far 3$/m],
   'budgets.mjs': [/^20 calls, 23 requests \(without a budget: 80\); tokens left 0$/m, /^why calls stopped: exhausted 1, budget 19$/m],
+  'grpc.mjs': [
+    /^flaky: hello flaky after 3 attempts; waits (8\d|9\d|1[01]\d|120) ms, (1[6-9]\d|2[0-3]\d|240) ms$/m,
+    /^pushback: hello pushback after 2 attempts; waits 300 ms \(pushback\)$/m,
+    /^invalid: INVALID_ARGUMENT after 1 attempt$/m,
+  ],
+  'otel.mjs': [
+    /^GET \/flaky: 200$/m,
+    /^GET \/down: 503$/m,
+    /^server saw 6 requests; herdless\.attempts 6, herdless\.retries 4, herdless\.give_ups 1$/m,
+    /^6 spans: resend_count 0, 1, 2, 0, 1, 2; statuses 503, 503, 200, 503, 503, 503$/m,
+  ],
   'size-a-budget.mjs': [/^maxTokens 10 +load during the outage 1\.01x, back to normal at 15\.0 s$/m, /^maxTokens 1000 +load during the outage 2\.\d\dx/m],
 };
 

@@ -273,4 +273,14 @@ describe('throttles per server name', () => {
     expect(b.tokens).toBe(20);
     expect(grpcThrottleOf(name)).toBe(b);
   });
+
+  it.each([
+    ['grpcServerName', () => grpcServerName(42 as never), 'grpcServerName: target must be a string (a gRPC target or a URL), got 42'],
+    ['grpcThrottleOf', () => grpcThrottleOf(undefined as never), 'grpcThrottleOf: serverName must be a string (a gRPC target or a URL), got undefined'],
+    ['grpcThrottleFor', () => grpcThrottleFor({} as never, { maxTokens: 10, tokenRatio: 0.1 }), 'grpcThrottleFor: serverName must be a string (a gRPC target or a URL), got an object (Object)'],
+    ['grpcThrottleFor', () => grpcThrottleFor('bad-throttling.invalid:1', undefined as never), 'grpcThrottleFor: throttling must be an object { maxTokens, tokenRatio } (gRFC A6 retryThrottling), got undefined'],
+    ['grpcThrottleFor', () => grpcThrottleFor('bad-throttling.invalid:1', { maxTokens: 0, tokenRatio: 0.1 }), 'retryThrottlingBudget: maxTokens must be > 0, got 0'],
+  ])('%s with a wrong argument from JavaScript throws InvalidOptionError naming it', (_name, call, message) => {
+    expect(invalidOption(call).message).toBe(message);
+  });
 });

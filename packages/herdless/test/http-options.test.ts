@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { fetchWithRetry, isInvalidOptionError, newIdempotencyKey, withRetry, type HttpRetryOptions } from 'herdless';
+import { fetchWithRetry, isInvalidOptionError, isRetryError, newIdempotencyKey, withRetry, type HttpRetryOptions, type InvalidOptionError, type RetryError } from 'herdless';
 
 const neverCalled = (): Promise<Response> => {
   throw new Error('fetch must not be called');
@@ -79,6 +79,35 @@ describe('per-request options: a bad one rejects (fetch never throws synchronous
     await expect(fetchWithRetry('http://127.0.0.1:9/', undefined, { maxAttempts: 0 })).rejects.toThrow('fetchWithRetry: maxAttempts must be ≥ 1, got 0');
     await expect(fetchWithRetry('http://127.0.0.1:9/', undefined, { bodyFactory: 1 as never })).rejects.toThrow('fetchWithRetry: bodyFactory must be a function, got 1');
     await expect(fetchWithRetry('http://127.0.0.1:9/', undefined, { maxAttemps: 2 } as never)).rejects.toThrow('fetchWithRetry: maxAttemps is not an option of fetchWithRetry (check the spelling), got 2');
+  });
+});
+
+describe('a wrapped fetch that resolves to something other than a response', () => {
+  it.each([
+    ['not a response', 'got "not a response"'],
+    [undefined, 'got undefined'],
+    [null, 'got null'],
+    [{ status: '200' }, 'got an object (Object)'],
+  ])('%j: a fatal RetryError after one attempt, its cause naming fetch and the value', async (value, got) => {
+    let calls = 0;
+    const api = withRetry(async () => {
+      calls++;
+      return value as never;
+    }, { maxAttempts: 3 });
+    const thrown = await api('http://127.0.0.1:9/').catch((e: unknown) => e);
+    expect(isRetryError(thrown)).toBe(true);
+    expect((thrown as RetryError).reason).toBe('fatal');
+    expect((thrown as RetryError).attempts).toBe(1);
+    expect(calls).toBe(1);
+    const cause = (thrown as RetryError).cause;
+    expect(isInvalidOptionError(cause)).toBe(true);
+    expect((cause as InvalidOptionError).field).toBe('fetch');
+    expect((cause as Error).message).toBe(`withRetry: fetch must resolve to a Response (an object with a numeric status), ${got}`);
+  });
+
+  it('a test double with a numeric status is still a response', async () => {
+    const api = withRetry(async () => ({ status: 200, ok: true, headers: new Headers() }) as Response);
+    expect((await api('http://127.0.0.1:9/')).status).toBe(200);
   });
 });
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { parseHttpDate, parseRetryAfter, parseRetryAfterMs, retryAfterFromHeaders } from 'herdless';
+import { InvalidOptionError, parseHttpDate, parseRetryAfter, parseRetryAfterMs, retryAfterFromHeaders } from 'herdless';
 
 // The wall clock of the example: 21 Oct 2015 07:28:00 GMT.
 const NOW = Date.UTC(2015, 9, 21, 7, 28, 0);
@@ -143,6 +143,19 @@ describe('parseRetryAfter: HTTP-date', () => {
       }),
       { numRuns: 1000 },
     );
+  });
+});
+
+describe('parseRetryAfter: a missing or broken nowMs is an error, not a silently ignored date', () => {
+  it.each([undefined, Number.NaN, Infinity, -Infinity, '1700000000000'])('nowMs %s: InvalidOptionError naming nowMs', (nowMs) => {
+    expect(() => parseRetryAfter('Wed, 21 Oct 2099 07:28:00 GMT', nowMs as number)).toThrow(
+      /^parseRetryAfter: nowMs must be a finite number of ms since the epoch, such as Date\.now\(\), got /,
+    );
+    // Also for delay-seconds: the bug is the caller's whatever the server sent.
+    expect(() => parseRetryAfter('5', nowMs as number)).toThrow(InvalidOptionError);
+  });
+  it('no header at all needs no clock', () => {
+    expect(parseRetryAfter(null, Number.NaN)).toBeUndefined();
   });
 });
 

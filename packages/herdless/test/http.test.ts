@@ -76,6 +76,15 @@ const ok = async (res: Response, status = 200): Promise<string> => {
 };
 
 describe('Retry-After (virtual time for waits, an injected wall clock for dates)', () => {
+  it('a now() that reads NaN fails the call naming now(), without a retry', async () => {
+    server.script([{ status: 503, headers: { 'retry-after': 'Wed, 21 Oct 2015 07:28:10 GMT' }, body: 'busy' }]);
+    const api = withRetry(fetch, { clock, now: () => Number.NaN });
+    const error = await api(`${server.origin}/a`).catch((e: unknown) => e);
+    expect(isRetryError(error)).toBe(true);
+    expect((error as Error & { reason: string }).reason).toBe('fatal');
+    expect(String((error as Error).cause)).toBe('InvalidOptionError: withRetry: now() must return a finite number of ms since the epoch, as Date.now() does, got NaN');
+    expect(server.requests).toHaveLength(1);
+  });
   it('503 with Retry-After: Wed, 21 Oct 2015 07:28:10 GMT at 07:28:00 (no Date header) → the second request goes out after exactly 10 000 ms', async () => {
     server.script([{ status: 503, headers: { 'retry-after': 'Wed, 21 Oct 2015 07:28:10 GMT' }, body: 'busy', sendDate: false }]);
     const events: HttpRetryEvent[] = [];

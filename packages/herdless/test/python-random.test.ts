@@ -53,8 +53,12 @@ describe('PyRandom — bit-exact CPython random', () => {
     [1.5, 'seed must be a safe integer, got 1.5'],
     [Number.NaN, 'got NaN'],
     [2 ** 60, 'seed must be a safe integer'],
+    // Quoted as InvalidOptionError quotes values: `got [object Object]` and an empty `got ` said nothing.
+    [{}, 'seed must be a safe integer, got an object (Object)'],
+    [[], 'seed must be a safe integer, got an array of length 0'],
+    ['7', 'seed must be a safe integer, got "7"'],
   ])('rejects seed %s', (seed, message) => {
-    expect(() => new PyRandom(seed)).toThrow(message);
+    expect(() => new PyRandom(seed as number)).toThrow(message);
   });
 
   it('seeds larger than 32 bits use every word, like CPython', () => {

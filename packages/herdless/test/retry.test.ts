@@ -682,6 +682,8 @@ describe('options', () => {
     { input: { onRetry: 1 }, error: 'retry: onRetry must be a function, got 1' },
     { input: { signal: {} }, error: 'retry: signal must be an AbortSignal' },
     { input: { maxAttempts: 0 }, error: 'retry: maxAttempts must be ≥ 1, got 0' },
+    { input: { maxAttempts: 3n }, error: 'retry: maxAttempts must be a number, got 3n' },
+    { input: { deadlineMs: Symbol('soon') }, error: 'retry: deadlineMs must be a number, got Symbol(soon)' },
   ];
   it.each(cases)('$input → $error (thrown synchronously)', ({ input, error }) => {
     let thrown: unknown;
@@ -739,6 +741,20 @@ describe('options', () => {
     const reason = new Error('stop');
     await expect(r(() => 1, { signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
     expect(() => createRetry({ signal: new AbortController().signal } as never)).toThrow('createRetry: signal is a per-call option');
+  });
+
+  it.each([
+    [null, 'got null'],
+    ['x', 'got "x"'],
+    [5, 'got 5'],
+    [[], 'got an array of length 0'],
+  ])('a retrier called with per-call options %j that are not an object throws naming callOptions', (callOptions, got) => {
+    const r = createRetry({ maxAttempts: 2 });
+    let calls = 0;
+    const thrown = invalidOption(() => r(() => ++calls, callOptions as never));
+    expect(thrown.field).toBe('callOptions');
+    expect(thrown.message).toBe(`createRetry: callOptions must be an object: the per-call options ({ signal }), ${got}`);
+    expect(calls).toBe(0);
   });
 });
 

@@ -113,6 +113,8 @@ describe('herdless-lab budget', () => {
     [['budget', '--policies', 'lots'], '--policies "lots": unknown policy "lots"'],
     [['budget', '--grpc-service-config', '/nope.json'], '--grpc-service-config "/nope.json": no such file'],
     [['budget', '--trace', '0-3'], '--trace "0-3": give one seed'],
+    [['budget', '--trace', 'x'], '--trace "x": expected one seed, an integer from 0 to 9007199254740991'],
+    [['budget', '--trace', '-1'], '--trace "-1": expected one seed, an integer from 0 to 9007199254740991'],
     [['budget', '--trace', '0', '--seeds', '3'], '--trace "0" traces one seed: it cannot be combined with --seeds "3"'],
     [['budget', '--trace', '0', '--format', 'table'], '--trace "0" prints CSV or JSON: --format table has no trace form'],
     [['budget', '--trace', '0', '--grpc-service-config', 'x.json'], '--trace "0" traces the article\'s policies: it cannot be combined with --grpc-service-config'],

@@ -57,6 +57,8 @@ describe('herdless-lab fleet', () => {
     [['fleet', '--lifetime', 'x'], '--lifetime "x": expected a number from 0.01 to 3600'],
     [['fleet', '--flush-interval', '-5'], '--flush-interval "-5": expected a number from 0 to 60000'],
     [['fleet', '--trace', '0-3'], '--trace "0-3": give one seed'],
+    [['fleet', '--trace', 'x'], '--trace "x": expected one seed, an integer from 0 to 9007199254740991'],
+    [['fleet', '--trace', '-1'], '--trace "-1": expected one seed, an integer from 0 to 9007199254740991'],
     [['fleet', '--trace', '0', '--seeds', '3'], '--trace "0" traces one seed: it cannot be combined with --seeds "3"'],
     [['fleet', '--trace', '0', '--format', 'table'], '--trace "0" prints CSV or JSON: --format table has no trace form'],
   ])('%j: exit 2 with a message naming the flag', (args, message) => {

@@ -26,6 +26,13 @@ describe('herdless-lab --help', () => {
     expect(r.stdout).toMatch(/^ {2}herd \[options\]/m);
     expect(r.stdout).toContain('Without a command it runs `all`, which takes its options too: e.g. `herdless-lab --out report`');
   });
+
+  it('waits --help offers the formats waits prints, csv and json, not table', () => {
+    const r = lab('help', 'waits');
+    expect(r.status).toBe(0);
+    const format = r.stdout.slice(r.stdout.indexOf('--format'), r.stdout.indexOf('-h, --help'));
+    expect(format.replace(/\s+/g, ' ').trim()).toBe('--format <format> output format: csv or json (default: "csv")');
+  });
 });
 
 describe('herdless-lab herd', () => {
@@ -177,6 +184,10 @@ describe('herdless-lab herd', () => {
     [['waits', '--clients', '0'], '--clients "0": expected an integer from 1 to 10000'],
     [['waits', '--strategies', 'lots'], '--strategies "lots": unknown strategy "lots"'],
     [['waits', '--format', 'table'], 'waits prints CSV or JSON'],
+    [['waits', '--format', 'xml'], "option '--format <format>' argument 'xml' is invalid. Allowed choices are csv, json."],
+    [['live', 'herdd'], 'live: unknown experiment "herdd" (experiments: herd, budget'],
+    [['live'], 'live: name the experiment: `live herd` or `live budget`'],
+    [['live', 'herd', 'extra'], "too many arguments for 'herd'"],
   ])('%j exits 2 with one line', (args, message) => {
     const r = lab(...args);
     expect(r.status).toBe(2);

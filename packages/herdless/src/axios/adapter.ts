@@ -12,7 +12,7 @@ import type { AxiosRetryOptions } from './options.js';
  * (the browser's generic network error) and a per-attempt `timeout` (`ECONNABORTED`, or
  * `ETIMEDOUT` with `transitional.clarifyTimeoutError`).
  */
-const TRANSIENT_AXIOS_CODES: ReadonlySet<string> = new Set(['ERR_NETWORK', 'ECONNABORTED', 'ETIMEDOUT']);
+const TRANSIENT_AXIOS_CODES: ReadonlySet<string> = /* @__PURE__ */ new Set(['ERR_NETWORK', 'ECONNABORTED', 'ETIMEDOUT']);
 
 function headerReader(response: AxiosResponse): HeaderReader {
   const headers = response.headers as Record<string, unknown> & { get?: (name: string) => unknown };

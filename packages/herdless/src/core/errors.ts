@@ -73,7 +73,9 @@ export function describe(value: unknown): string {
   if (typeof value === 'string') {
     return JSON.stringify(value.length > 60 ? `${value.slice(0, 57)}...` : value).replace(UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   }
-  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  // A bigint keeps its `n`: "maxAttempts must be a number, got 3" would hide why 3n was refused.
+  if (typeof value === 'bigint') return `${value}n`;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   if (value === undefined || value === null || typeof value === 'symbol') return String(value);
   if (typeof value === 'function') return 'a function';
   if (Array.isArray(value)) return `an array of length ${value.length}`;

@@ -1,3 +1,4 @@
+import { describe } from './errors.js';
 import type { IntRng } from './rng.js';
 
 const N = 624;
@@ -32,7 +33,7 @@ export class PyRandom implements IntRng {
   /** @param seed any safe integer; negative seeds use |seed|, as CPython does. */
   constructor(seed: number) {
     if (!Number.isSafeInteger(seed)) {
-      throw new RangeError(`PyRandom: seed must be a safe integer, got ${String(seed)}`);
+      throw new RangeError(`PyRandom: seed must be a safe integer, got ${describe(seed)}`);
     }
     let s = Math.abs(seed);
     const key: number[] = [];
@@ -203,7 +204,7 @@ export class PyRandom implements IntRng {
   }
 }
 
-const poolScratch = new Int32Array(64);
+const poolScratch = /* @__PURE__ */ new Int32Array(64);
 
 function taken(out: ArrayLike<number>, count: number, j: number): boolean {
   for (let i = 0; i < count; i++) if (out[i] === j) return true;

@@ -59,3 +59,9 @@ export function objectOption<T extends object>(owner: string, field: string, val
   }
   return value;
 }
+
+/** Reads an optional function option: `undefined` passes through; a non-function is an {@link InvalidOptionError}. */
+export function functionOption<F>(owner: string, field: string, value: F | undefined): F | undefined {
+  if (value !== undefined && typeof value !== 'function') throw new InvalidOptionError(owner, field, value, 'must be a function');
+  return value;
+}

@@ -86,7 +86,7 @@ export interface GrpcRetryPlanner {
   planFor(path: string, serverName: string | undefined): GrpcMethodPlan;
 }
 
-const NO_RETRY_CODES: ReadonlySet<number> = new Set();
+const NO_RETRY_CODES: ReadonlySet<number> = /* @__PURE__ */ new Set();
 const MAX_PLANS = 1000;
 
 function isFunctionOrUndefined(v: unknown): boolean {

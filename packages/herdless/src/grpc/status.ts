@@ -2,7 +2,7 @@
  * gRPC's canonical status codes (the numbers are fixed by the gRPC protocol; `grpc/grpc`
  * `doc/statuscodes.md`), name → number.
  */
-export const GRPC_STATUS_CODES = Object.freeze({
+export const GRPC_STATUS_CODES = /* @__PURE__ */ Object.freeze({
   OK: 0,
   CANCELLED: 1,
   UNKNOWN: 2,
@@ -25,7 +25,7 @@ export const GRPC_STATUS_CODES = Object.freeze({
 /** A canonical gRPC status name, e.g. `'UNAVAILABLE'`. */
 export type GrpcStatusName = keyof typeof GRPC_STATUS_CODES;
 
-const NAMES = Object.keys(GRPC_STATUS_CODES) as GrpcStatusName[]; // index = code
+const NAMES = /* @__PURE__ */ Object.keys(GRPC_STATUS_CODES) as GrpcStatusName[]; // index = code
 
 /**
  * The canonical name of a status given as a name (any case; `-` or `_` between words, so Connect's

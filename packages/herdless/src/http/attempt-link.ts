@@ -12,7 +12,7 @@ import { subscribe, unsubscribe } from '../runtime/abort-link.js';
 export class AttemptLink {
   readonly #controller = new AbortController();
   readonly #attempt: AbortSignal;
-  #caller: AbortSignal | undefined = undefined;
+  #caller: AbortSignal | undefined;
 
   constructor(attempt: AbortSignal) {
     this.#attempt = attempt;

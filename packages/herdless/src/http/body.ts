@@ -7,7 +7,7 @@
 /** @internal */
 export type BodyKind = 'none' | 'replayable' | 'stream';
 
-const REPLAYABLE_TAGS: ReadonlySet<string> = new Set([
+const REPLAYABLE_TAGS: ReadonlySet<string> = /* @__PURE__ */ new Set([
   '[object Blob]',
   '[object File]',
   '[object FormData]',

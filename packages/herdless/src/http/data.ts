@@ -25,7 +25,7 @@ import { RETRYABLE_HTTP_STATUSES } from '../core/classify/data.js';
  * withRetry(fetch, { retryMethods: [...RETRYABLE_HTTP_METHODS, 'QUERY'] });
  * ```
  */
-export const RETRYABLE_HTTP_METHODS: readonly string[] = Object.freeze(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']);
+export const RETRYABLE_HTTP_METHODS: readonly string[] = /* @__PURE__ */ Object.freeze(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']);
 
 /**
  * Response statuses retried by default: 408, 429, 500, 502, 503, 504 — the same list `retry()`
@@ -50,7 +50,7 @@ export const DEFAULT_RETRY_STATUSES: readonly number[] = RETRYABLE_HTTP_STATUSES
  * RETRY_AFTER_STATUSES.includes(503); // true
  * ```
  */
-export const RETRY_AFTER_STATUSES: readonly number[] = Object.freeze([429, 503]);
+export const RETRY_AFTER_STATUSES: readonly number[] = /* @__PURE__ */ Object.freeze([429, 503]);
 
 /**
  * `Idempotency-Key` (lower-cased, as `Headers` reports names): a request carrying it may be retried

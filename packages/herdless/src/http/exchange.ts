@@ -108,7 +108,7 @@ export function idempotency(
   return { key, blocked: undefined };
 }
 
-const NOT_BLOCKED = Object.freeze({ key: undefined, blocked: undefined });
+const NOT_BLOCKED = /* @__PURE__ */ Object.freeze({ key: undefined, blocked: undefined });
 
 /**
  * @internal Runs one logical request: `retry()` drives the attempts; responses with a retried

@@ -96,7 +96,7 @@ function plan(config: HttpConfig, input: FetchInput, init: RequestInit | undefin
 }
 
 /** Sends one attempt of `plan`; a retry carries its number in `attemptHeader`. */
-async function send(fetchFn: FetchFunction, plan: Plan, attempt: number, signal: AbortSignal, attemptHeader: string | undefined): Promise<Response> {
+async function send(fetchFn: FetchFunction, plan: Plan, attempt: number, signal: AbortSignal, attemptHeader: string | undefined, owner: string): Promise<Response> {
   const init: RequestInit = plan.init === undefined ? {} : { ...plan.init };
   init.signal = signal;
   if (attempt > 1 && attemptHeader !== undefined) {
@@ -113,7 +113,14 @@ async function send(fetchFn: FetchFunction, plan: Plan, attempt: number, signal:
     init.body = body;
     if (bodyKind(body) === 'stream' && (init as { duplex?: string }).duplex === undefined) (init as { duplex?: string }).duplex = 'half';
   }
-  return fetchFn(input, init);
+  const response: unknown = await fetchFn(input, init);
+  // A wrapped function that resolves to something else (a mock returning a string, a forgotten
+  // `return`) would otherwise fail deep inside as an unrelated TypeError. Plain objects with a
+  // numeric status pass, as test doubles of a Response do.
+  if (typeof response !== 'object' || response === null || typeof (response as { status?: unknown }).status !== 'number') {
+    throw new InvalidOptionError(owner, 'fetch', response, 'must resolve to a Response (an object with a numeric status)');
+  }
+  return response as Response;
 }
 
 /** Lets go of a response nobody will read: its connection goes back to the pool or is closed. */
@@ -127,14 +134,14 @@ function discard(response: Response): void {
 }
 
 /** One call: the shared HTTP semantics (see runExchange), with fetch's mechanics. */
-async function run(fetchFn: FetchFunction, config: HttpConfig, plan: Plan): Promise<Response> {
+async function run(fetchFn: FetchFunction, config: HttpConfig, plan: Plan, owner: string): Promise<Response> {
   const result = await runExchange(config, {
     client: 'fetch',
     method: plan.method,
     url: plan.url,
     signal: plan.signal,
     blocked: plan.blocked,
-    send: (attempt, signal) => send(fetchFn, plan, attempt, signal, config.attemptHeader),
+    send: (attempt, signal) => send(fetchFn, plan, attempt, signal, config.attemptHeader, owner),
     headers: (response) => response.headers,
     discard,
     // The body of a returned response is read after the call: the caller's signal aborts that too.
@@ -189,7 +196,9 @@ async function run(fetchFn: FetchFunction, config: HttpConfig, plan: Plan): Prom
  *   (`idempotencyKey`, `bodyFactory`) as a third argument.
  * @throws InvalidOptionError for a `fetchFn` that is not a function or an invalid option (names the
  *   field and the value). A call with invalid per-request options rejects with one (as fetch, it
- *   never throws synchronously).
+ *   never throws synchronously). When `fetchFn` resolves to something that is not a response (an
+ *   object with a numeric `status`), the call rejects with a `RetryError` (reason `'fatal'`) whose
+ *   `cause` is an `InvalidOptionError` naming `fetch` and the value.
  * @example
  * ```ts
  * const api = withRetry(fetch, { maxAttempts: 4, maxRetryAfterMs: 10_000, idempotencyKey: true });
@@ -204,7 +213,7 @@ export function withRetry(fetchFn: FetchFunction, options?: HttpRetryOptions): R
     // As fetch: a bad argument rejects, it never throws synchronously.
     try {
       const call = parseCallOptions(callOptions, 'withRetry', true);
-      return run(fetchFn, config, plan(config, input, init, call, 'withRetry'));
+      return run(fetchFn, config, plan(config, input, init, call, 'withRetry'), 'withRetry');
     } catch (error) {
       return Promise.reject(error);
     }
@@ -225,5 +234,5 @@ export function withRetry(fetchFn: FetchFunction, options?: HttpRetryOptions): R
 export async function fetchWithRetry(input: FetchInput, init?: RequestInit, options?: FetchWithRetryOptions): Promise<Response> {
   const config = parseHttpOptions(options, 'fetchWithRetry', true);
   const call = parseCallOptions(options, 'fetchWithRetry', false);
-  return run((i, n) => globalThis.fetch(i, n), config, plan(config, input, init, call, 'fetchWithRetry'));
+  return run((i, n) => globalThis.fetch(i, n), config, plan(config, input, init, call, 'fetchWithRetry'), 'fetchWithRetry');
 }

@@ -11,11 +11,11 @@ const MONTH = '(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)';
 const TIME = '(\\d{2}):(\\d{2}):(\\d{2})';
 
 // IMF-fixdate: Sun, 06 Nov 1994 08:49:37 GMT
-const IMF_FIXDATE = new RegExp(`^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), (\\d{2}) ${MONTH} (\\d{4}) ${TIME} GMT$`);
+const IMF_FIXDATE = /* @__PURE__ */ new RegExp(`^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), (\\d{2}) ${MONTH} (\\d{4}) ${TIME} GMT$`);
 // rfc850-date (obsolete): Sunday, 06-Nov-94 08:49:37 GMT
-const RFC850_DATE = new RegExp(`^(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), (\\d{2})-${MONTH}-(\\d{2}) ${TIME} GMT$`);
+const RFC850_DATE = /* @__PURE__ */ new RegExp(`^(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), (\\d{2})-${MONTH}-(\\d{2}) ${TIME} GMT$`);
 // asctime-date (obsolete): Sun Nov  6 08:49:37 1994 — the day is two digits or a space and one digit.
-const ASCTIME_DATE = new RegExp(`^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ${MONTH} (\\d{2}| \\d) ${TIME} (\\d{4})$`);
+const ASCTIME_DATE = /* @__PURE__ */ new RegExp(`^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ${MONTH} (\\d{2}| \\d) ${TIME} (\\d{4})$`);
 
 /** Days from 1970-01-01 to the given proleptic Gregorian date (month 1–12); H. Hinnant's days_from_civil. */
 function daysFromCivil(year: number, month: number, day: number): number {

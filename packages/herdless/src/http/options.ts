@@ -1,6 +1,7 @@
 import type { RetryableOverride } from '../core/classify/classify.js';
 import { InvalidOptionError, isInvalidOptionError } from '../core/errors.js';
 import type { GiveUpReason } from '../core/retry/errors.js';
+import { functionOption } from '../core/validate.js';
 import type { HookName } from '../runtime/hooks.js';
 import { createRetry, RETRY_POLICY_KEYS, type RetrierOptions } from '../runtime/retry.js';
 import { systemScheduler } from '../runtime/scheduler.js';
@@ -138,6 +139,8 @@ export interface HttpRetryOptions<R = Response> extends Omit<RetrierOptions, 'on
   /**
    * The wall clock, in ms since the Unix epoch, against which an HTTP-date `Retry-After` is
    * measured. Default `Date.now`. (Waits and timeouts use the `clock` option, a monotonic clock.)
+   * A reading that is not a finite number fails the attempt with an `InvalidOptionError` naming
+   * `now()` (not retried).
    */
   now?: (() => number) | undefined;
   /**
@@ -194,11 +197,6 @@ const RETRY_KEYS = RETRY_POLICY_KEYS;
 const HTTP_KEYS: readonly string[] = ['retryMethods', 'retryStatuses', 'idempotencyKey', 'now', 'attemptHeader', 'onRetry', 'onGiveUp', 'telemetry'];
 const CALL_KEYS: readonly string[] = ['idempotencyKey', 'bodyFactory'];
 
-function functionOption<F>(owner: string, field: string, value: F | undefined): F | undefined {
-  if (value !== undefined && typeof value !== 'function') throw new InvalidOptionError(owner, field, value, 'must be a function');
-  return value;
-}
-
 /** @internal `true` → the default generator, a function → itself, `false`/`undefined` → none. */
 export function idempotencyKeyOption(owner: string, value: unknown): (() => string) | undefined | false {
   if (value === undefined) return undefined;
@@ -243,9 +241,22 @@ export function headerNameOption(owner: string, field: string, value: unknown, f
   return value.toLowerCase();
 }
 
-const DEFAULT_METHODS: ReadonlySet<string> = new Set(RETRYABLE_HTTP_METHODS);
-const DEFAULT_STATUSES: ReadonlySet<number> = new Set(DEFAULT_RETRY_STATUSES);
+const DEFAULT_METHODS: ReadonlySet<string> = /* @__PURE__ */ new Set(RETRYABLE_HTTP_METHODS);
+const DEFAULT_STATUSES: ReadonlySet<number> = /* @__PURE__ */ new Set(DEFAULT_RETRY_STATUSES);
 const wallClock = (): number => Date.now();
+
+/**
+ * A caller's wall clock, each reading checked: a NaN or infinite "now" would silently turn every
+ * HTTP-date `Retry-After` into no hint, so the attempt fails instead, naming `now()`.
+ */
+function checkedWallClock(owner: string, now: (() => number) | undefined): () => number {
+  if (now === undefined) return wallClock;
+  return () => {
+    const value = now();
+    if (typeof value === 'number' && value > -Infinity && value < Infinity) return value;
+    throw new InvalidOptionError(owner, 'now()', value, 'must return a finite number of ms since the epoch, as Date.now() does');
+  };
+}
 
 /**
  * @internal Checks and normalises `withRetry()`'s options. The options `retry()` knows are checked
@@ -281,7 +292,7 @@ export function parseHttpOptions(options: FetchWithRetryOptions | HttpRetryOptio
     methods: methodsOption(owner, options.retryMethods),
     statuses: statusesOption(owner, options.retryStatuses),
     idempotencyKey: key === false ? undefined : key,
-    now: functionOption(owner, 'now', options.now) ?? wallClock,
+    now: checkedWallClock(owner, functionOption(owner, 'now', options.now)),
     attemptHeader: headerNameOption(owner, 'attemptHeader', options.attemptHeader, ATTEMPT_HEADER),
     onRetry: functionOption(owner, 'onRetry', options.onRetry),
     onGiveUp: functionOption(owner, 'onGiveUp', options.onGiveUp as HttpConfig['onGiveUp']),
@@ -309,4 +320,4 @@ export function parseCallOptions(options: HttpCallOptions | undefined, owner: st
   return options;
 }
 
-const NO_CALL_OPTIONS: HttpCallOptions = Object.freeze({});
+const NO_CALL_OPTIONS: HttpCallOptions = /* @__PURE__ */ Object.freeze({});

@@ -1,3 +1,4 @@
+import { InvalidOptionError } from '../core/errors.js';
 import { parseHttpDate, trimOws } from './http-date.js';
 import { RETRY_AFTER_MS_HEADER } from './data.js';
 
@@ -27,6 +28,7 @@ const MAX_HINT_MS = Number.MAX_SAFE_INTEGER;
  * @param nowMs the time in ms since the epoch that an HTTP-date is measured from: the response's own
  *   `Date` when it has one (see {@link retryAfterFromHeaders}), else the local wall clock.
  * @returns the wait in ms (≥ 0, finite), or `undefined`.
+ * @throws InvalidOptionError when `value` is a string and `nowMs` is not a finite number.
  * @example
  * ```ts
  * parseRetryAfter('120', now); // 120000
@@ -36,10 +38,14 @@ const MAX_HINT_MS = Number.MAX_SAFE_INTEGER;
  */
 export function parseRetryAfter(value: string | null | undefined, nowMs: number): number | undefined {
   if (typeof value !== 'string') return undefined;
+  // A missing or broken "now" is the caller's bug: it would silently turn every date into no hint.
+  if (typeof nowMs !== 'number' || !(nowMs > -Infinity && nowMs < Infinity)) {
+    throw new InvalidOptionError('parseRetryAfter', 'nowMs', nowMs, 'must be a finite number of ms since the epoch, such as Date.now()');
+  }
   const text = trimOws(value);
   if (DIGITS.test(text)) return Math.min(Number(text) * 1000, MAX_HINT_MS);
   const at = parseHttpDate(text, nowMs);
-  if (at === undefined || !Number.isFinite(nowMs)) return undefined;
+  if (at === undefined) return undefined;
   return at > nowMs ? Math.min(at - nowMs, MAX_HINT_MS) : undefined;
 }
 

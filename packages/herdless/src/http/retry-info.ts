@@ -30,7 +30,7 @@ export interface HttpRetryInfo {
   readonly error: RetryError | undefined;
 }
 
-const infos = new WeakMap<object, HttpRetryInfo>();
+const infos = /* @__PURE__ */ new WeakMap<object, HttpRetryInfo>();
 
 /**
  * What `withRetry()` (or the axios adapter, given an `AxiosResponse`) knows about a response it returned: attempts made, and why it stopped

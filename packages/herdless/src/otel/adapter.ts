@@ -36,7 +36,7 @@ const MS_BUCKETS = [0, 5, 10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000
 const BREAKER_STATES = ['closed', 'open', 'half-open'] as const;
 
 /** RFC 9110 methods and PATCH: any other is `_OTHER` (OTel HTTP semantic conventions, `http.request.method`). */
-const KNOWN_METHODS: ReadonlySet<string> = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'TRACE']);
+const KNOWN_METHODS: ReadonlySet<string> = /* @__PURE__ */ new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'TRACE']);
 
 /**
  * The observer {@link otelTelemetry} returns: pass it as the `telemetry` option of `retry()`,

@@ -25,7 +25,7 @@ export interface RedisBudgetStats {
 }
 
 // The SHA1 of each script per client, learned with SCRIPT LOAD (no hashing code needed here).
-const shas = new WeakMap<RedisScriptClient, Map<string, string>>();
+const shas = /* @__PURE__ */ new WeakMap<RedisScriptClient, Map<string, string>>();
 const LOADING = '';
 
 type Timer = ReturnType<typeof setTimeout>;

@@ -34,7 +34,7 @@ class Relay {
 }
 
 // Weak: a relay (and its listener) exists only while it has subscribers, and never keeps a signal alive.
-const relays = new WeakMap<AbortSignal, Relay>();
+const relays = /* @__PURE__ */ new WeakMap<AbortSignal, Relay>();
 
 /**
  * `subscriber.handleEvent()` runs when `signal` aborts, until {@link unsubscribe}. The caller checks

@@ -1,4 +1,4 @@
-import { classify } from '../core/classify/classify.js';
+import { isNotFatal } from '../core/classify/classify.js';
 import { isGivenUp } from '../core/classify/hints.js';
 import { CircuitOpenError, isCircuitOpenError } from '../core/breaker/circuit-open-error.js';
 import type { BreakerEvent, BreakerEventOf, BreakerEventType, BreakerState, Unsubscribe } from '../core/breaker/events.js';
@@ -7,11 +7,24 @@ import { BREAKER_POLICY_KEYS, type BreakerPolicyOptions } from '../core/breaker/
 import { InvalidOptionError } from '../core/errors.js';
 import { checkedRng, type Rng } from '../core/rng.js';
 import { checkedNow, type Clock } from '../core/time.js';
-import { objectOption } from '../core/validate.js';
+import { functionOption, objectOption } from '../core/validate.js';
 import { subscribe, unsubscribe } from './abort-link.js';
 import { systemClock } from './system-clock.js';
 import { systemRandom } from './system-random.js';
 import { emitTelemetry, telemetryOption, type TelemetryObserver } from './telemetry.js';
+
+/**
+ * The signal of `execute()`'s options, checked: a misspelt key would otherwise be ignored, and a
+ * `signal` that is not an AbortSignal fail inside as an unrelated TypeError.
+ */
+function executeSignal(options: BreakerExecuteOptions): AbortSignal | undefined {
+  const { signal } = objectOption('circuitBreaker.execute', 'options', options, ['signal']);
+  if (signal === undefined) return undefined;
+  if (typeof signal !== 'object' || signal === null || typeof signal.addEventListener !== 'function' || typeof signal.aborted !== 'boolean') {
+    throw new InvalidOptionError('circuitBreaker.execute', 'signal', signal, 'must be an AbortSignal');
+  }
+  return signal;
+}
 
 /** Options of {@link circuitBreaker}: the policy ({@link BreakerPolicyOptions}) plus how calls are run and classified. */
 export interface CircuitBreakerOptions extends BreakerPolicyOptions {
@@ -58,13 +71,13 @@ export interface BreakerCallContext {
  * abort such a call, so any never-aborting signal will do; each read makes a fresh one (a signal is
  * never shared between calls: listeners a consumer leaves on it must not pile up).
  */
-const CALL_CONTEXT: BreakerCallContext = Object.freeze({
+const CALL_CONTEXT: BreakerCallContext = /* @__PURE__ */ Object.freeze({
   get signal(): AbortSignal {
     return new AbortController().signal;
   },
   trial: false,
 });
-const TRIAL_CONTEXT: BreakerCallContext = Object.freeze({
+const TRIAL_CONTEXT: BreakerCallContext = /* @__PURE__ */ Object.freeze({
   get signal(): AbortSignal {
     return new AbortController().signal;
   },
@@ -92,7 +105,7 @@ export class CircuitBreaker {
   readonly clock: Clock;
   readonly #isFailure: (error: unknown) => boolean;
   readonly #isResultFailure: (result: unknown) => boolean;
-  #lastFailure: unknown = undefined;
+  #lastFailure: unknown;
   readonly #telemetry: TelemetryObserver | undefined;
   /** The name telemetry events carry. */
   readonly name: string;
@@ -106,8 +119,8 @@ export class CircuitBreaker {
     if (typeof this.clock !== 'object' || this.clock === null || typeof this.clock.now !== 'function') {
       throw new InvalidOptionError('circuitBreaker', 'clock', this.clock, 'must be an object with a now() method');
     }
-    this.#isFailure = functionOption('isFailure', o.isFailure) ?? countsAsFailure;
-    this.#isResultFailure = functionOption('isResultFailure', o.isResultFailure) ?? isGivenUp;
+    this.#isFailure = functionOption('circuitBreaker', 'isFailure', o.isFailure) ?? countsAsFailure;
+    this.#isResultFailure = functionOption('circuitBreaker', 'isResultFailure', o.isResultFailure) ?? isGivenUp;
     if (o.name !== undefined && (typeof o.name !== 'string' || o.name === '')) throw new InvalidOptionError('circuitBreaker', 'name', o.name, 'must be a non-empty string');
     this.name = o.name ?? 'default';
     const telemetry = (this.#telemetry = telemetryOption('circuitBreaker', o.telemetry));
@@ -133,7 +146,8 @@ export class CircuitBreaker {
    *   back uncounted.
    *
    * @throws (rejects with) CircuitOpenError when refused; `signal.reason` when aborted; whatever `fn`
-   *   throws; InvalidOptionError when `fn` is not a function.
+   *   throws; InvalidOptionError when `fn` is not a function, or `options` is not an object, has a key
+   *   other than `signal`, or a `signal` that is not an AbortSignal.
    * @example
    * ```ts
    * const user = await breaker.execute(({ signal }) => fetch(`${api}/users/1`, { signal }), { signal });
@@ -143,7 +157,14 @@ export class CircuitBreaker {
     if (typeof fn !== 'function') {
       return Promise.reject(new InvalidOptionError('circuitBreaker.execute', 'fn', fn, 'must be a function'));
     }
-    const signal = options?.signal;
+    let signal: AbortSignal | undefined;
+    if (options !== undefined) {
+      try {
+        signal = executeSignal(options);
+      } catch (invalid) {
+        return Promise.reject(invalid);
+      }
+    }
     if (signal?.aborted) return Promise.reject(signal.reason);
     let admission: BreakerPermit | BreakerRejection;
     try {
@@ -330,13 +351,6 @@ export class CircuitBreaker {
   }
 }
 
-function functionOption<F>(field: string, value: F | undefined): F | undefined {
-  if (value !== undefined && typeof value !== 'function') {
-    throw new InvalidOptionError('circuitBreaker', field, value, 'must be a function');
-  }
-  return value;
-}
-
 /**
  * A circuit breaker for calls to one dependency (closed → open → half-open → closed), so that a
  * failing dependency is given time to recover instead of a steady stream of calls. Share one
@@ -373,5 +387,5 @@ export function circuitBreaker(options?: CircuitBreakerOptions): CircuitBreaker 
  * answered.
  */
 function countsAsFailure(error: unknown): boolean {
-  return classify(error).kind !== 'fatal';
+  return isNotFatal(error);
 }

@@ -77,7 +77,7 @@ export type RetryOperation<T> = (context: RetryContext) => T | PromiseLike<T>;
  * ```
  */
 export interface RetrierOptions extends RetryPolicyOptions {
-  /** The randomness the backoff draws from. Default `systemRandom` (`Math.random`); pass `new PyRandom(seed)` for repeatable waits. */
+  /** The randomness the backoff draws from. Default `systemRandom` (`Math.random`); pass a seeded `Rng` (`new PyRandom(seed)` from `herdless/sim`) for repeatable waits. */
   random?: Rng | undefined;
   /** The clock and timers. Default `systemScheduler` (`performance.now`, `setTimeout`); pass a {@link ManualClock} in tests. */
   clock?: Scheduler | undefined;
@@ -159,18 +159,18 @@ class Runner implements PolicyDraft {
   backoff: Backoff = DEFAULT_BACKOFF;
   throttlingBackoff: Backoff = DEFAULT_THROTTLING_BACKOFF;
   ignoreHints = false;
-  retryable: RetryableOverride | undefined = undefined;
+  retryable: RetryableOverride | undefined;
   maxRetryAfterMs = DEFAULT_MAX_RETRY_AFTER_MS;
   deadlineMs = Infinity;
   attemptTimeoutMs = Infinity;
-  budget: RetryBudget | undefined = undefined;
+  budget: RetryBudget | undefined;
   random: Rng = systemRandom;
   clock: Scheduler = systemScheduler;
   unref = false;
-  onRetry: ((event: RetryEvent) => unknown) | undefined = undefined;
-  onGiveUp: ((event: GiveUpEvent) => unknown) | undefined = undefined;
-  onHookError: ((error: unknown, hook: HookName) => void) | undefined = undefined;
-  telemetry: TelemetryObserver | undefined = undefined;
+  onRetry: ((event: RetryEvent) => unknown) | undefined;
+  onGiveUp: ((event: GiveUpEvent) => unknown) | undefined;
+  onHookError: ((error: unknown, hook: HookName) => void) | undefined;
+  telemetry: TelemetryObserver | undefined;
   /** No deadline and no attempt timeout: without a signal, the call needs no guard at all. */
   plain = true;
   /** `plain`, no budget and no telemetry: a call without a signal touches nothing of the runner until an attempt fails. */
@@ -203,17 +203,11 @@ export const RETRY_POLICY_KEYS: readonly string[] = [
   'onHookError',
 ];
 
-const KNOWN_OPTIONS: ReadonlySet<string> = new Set([...RETRY_POLICY_KEYS, 'onRetry', 'onGiveUp', 'telemetry', 'signal']);
-
+// Local, not core/validate's functionOption: this reader runs on every call given options, and the
+// shared one measured a few more instructions per call (valgrind, as in BENCHMARKS.md section 1b).
 function functionOption<F>(owner: string, field: string, value: F | undefined): F | undefined {
   if (value !== undefined && typeof value !== 'function') throw new InvalidOptionError(owner, field, value, 'must be a function');
   return value;
-}
-
-function hasMethods(value: unknown, names: readonly string[]): boolean {
-  if (typeof value !== 'object' || value === null) return false;
-  for (const name of names) if (typeof (value as Record<string, unknown>)[name] !== 'function') return false;
-  return true;
 }
 
 function isRng(value: unknown): boolean {
@@ -224,6 +218,12 @@ function isScheduler(value: unknown): boolean {
   if (typeof value !== 'object' || value === null) return false;
   const s = value as Scheduler;
   return typeof s.now === 'function' && typeof s.setTimeout === 'function' && typeof s.clearTimeout === 'function';
+}
+
+function hasMethods(value: unknown, names: readonly string[]): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  for (const name of names) if (typeof (value as Record<string, unknown>)[name] !== 'function') return false;
+  return true;
 }
 
 /**
@@ -325,7 +325,7 @@ function checkSignal(owner: string, signal: unknown): AbortSignal | undefined {
 }
 
 /** The runner of `retry(op)`: the defaults, known to be valid. */
-const DEFAULT_RUNNER = parseRunner({}, 'retry', false);
+const DEFAULT_RUNNER = /* @__PURE__ */ parseRunner({}, 'retry', false);
 
 /**
  * Runs `operation` until it succeeds, retrying transient failures with capped exponential backoff
@@ -420,9 +420,13 @@ export function createRetry(options: RetrierOptions = {}): Retrier {
  * such as `maxAttempts` belongs to `createRetry()`, and passing it per call would be silently ignored).
  */
 function checkCallOptions(callOptions: RetryCallOptions): AbortSignal | undefined {
+  // Not an object: `null` would fail reading its signal, and a string's indices would be named as options.
+  if (typeof callOptions !== 'object' || callOptions === null || Array.isArray(callOptions)) {
+    throw new InvalidOptionError('createRetry', 'callOptions', callOptions, 'must be an object: the per-call options ({ signal })');
+  }
   for (const key in callOptions) {
     if (key !== 'signal' && (callOptions as Record<string, unknown>)[key] !== undefined) {
-      const why = KNOWN_OPTIONS.has(key) ? 'is a createRetry() option, fixed when the retrier is made: not a per-call option' : 'is not a per-call option (only signal is)';
+      const why = [...RETRY_POLICY_KEYS, 'onRetry', 'onGiveUp', 'telemetry'].includes(key) ? 'is a createRetry() option, fixed when the retrier is made: not a per-call option' : 'is not a per-call option (only signal is)';
       throw new InvalidOptionError('createRetry', key, (callOptions as Record<string, unknown>)[key], why);
     }
   }
@@ -437,7 +441,7 @@ function checkCallOptions(callOptions: RetryCallOptions): AbortSignal | undefine
  * shared between calls: listeners a consumer leaves on it must not pile up), and an operation that
  * ignores the signal costs nothing — not even the context's allocation.
  */
-const FIRST_PLAIN_CONTEXT: RetryContext = Object.freeze({
+const FIRST_PLAIN_CONTEXT: RetryContext = /* @__PURE__ */ Object.freeze({
   attempt: 1,
   get signal(): AbortSignal {
     return new AbortController().signal;
@@ -454,7 +458,6 @@ class PlainContext implements RetryContext {
 
   constructor(attempt: number) {
     this.attempt = attempt;
-    this.cached = undefined;
   }
 
   get signal(): AbortSignal {
@@ -466,10 +469,10 @@ class PlainContext implements RetryContext {
 class AttemptContext implements RetryContext {
   readonly attempt: number;
   #guard: Guard;
-  #signal: AbortSignal | undefined = undefined;
-  #controller: AbortController | undefined = undefined;
+  #signal: AbortSignal | undefined;
+  #controller: AbortController | undefined;
   #aborted = false;
-  #reason: unknown = undefined;
+  #reason: unknown;
 
   constructor(attempt: number, guard: Guard) {
     this.attempt = attempt;
@@ -509,10 +512,10 @@ class Guard {
   aborted = false;
   /** The last attempt was cut short by the deadline. */
   byDeadline = false;
-  #reject: ((reason: unknown) => void) | undefined = undefined;
-  #timer: unknown = undefined;
+  #reject: ((reason: unknown) => void) | undefined;
+  #timer: unknown;
   #hasTimer = false;
-  #context: AttemptContext | undefined = undefined;
+  #context: AttemptContext | undefined;
 
   constructor(runner: Runner, signal: AbortSignal | undefined) {
     this.runner = runner;
@@ -620,7 +623,7 @@ function afterFailure(
   // A nested layer with the same budget reported this attempt's failure: only a retry is asked for.
   const policy: RetryPolicy = delegated ? { ...runner, budget: retriesOnly(runner.budget!) } : runner;
   const command = decide(policy, state, verdict, now, runner.random);
-  if (command.kind === 'give-up') throw giveUp(runner, command.reason, state.attempt, error, describeGiveUp(runner, command, error), log, tel);
+  if (command.kind === 'give-up') throw giveUp(runner, command, state.attempt, error, log, tel);
   const budget = runner.budget;
   if (budget !== undefined && budget.confirmRetry !== undefined) {
     // A budget kept outside the process (herdless/redis) gives its answer asynchronously; it bounds
@@ -632,11 +635,12 @@ function afterFailure(
 }
 
 type RetryStep = Extract<RetryCommand, { kind: 'retry' }>;
+type GiveUp = Extract<RetryCommand, { kind: 'give-up' }>;
 
 /** The end of a retry decision, once the budget (if it confirms asynchronously) has answered. */
 function confirmed(runner: Runner, state: RetryState, error: unknown, command: RetryStep, allowed: boolean, log: FailureLog, tel: CallTelemetry | undefined): RetryStep {
   if (!allowed) {
-    throw giveUp(runner, 'budget', state.attempt, error, describeGiveUp(runner, { kind: 'give-up', reason: 'budget' }, error), log, tel);
+    throw giveUp(runner, { kind: 'give-up', reason: 'budget' }, state.attempt, error, log, tel);
   }
   if (tel !== undefined) tel.retry(state.attempt, command.delayMs, command.hinted ? 'server-hint' : 'backoff', error);
   if (runner.onRetry !== undefined) {
@@ -645,16 +649,22 @@ function confirmed(runner: Runner, state: RetryState, error: unknown, command: R
   return command;
 }
 
-function giveUp(runner: Runner, reason: GiveUpReason, attempts: number, error: unknown, detail: string, log: FailureLog, tel: CallTelemetry | undefined): RetryError {
+/** Reports a call that ends without a result: to the telemetry, then to `onGiveUp`. */
+function reportGiveUp(runner: Runner, reason: GiveUpReason, attempts: number, error: unknown, tel: CallTelemetry | undefined): void {
   if (tel !== undefined) tel.giveUp(reason, attempts, error, runner.budget);
   if (runner.onGiveUp !== undefined) callHook(runner.onGiveUp, { reason, attempts, error }, 'onGiveUp', runner.onHookError);
-  return new RetryError(reason, attempts, error, detail, log.kept, log.omitted);
 }
 
+/** Reports the give-up and returns the RetryError to throw; `error` is the last failure (if any). */
+function giveUp(runner: Runner, command: GiveUp, attempts: number, error: unknown, log: FailureLog, tel: CallTelemetry | undefined): RetryError {
+  reportGiveUp(runner, command.reason, attempts, error, tel);
+  return new RetryError(command.reason, attempts, error, describeGiveUp(runner, command, error), log.kept, log.omitted);
+}
+
+/** Reports the caller's abort and returns its reason, which the call rejects with. */
 function aborted(runner: Runner, attempts: number, signal: AbortSignal, tel: CallTelemetry | undefined): unknown {
   const reason: unknown = signal.reason;
-  if (tel !== undefined) tel.giveUp('aborted', attempts, reason, undefined);
-  if (runner.onGiveUp !== undefined) callHook(runner.onGiveUp, { reason: 'aborted', attempts, error: reason }, 'onGiveUp', runner.onHookError);
+  reportGiveUp(runner, 'aborted', attempts, reason, tel);
   return reason;
 }
 
@@ -793,7 +803,7 @@ async function runGuarded<T>(operation: RetryOperation<T>, runner: Runner, signa
       const left = Math.min(state.deadlineAt - now, runner.deadlineMs);
       if (left <= 0) {
         // A late timer brought us to the deadline: start no attempt that could not run.
-        throw giveUp(runner, 'deadline', state.attempt - 1, lastError, describeGiveUp(runner, { kind: 'give-up', reason: 'deadline' }), log, tel);
+        throw giveUp(runner, { kind: 'give-up', reason: 'deadline' }, state.attempt - 1, lastError, log, tel);
       }
       const byDeadline = left <= runner.attemptTimeoutMs;
       if (budget !== undefined && !(nested && state.attempt === 1)) budget.onAttempt(now, state.attempt > 1);

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { HERD_STRATEGIES, type HerdStrategy } from 'herdless/sim';
 import { loadConfig } from '../config-file.js';
 import { MAX_EVENTS, checkWork } from '../estimate.js';
@@ -173,13 +173,21 @@ interface WaitsFlags {
   clients?: string;
   failures?: string;
   seed?: string;
-  format: Format;
-  formatGiven?: boolean;
+  format: 'csv' | 'json';
+}
+
+/**
+ * `waits --format`: csv or json only. A parser rather than commander's `.choices()`, whose help
+ * would list `table` too; `table` gets its own message, anything else commander's one line.
+ */
+function waitsFormat(value: string): 'csv' | 'json' {
+  if (value === 'csv' || value === 'json') return value;
+  if (value === 'table') throw new UsageError('waits prints CSV or JSON: --format table has no waits form (use --format csv or json)');
+  throw new InvalidArgumentError('Allowed choices are csv, json.');
 }
 
 /** `waits`: each client's successive waits drawn by the herd strategies' backoff objects, the data of the report's waits figure. */
 function waitsCommand(flags: WaitsFlags, io: Io): void {
-  if (flags.formatGiven === true && flags.format === 'table') throw new UsageError('waits prints CSV or JSON: --format table has no waits form (use --format csv or json)');
   const strategies = flags.strategies === undefined ? WAIT_STRATEGIES : parseStrategies(flags.strategies);
   const clients = flags.clients === undefined ? 40 : parseNumberFlag('--clients', flags.clients, 1, 10_000, true);
   const failures = flags.failures === undefined ? 10 : parseNumberFlag('--failures', flags.failures, 1, 100, true);
@@ -251,6 +259,22 @@ async function budgetCommand(flags: BudgetFlags, io: Io): Promise<void> {
   printBudget(result, flags.format, budgetTitle(seedText(seeds)), io);
 }
 
+/**
+ * `--trace SEED` (budget, fleet): one seed. A list or range says "give one seed"; anything else that
+ * is not a seed says what one is, rather than `--seeds`'s hint of ranges and lists.
+ */
+function parseTraceSeed(text: string): number {
+  let seeds: number[];
+  try {
+    seeds = parseSeeds(text, '--trace');
+  } catch (error) {
+    if (error instanceof UsageError) throw new UsageError(`--trace ${quote(text)}: expected one seed, an integer from 0 to ${Number.MAX_SAFE_INTEGER}`);
+    throw error;
+  }
+  if (seeds.length !== 1) throw new UsageError(`--trace ${quote(text)}: give one seed`);
+  return seeds[0]!;
+}
+
 /** The blocks of `budget --trace`: `--series` prints one of them. */
 const TRACE_SERIES = ['tokens', 'per-second'] as const;
 
@@ -260,8 +284,7 @@ function traceCommand(flags: BudgetFlags, io: Io): void {
   if (flags.seeds !== undefined) throw new UsageError(`--trace ${trace} traces one seed: it cannot be combined with --seeds ${quote(flags.seeds)}`);
   if (flags.grpcServiceConfig !== undefined) throw new UsageError(`--trace ${trace} traces the article's policies: it cannot be combined with --grpc-service-config`);
   if (flags.formatGiven === true && flags.format === 'table') throw new UsageError(`--trace ${trace} prints CSV or JSON: --format table has no trace form (use --format csv or json)`);
-  const seed = parseSeeds(flags.trace!, '--trace');
-  if (seed.length !== 1) throw new UsageError(`--trace ${trace}: give one seed`);
+  const seed = [parseTraceSeed(flags.trace!)];
   const series = flags.series === undefined ? undefined : parseNames('--series', 'series', flags.series, TRACE_SERIES);
   if (series !== undefined && series.length !== 1) throw new UsageError(`--series ${quote(flags.series)}: give one of ${TRACE_SERIES.join(', ')}`);
   const only = series?.[0];
@@ -302,8 +325,7 @@ function fleetCommand(flags: FleetFlags, io: Io): void {
   if (flags.trace !== undefined) {
     if (flags.seeds !== undefined) throw new UsageError(`--trace ${JSON.stringify(flags.trace)} traces one seed: it cannot be combined with --seeds ${JSON.stringify(flags.seeds)}`);
     if (flags.format === 'table') throw new UsageError(`--trace ${JSON.stringify(flags.trace)} prints CSV or JSON: --format table has no trace form`);
-    const seed = parseSeeds(flags.trace, '--trace');
-    if (seed.length !== 1) throw new UsageError(`--trace ${JSON.stringify(flags.trace)}: give one seed`);
+    const seed = [parseTraceSeed(flags.trace)];
     const trace = fleetTrace(seed[0]!, policies, { processes, lifetimeMs, flushIntervalMs });
     io.out(flags.format === 'json' ? JSON.stringify(fleetTraceJson(trace, { seeds: seed, processes, lifetimeMs, flushIntervalMs })) : fleetTraceCsv(trace));
     return;
@@ -407,8 +429,8 @@ export function buildProgram(io: Io): Command {
     .option('--clients <n>', 'clients per strategy (default 40)')
     .option('--failures <n>', 'failure counts 1..n (default 10)')
     .option('--seed <n>', 'the seed of each strategy\'s PyRandom (default 0)')
-    .addOption(new Option('--format <format>', 'output format (csv or json)').choices(['table', 'json', 'csv']).default('csv'))
-    .action((flags: WaitsFlags, command: Command) => waitsCommand({ ...flags, formatGiven: command.getOptionValueSource('format') === 'cli' }, io));
+    .addOption(new Option('--format <format>', 'output format: csv or json').argParser(waitsFormat).default('csv'))
+    .action((flags: WaitsFlags) => waitsCommand(flags, io));
 
   program
     .command('budget')

@@ -3,6 +3,7 @@ import { ARTICLE_SERVER, BUDGET_POLICIES, HERD_STRATEGIES, formatFixed, type Bud
 import { loadConfig } from '../config-file.js';
 import { parseSeeds } from '../cli/seeds.js';
 import { UsageError } from '../usage-error.js';
+import { quote } from '../text.js';
 import {
   LIVE_BUDGET_POLICIES,
   LIVE_HERD_STRATEGIES,
@@ -111,7 +112,9 @@ export function addLiveCommands(program: Command, cli: LiveCli): void {
   const live = program
     .command('live')
     .description('the article\'s experiments on real sockets: the library\'s retrying fetch as N clients against a lab server (or --target), beside the simulator')
-    .action(() => {
+    .action((_flags: object, command: Command) => {
+      const [name] = command.args;
+      if (name !== undefined) throw new UsageError(`live: unknown experiment ${quote(name)} (experiments: herd, budget; see \`live herd --help\`)`);
       throw new UsageError('live: name the experiment: `live herd` or `live budget` (see `live herd --help`)');
     });
   const common = (command: Command, what: string, horizonS: number): Command =>
@@ -152,4 +155,9 @@ export function addLiveCommands(program: Command, cli: LiveCli): void {
     const result = await runLiveBudget(policies, settings);
     print(flags.format, result, { table: liveBudgetTable, json: liveBudgetJson, csv: liveBudgetCsv });
   });
+
+  // A misspelt experiment reaches live's own action, which names it (commander would say only "too
+  // many arguments"). Set after the subcommands: they inherit it when created, and `live herd x`
+  // must stay an error.
+  live.allowExcessArguments();
 }

@@ -40,7 +40,7 @@ interface Normalised {
 }
 
 const EXPONENTIAL_KEYS: readonly string[] = ['initialBackoffMs', 'backoffMultiplier', 'maxBackoffMs'];
-const PROPORTIONAL_KEYS: readonly string[] = [...EXPONENTIAL_KEYS, 'jitter', 'capAfterJitter'];
+const PROPORTIONAL_KEYS: readonly string[] = /* @__PURE__ */ EXPONENTIAL_KEYS.concat('jitter', 'capAfterJitter');
 const INITIAL_RULE = { min: 0, max: MAX_DELAY_MS };
 const MULTIPLIER_RULE = { min: 0, minExclusive: true };
 const CAP_RULE = { min: 0, allowInfinity: true };
@@ -85,7 +85,7 @@ abstract class ExponentialFamily implements Backoff {
   // returns the very same double: `**` costs tens of ns, a lookup one, and the simulator calls
   // delay() millions of times), and only until the value stops changing. Not at construction: a
   // backoff built per call and never asked for a delay (the success path) costs no `**` at all.
-  #table: Float64Array | undefined = undefined;
+  #table: Float64Array | undefined;
   /** The value of every retry from `#table.length` to TABLE_SIZE − 1: the cap (or 0 with initialBackoffMs 0). */
   #rest = 0;
   constructor(n: Normalised) {
@@ -140,86 +140,103 @@ abstract class ExponentialFamily implements Backoff {
   }
 }
 
-class Exponential extends ExponentialFamily {
-  get name(): 'exponential' {
-    return 'exponential';
-  }
-  get maxDelayMs(): number {
-    return this.maxBackoffMs;
-  }
-  delay(retry: number): number {
-    return this.base(retry);
-  }
+/**
+ * Freezes the prototypes of a member of the family and of the family itself (see
+ * {@link ExponentialFamily}). Marked pure at each use: a bundle that builds no backoff of a kind
+ * leaves that class out.
+ */
+function frozen<C extends abstract new (...args: never[]) => ExponentialFamily>(type: C): C {
+  Object.freeze(ExponentialFamily.prototype);
+  Object.freeze(type.prototype);
+  return type;
 }
 
-class FullJitter extends ExponentialFamily {
-  get name(): 'full jitter' {
-    return 'full jitter';
-  }
-  get maxDelayMs(): number {
-    return this.maxBackoffMs;
-  }
-  delay(retry: number, _previousMs: number, rng: Rng): number {
-    // uniform(0, v) = 0 + (v − 0) × random(), written so that it equals CPython's to the bit.
-    return this.base(retry) * rng.random();
-  }
-}
+const Exponential = /* @__PURE__ */ frozen(
+  class Exponential extends ExponentialFamily {
+    get name(): 'exponential' {
+      return 'exponential';
+    }
+    get maxDelayMs(): number {
+      return this.maxBackoffMs;
+    }
+    delay(retry: number): number {
+      return this.base(retry);
+    }
+  },
+);
 
-class EqualJitter extends ExponentialFamily {
-  get name(): 'equal jitter' {
-    return 'equal jitter';
-  }
-  get maxDelayMs(): number {
-    return this.maxBackoffMs;
-  }
-  delay(retry: number, _previousMs: number, rng: Rng): number {
-    const v = this.base(retry);
-    const half = v / 2;
-    const d = half + half * rng.random();
-    // Never above v: only subnormal values (v/2 rounded up) could get there.
-    // Stryker disable next-line EqualityOperator: at d === v both branches return v.
-    return d <= v ? d : v;
-  }
-}
+const FullJitter = /* @__PURE__ */ frozen(
+  class FullJitter extends ExponentialFamily {
+    get name(): 'full jitter' {
+      return 'full jitter';
+    }
+    get maxDelayMs(): number {
+      return this.maxBackoffMs;
+    }
+    delay(retry: number, _previousMs: number, rng: Rng): number {
+      // uniform(0, v) = 0 + (v − 0) × random(), written so that it equals CPython's to the bit.
+      return this.base(retry) * rng.random();
+    }
+  },
+);
 
-class ProportionalJitter extends ExponentialFamily {
-  readonly #jitter: number;
-  readonly #maxDelay: number;
-  readonly #capAfterJitter: boolean;
-  constructor(n: Normalised, jitter: number, capAfterJitter: boolean) {
-    super(n);
-    this.#jitter = jitter;
-    this.#capAfterJitter = capAfterJitter;
-    this.#maxDelay = capAfterJitter ? n.cap : Math.min(MAX_DELAY_MS, n.cap * (1 + jitter));
-  }
-  get capAfterJitter(): boolean {
-    return this.#capAfterJitter;
-  }
-  get name(): 'proportional jitter' {
-    return 'proportional jitter';
-  }
-  get jitter(): number {
-    return this.#jitter;
-  }
-  get maxDelayMs(): number {
-    return this.#maxDelay;
-  }
-  delay(retry: number, _previousMs: number, rng: Rng): number {
-    const v = this.base(retry);
-    const jitter = this.#jitter;
-    const lo = 1 - jitter;
-    const d = v * (lo + (1 + jitter - lo) * rng.random());
-    // Stryker disable next-line EqualityOperator: at d === maxDelay both branches return maxDelay.
-    return d < this.#maxDelay ? d : this.#maxDelay;
-  }
-  override toJSON(): BackoffSpec {
-    // capAfterJitter only when set: the spec of gRPC's own formula stays as it was.
-    const spec = { ...(super.toJSON() as object), kind: 'proportional jitter', jitter: this.#jitter };
-    return (this.#capAfterJitter ? { ...spec, capAfterJitter: true } : spec) as BackoffSpec;
-  }
-}
+const EqualJitter = /* @__PURE__ */ frozen(
+  class EqualJitter extends ExponentialFamily {
+    get name(): 'equal jitter' {
+      return 'equal jitter';
+    }
+    get maxDelayMs(): number {
+      return this.maxBackoffMs;
+    }
+    delay(retry: number, _previousMs: number, rng: Rng): number {
+      const v = this.base(retry);
+      const half = v / 2;
+      const d = half + half * rng.random();
+      // Never above v: only subnormal values (v/2 rounded up) could get there.
+      // Stryker disable next-line EqualityOperator: at d === v both branches return v.
+      return d <= v ? d : v;
+    }
+  },
+);
 
-for (const type of [ExponentialFamily, Exponential, FullJitter, EqualJitter, ProportionalJitter]) Object.freeze(type.prototype);
+const ProportionalJitter = /* @__PURE__ */ frozen(
+  class ProportionalJitter extends ExponentialFamily {
+    readonly #jitter: number;
+    readonly #maxDelay: number;
+    readonly #capAfterJitter: boolean;
+    constructor(n: Normalised, jitter: number, capAfterJitter: boolean) {
+      super(n);
+      this.#jitter = jitter;
+      this.#capAfterJitter = capAfterJitter;
+      this.#maxDelay = capAfterJitter ? n.cap : Math.min(MAX_DELAY_MS, n.cap * (1 + jitter));
+    }
+    get capAfterJitter(): boolean {
+      return this.#capAfterJitter;
+    }
+    get name(): 'proportional jitter' {
+      return 'proportional jitter';
+    }
+    get jitter(): number {
+      return this.#jitter;
+    }
+    get maxDelayMs(): number {
+      return this.#maxDelay;
+    }
+    delay(retry: number, _previousMs: number, rng: Rng): number {
+      const v = this.base(retry);
+      const jitter = this.#jitter;
+      const lo = 1 - jitter;
+      const d = v * (lo + (1 + jitter - lo) * rng.random());
+      // Stryker disable next-line EqualityOperator: at d === maxDelay both branches return maxDelay.
+      return d < this.#maxDelay ? d : this.#maxDelay;
+    }
+    override toJSON(): BackoffSpec {
+      // capAfterJitter only when set: the spec of gRPC's own formula stays as it was.
+      const spec = { ...(super.toJSON() as object), kind: 'proportional jitter', jitter: this.#jitter };
+      return (this.#capAfterJitter ? { ...spec, capAfterJitter: true } : spec) as BackoffSpec;
+    }
+  },
+);
 
 /**
  * Capped exponential backoff without jitter: `min(maxBackoffMs, initialBackoffMs × backoffMultiplier^(n−1))`
@@ -251,6 +268,16 @@ export function exponentialBackoff(options?: ExponentialBackoffOptions): Backoff
  */
 export function fullJitterBackoff(options?: ExponentialBackoffOptions): Backoff {
   return new FullJitter(normalise('fullJitterBackoff', options));
+}
+
+/**
+ * @internal Full jitter from `initialBackoffMs` (in [0, 10 000]), doubling to a 10 s cap: the
+ * defaults' constructor, for values known to be valid — what `fullJitterBackoff({ initialBackoffMs,
+ * backoffMultiplier: 2, maxBackoffMs: 10_000 })` builds, without reading options (so a bundle that
+ * only needs the defaults leaves the option reader out).
+ */
+export function defaultFullJitter(initialBackoffMs: number): Backoff {
+  return new FullJitter({ initial: initialBackoffMs, multiplier: 2, cap: 10_000 });
 }
 
 /**

@@ -143,7 +143,7 @@ class RetryRatio implements RetryRatioBudget {
  * const perClient = retryRatioBudget(ARTICLE_RETRY_RATIO);
  * ```
  */
-export const ARTICLE_RETRY_RATIO: Readonly<Required<RetryRatioBudgetOptions>> = Object.freeze({
+export const ARTICLE_RETRY_RATIO: Readonly<Required<RetryRatioBudgetOptions>> = /* @__PURE__ */ Object.freeze({
   ratio: 0.1,
   minRetriesPerWindow: 0,
   windowMs: 1000,

@@ -3,9 +3,9 @@ import { GRPC_RESOURCE_EXHAUSTED, GRPC_UNAVAILABLE, RETRYABLE_ERROR_CODES, RETRY
 import { isGivenUp, serverHint } from './hints.js';
 import { CIRCUIT_OPEN_VERDICT, DO_NOT_RETRY_VERDICT, FATAL, RETRYABLE, RETRYABLE_THROTTLED, RETRYABLE_TIMEOUT, retryAfter, type Verdict } from './verdict.js';
 
-const CODES: ReadonlySet<unknown> = new Set(RETRYABLE_ERROR_CODES);
-const STATUSES: ReadonlySet<unknown> = new Set(RETRYABLE_HTTP_STATUSES);
-const GRPC_CODES: ReadonlySet<unknown> = new Set(RETRYABLE_GRPC_CODES);
+const CODES: ReadonlySet<unknown> = /* @__PURE__ */ new Set(RETRYABLE_ERROR_CODES);
+const STATUSES: ReadonlySet<unknown> = /* @__PURE__ */ new Set(RETRYABLE_HTTP_STATUSES);
+const GRPC_CODES: ReadonlySet<unknown> = /* @__PURE__ */ new Set(RETRYABLE_GRPC_CODES);
 
 /**
  * What the `retryable` override is told about a failure besides the error itself.
@@ -48,24 +48,29 @@ function hasTransientCode(value: unknown): boolean {
   return false;
 }
 
-function isRetryableStatus(error: object): boolean {
+/** An HTTP status in `statuses`, in `status` or `statusCode` of the error or of its `response`. */
+function hasStatus(error: object, statuses: ReadonlySet<unknown>): boolean {
   const e = error as { status?: unknown; statusCode?: unknown; response?: unknown };
-  if (STATUSES.has(e.status) || STATUSES.has(e.statusCode)) return true;
+  if (statuses.has(e.status) || statuses.has(e.statusCode)) return true;
   const response = e.response;
   if (typeof response === 'object' && response !== null) {
     const r = response as { status?: unknown; statusCode?: unknown };
-    return STATUSES.has(r.status) || STATUSES.has(r.statusCode);
+    return statuses.has(r.status) || statuses.has(r.statusCode);
   }
   return false;
 }
 
-function isGrpcUnavailable(error: object): boolean {
-  const e = error as { code?: unknown; details?: unknown; metadata?: unknown; name?: unknown };
-  if (GRPC_CODES.has(e.code)) return true;
-  return e.code === GRPC_UNAVAILABLE && ('details' in e || 'metadata' in e || e.name === 'ConnectError');
+/** Numeric gRPC status `code` on an error shaped like a gRPC status (grpc-js, or Connect's ConnectError): a bare number may mean anything else. */
+function hasGrpcCode(error: object, code: number): boolean {
+  const e = error as { code?: unknown; name?: unknown };
+  return e.code === code && ('details' in e || 'metadata' in e || e.name === 'ConnectError');
 }
 
-const TIMEOUT_CODES: ReadonlySet<unknown> = new Set(['ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+function isGrpcUnavailable(error: object): boolean {
+  return GRPC_CODES.has((error as { code?: unknown }).code) || hasGrpcCode(error, GRPC_UNAVAILABLE);
+}
+
+const TIMEOUT_CODES: ReadonlySet<unknown> = /* @__PURE__ */ new Set(['ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT']);
 
 /** A timed-out attempt: retry budgets such as the AWS retry quota charge more for its retry. */
 function isTimeout(error: unknown): boolean {
@@ -112,7 +117,7 @@ export function isTransientError(error: unknown): boolean {
     return false;
   }
   if (hasTransientCode(error)) return true;
-  if (isRetryableStatus(error)) return true;
+  if (hasStatus(error, STATUSES)) return true;
   if (isGrpcUnavailable(error)) return true;
   return isHerdlessError(error, 'ERR_HERDLESS_ATTEMPT_TIMEOUT');
 }
@@ -123,14 +128,22 @@ export function isTransientError(error: unknown): boolean {
  */
 function isThrottled(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
-  const e = error as { status?: unknown; statusCode?: unknown; response?: unknown; code?: unknown; details?: unknown; metadata?: unknown; name?: unknown };
+  const e = error as { status?: unknown; statusCode?: unknown; response?: unknown; code?: unknown };
   if (e.status === 429 || e.statusCode === 429) return true;
   const response = e.response;
   if (typeof response === 'object' && response !== null && ((response as { status?: unknown }).status === 429 || (response as { statusCode?: unknown }).statusCode === 429)) {
     return true;
   }
-  if (e.code === 'RESOURCE_EXHAUSTED') return true;
-  return e.code === GRPC_RESOURCE_EXHAUSTED && ('details' in e || 'metadata' in e || e.name === 'ConnectError');
+  return e.code === 'RESOURCE_EXHAUSTED' || hasGrpcCode(error, GRPC_RESOURCE_EXHAUSTED);
+}
+
+/**
+ * @internal Whether {@link classify} without an override gives anything but `fatal`: its steps 1
+ * and 2 alone (a verdict is fatal only there), so a caller that needs no more (the breaker's default
+ * failure test) reads no hint and leaves step 3 out of its bundle.
+ */
+export function isNotFatal(error: unknown): boolean {
+  return isHerdlessError(error, 'ERR_HERDLESS_CIRCUIT_OPEN') || isGivenUp(error) || isTransientError(error);
 }
 
 /**

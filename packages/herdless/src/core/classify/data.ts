@@ -31,7 +31,7 @@
  * RETRYABLE_ERROR_CODES.includes('ECONNRESET'); // true
  * ```
  */
-export const RETRYABLE_ERROR_CODES: readonly string[] = Object.freeze([
+export const RETRYABLE_ERROR_CODES: readonly string[] = /* @__PURE__ */ Object.freeze([
   'ECONNRESET',
   'ECONNREFUSED',
   'ECONNABORTED',
@@ -69,7 +69,7 @@ export const RETRYABLE_ERROR_CODES: readonly string[] = Object.freeze([
  * retry(op, { retryable: (e, { transient }) => transient || (e as { status?: number }).status === 409 });
  * ```
  */
-export const RETRYABLE_HTTP_STATUSES: readonly number[] = Object.freeze([408, 429, 500, 502, 503, 504]);
+export const RETRYABLE_HTTP_STATUSES: readonly number[] = /* @__PURE__ */ Object.freeze([408, 429, 500, 502, 503, 504]);
 
 /**
  * gRPC status codes retried by default: only `UNAVAILABLE` (14), the status the gRPC docs call
@@ -83,7 +83,7 @@ export const RETRYABLE_HTTP_STATUSES: readonly number[] = Object.freeze([408, 42
  * isTransientError(Object.assign(new Error('14 UNAVAILABLE'), { code: 14, details: '', metadata: {} })); // true
  * ```
  */
-export const RETRYABLE_GRPC_CODES: readonly string[] = Object.freeze(['UNAVAILABLE']);
+export const RETRYABLE_GRPC_CODES: readonly string[] = /* @__PURE__ */ Object.freeze(['UNAVAILABLE']);
 
 /** @internal gRPC's numeric code for UNAVAILABLE. */
 export const GRPC_UNAVAILABLE = 14;

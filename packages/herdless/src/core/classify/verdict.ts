@@ -30,7 +30,7 @@ export type Verdict =
  * decide(policy, state, RETRYABLE, now, rng);
  * ```
  */
-export const RETRYABLE: Verdict = Object.freeze({ kind: 'retryable' });
+export const RETRYABLE: Verdict = /* @__PURE__ */ Object.freeze({ kind: 'retryable' });
 /**
  * The shared `retryable` verdict of a timed-out attempt (allocation-free).
  * @example
@@ -38,7 +38,7 @@ export const RETRYABLE: Verdict = Object.freeze({ kind: 'retryable' });
  * decide(policy, state, RETRYABLE_TIMEOUT, now, rng); // the budget hears onFailure(now, true)
  * ```
  */
-export const RETRYABLE_TIMEOUT: Verdict = Object.freeze({ kind: 'retryable', timeout: true });
+export const RETRYABLE_TIMEOUT: Verdict = /* @__PURE__ */ Object.freeze({ kind: 'retryable', timeout: true });
 /**
  * The shared `retryable` verdict of a throttling answer without a hint (allocation-free).
  * @example
@@ -46,7 +46,7 @@ export const RETRYABLE_TIMEOUT: Verdict = Object.freeze({ kind: 'retryable', tim
  * decide(policy, state, RETRYABLE_THROTTLED, now, rng); // waits policy.throttlingBackoff's delay
  * ```
  */
-export const RETRYABLE_THROTTLED: Verdict = Object.freeze({ kind: 'retryable', throttled: true });
+export const RETRYABLE_THROTTLED: Verdict = /* @__PURE__ */ Object.freeze({ kind: 'retryable', throttled: true });
 /**
  * The shared `fatal` verdict.
  * @example
@@ -54,7 +54,7 @@ export const RETRYABLE_THROTTLED: Verdict = Object.freeze({ kind: 'retryable', t
  * decide(policy, state, FATAL, now, rng); // { kind: 'give-up', reason: 'fatal' }
  * ```
  */
-export const FATAL: Verdict = Object.freeze({ kind: 'fatal' });
+export const FATAL: Verdict = /* @__PURE__ */ Object.freeze({ kind: 'fatal' });
 /**
  * The shared `do-not-retry` verdict.
  * @example
@@ -62,14 +62,14 @@ export const FATAL: Verdict = Object.freeze({ kind: 'fatal' });
  * decide(policy, state, DO_NOT_RETRY_VERDICT, now, rng); // { kind: 'give-up', reason: 'do-not-retry' }
  * ```
  */
-export const DO_NOT_RETRY_VERDICT: Verdict = Object.freeze({ kind: 'do-not-retry' });
+export const DO_NOT_RETRY_VERDICT: Verdict = /* @__PURE__ */ Object.freeze({ kind: 'do-not-retry' });
 
 /**
  * The circuit breaker refused the attempt (a `CircuitOpenError`): final, with no backoff sleep and
  * not reported to a retry budget — the dependency was not called, so there is no failure to count.
  * Rule: retry outside the breaker and never retry its own rejections (the article; Amazon Builders' Library).
  */
-export const CIRCUIT_OPEN_VERDICT: Verdict = Object.freeze({ kind: 'circuit-open' });
+export const CIRCUIT_OPEN_VERDICT: Verdict = /* @__PURE__ */ Object.freeze({ kind: 'circuit-open' });
 
 /**
  * A `retryable` verdict with a server hint: wait exactly `retryAfterMs` ms (never less) before the

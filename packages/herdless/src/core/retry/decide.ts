@@ -66,12 +66,12 @@ export type HintedRetryBudget = RetryBudget & {
 type GiveUp = Extract<RetryCommand, { kind: 'give-up' }>;
 
 const giveUp = (reason: GiveUpReason): GiveUp => Object.freeze({ kind: 'give-up', reason });
-const EXHAUSTED = giveUp('exhausted');
-const FATAL = giveUp('fatal');
-const DO_NOT_RETRY = giveUp('do-not-retry');
-const DEADLINE = giveUp('deadline');
-const BUDGET = giveUp('budget');
-const CIRCUIT_OPEN = giveUp('circuit-open');
+const EXHAUSTED = /* @__PURE__ */ giveUp('exhausted');
+const FATAL = /* @__PURE__ */ giveUp('fatal');
+const DO_NOT_RETRY = /* @__PURE__ */ giveUp('do-not-retry');
+const DEADLINE = /* @__PURE__ */ giveUp('deadline');
+const BUDGET = /* @__PURE__ */ giveUp('budget');
+const CIRCUIT_OPEN = /* @__PURE__ */ giveUp('circuit-open');
 
 /**
  * The state of a call before its first attempt, which starts at `now` (ms on the driver's clock).

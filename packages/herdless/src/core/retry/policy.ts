@@ -1,6 +1,6 @@
 import type { Backoff } from '../backoff/backoff.js';
 import { MAX_DELAY_MS } from '../backoff/backoff.js';
-import { fullJitterBackoff } from '../backoff/exponential.js';
+import { defaultFullJitter } from '../backoff/exponential.js';
 import type { RetryBudget } from '../budget/budget.js';
 import type { RetryableOverride } from '../classify/classify.js';
 import { InvalidOptionError } from '../errors.js';
@@ -39,7 +39,7 @@ export const DEFAULT_MAX_RETRY_AFTER_MS = 60_000;
  * DEFAULT_BACKOFF.toJSON(); // { kind: 'full jitter', initialBackoffMs: 100, backoffMultiplier: 2, maxBackoffMs: 10000 }
  * ```
  */
-export const DEFAULT_BACKOFF: Backoff = fullJitterBackoff({ initialBackoffMs: 100, backoffMultiplier: 2, maxBackoffMs: 10_000 });
+export const DEFAULT_BACKOFF: Backoff = /* @__PURE__ */ defaultFullJitter(100);
 
 /**
  * The default `throttlingBackoff`: full jitter from 500 ms, doubling to a 10 s cap — the wait after a
@@ -51,7 +51,7 @@ export const DEFAULT_BACKOFF: Backoff = fullJitterBackoff({ initialBackoffMs: 10
  * DEFAULT_THROTTLING_BACKOFF.toJSON(); // { kind: 'full jitter', initialBackoffMs: 500, backoffMultiplier: 2, maxBackoffMs: 10000 }
  * ```
  */
-export const DEFAULT_THROTTLING_BACKOFF: Backoff = fullJitterBackoff({ initialBackoffMs: 500, backoffMultiplier: 2, maxBackoffMs: 10_000 });
+export const DEFAULT_THROTTLING_BACKOFF: Backoff = /* @__PURE__ */ defaultFullJitter(500);
 
 /**
  * The options of a retry policy that the pure core reads (the runtime adds timers, signal and hooks).
@@ -292,4 +292,4 @@ export function defaultPolicyDraft(): PolicyDraft {
   };
 }
 
-const DEFAULT_POLICY: RetryPolicy = Object.freeze(defaultPolicyDraft());
+const DEFAULT_POLICY: RetryPolicy = /* @__PURE__ */ Object.freeze(/* @__PURE__ */ defaultPolicyDraft());

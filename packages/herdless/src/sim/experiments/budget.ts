@@ -4,6 +4,8 @@ import { awsRetryQuota } from '../../core/budget/aws-retry-quota.js';
 import { finagleRetryBudget } from '../../core/budget/finagle.js';
 import { ARTICLE_RETRY_RATIO, retryRatioBudget } from '../../core/budget/retry-ratio.js';
 import { retryThrottlingBudget, type RetryThrottlingBudget } from '../../core/budget/retry-throttling.js';
+import { InvalidOptionError } from '../../core/errors.js';
+import { objectOption } from '../../core/validate.js';
 import { runScenario, type RunResult } from '../engine.js';
 import { ARTICLE_SERVER, type ClientPolicy, type Scenario } from '../scenario.js';
 import { summarize, type Summary } from '../stats.js';
@@ -28,6 +30,8 @@ export type BudgetPolicyName = (typeof BUDGET_POLICIES)[number];
  * book's 10% ratio over the last second counted at send time (the article's lab) or at decision
  * time (ours: the same ratio, window and floor 0, but a retry counts when it is granted);
  * Finagle's and the AWS SDK's budgets with their defaults.
+ *
+ * @throws InvalidOptionError for a name that is not one of {@link BUDGET_POLICIES}.
  */
 export function budgetPolicy(name: BudgetPolicyName): ClientPolicy {
   const backoff = proportionalJitterBackoff({ initialBackoffMs: 100, backoffMultiplier: 2, maxBackoffMs: 1000, jitter: 0.2 });
@@ -47,6 +51,10 @@ export function budgetPolicy(name: BudgetPolicyName): ClientPolicy {
       return with4(() => finagleRetryBudget());
     case '4 attempts + AWS retry quota':
       return with4(() => awsRetryQuota());
+    default:
+      // From JavaScript (or a name read from a file), not one of the seven: say so here, not later
+      // as a scenario without a policy.
+      throw new InvalidOptionError('budgetPolicy', 'name', name, `must be one of ${BUDGET_POLICIES.join(', ')}`);
   }
 }
 
@@ -65,8 +73,12 @@ export interface BudgetOptions {
 /**
  * The article's budget experiment as a {@link Scenario}: 10 clients send new requests (Poisson,
  * 30/s each) to the article's server, which is down from 5 s to 15 s; no start-up period; 40 s.
+ *
+ * @throws InvalidOptionError for an unknown policy name or option (the values are checked by
+ *   {@link runScenario}).
  */
 export function budgetScenario(policy: BudgetPolicyName | ClientPolicy, options: BudgetOptions = {}): Scenario {
+  objectOption('budgetScenario', 'options', options, ['clients', 'ratePerSecond', 'outage', 'horizonMs']);
   const outage = options.outage ?? { startMs: 5000, endMs: 15_000 };
   return {
     clients: options.clients ?? 10,

@@ -2,6 +2,8 @@ import type { Backoff } from '../../core/backoff/backoff.js';
 import { constantBackoff } from '../../core/backoff/constant.js';
 import { decorrelatedJitterBackoff } from '../../core/backoff/decorrelated.js';
 import { equalJitterBackoff, exponentialBackoff, fullJitterBackoff } from '../../core/backoff/exponential.js';
+import { InvalidOptionError } from '../../core/errors.js';
+import { objectOption } from '../../core/validate.js';
 import { runScenario, type RunResult } from '../engine.js';
 import { ARTICLE_SERVER, type ClientPolicy, type Scenario, type ServerModel } from '../scenario.js';
 import { summarize, type Summary } from '../stats.js';
@@ -15,6 +17,8 @@ export type HerdStrategy = (typeof HERD_STRATEGIES)[number];
  * The backoff object behind each herd strategy — the library's own factories with the article's
  * parameters: waits of 0.1 s × 2^n after the n-th failure (so 200 ms × 2^(n−1)), capped at 10 s;
  * decorrelated jitter from a 100 ms base.
+ *
+ * @throws InvalidOptionError for a strategy that is not one of {@link HERD_STRATEGIES}.
  */
 export function herdBackoff(strategy: HerdStrategy): Backoff {
   const expo = { initialBackoffMs: 200, backoffMultiplier: 2, maxBackoffMs: 10_000 };
@@ -31,6 +35,9 @@ export function herdBackoff(strategy: HerdStrategy): Backoff {
       return equalJitterBackoff(expo);
     case 'decorrelated':
       return decorrelatedJitterBackoff({ baseMs: 100, maxBackoffMs: 10_000 });
+    default:
+      // From JavaScript, not one of the six: say so here, not later as a policy without a backoff.
+      throw new InvalidOptionError('herdBackoff', 'strategy', strategy, `must be one of ${HERD_STRATEGIES.join(', ')}`);
   }
 }
 
@@ -50,8 +57,12 @@ export interface HerdOptions {
  * The article's first experiment as a {@link Scenario}: 1,000 clients send at t = 0 (or spread over
  * `spreadMs`) to a server that is starting up for 1 s, then retry by `policy` with no attempt cap
  * until all succeed or 120 s pass.
+ *
+ * @throws InvalidOptionError for an unknown strategy or option (the values are checked by
+ *   {@link runScenario}).
  */
 export function herdScenario(policy: HerdStrategy | ClientPolicy, options: HerdOptions = {}): Scenario {
+  objectOption('herdScenario', 'options', options, ['clients', 'spreadMs', 'horizonMs', 'server']);
   const p: ClientPolicy = typeof policy === 'string' ? { name: policy, backoff: herdBackoff(policy), maxAttempts: Infinity } : policy;
   return {
     clients: options.clients ?? 1000,

@@ -1,7 +1,7 @@
 import { markDoNotRetry } from '../../core/classify/hints.js';
 import { InvalidOptionError } from '../../core/errors.js';
 import { PyRandom } from '../../core/python-random.js';
-import { numberOption } from '../../core/validate.js';
+import { numberOption, objectOption } from '../../core/validate.js';
 import { ManualClock } from '../../runtime/manual-clock.js';
 import { createRetry } from '../../runtime/retry.js';
 
@@ -41,16 +41,17 @@ export function layerNames(depth: number): string[] {
  * below the frontend under the one-layer rule (SRE book, "Handling Overload"), so that only the
  * user's retries remain: A calls at every layer.
  *
- * @throws InvalidOptionError for a depth or attempts out of range.
+ * @throws InvalidOptionError for a depth or attempts out of range, or an unknown option.
  * @example
  * ```ts
  * await runLayers(); // [{ policy: 'every layer retries', calls: { frontend: 3, backend: 9, db: 27 } }, { policy: 'retry at one layer', calls: { frontend: 3, backend: 3, db: 3 } }]
  * ```
  */
 export async function runLayers(options: LayersOptions = {}): Promise<LayersRow[]> {
-  const depth = numberOption('runLayers', 'depth', options.depth, 3, { integer: true, min: 1, max: 10 });
-  const attempts = numberOption('runLayers', 'attempts', options.attempts, 3, { integer: true, min: 1, max: 10 });
-  const seed = numberOption('runLayers', 'seed', options.seed, 0, { integer: true, min: 0 });
+  const o = objectOption('runLayers', 'options', options, ['depth', 'attempts', 'seed']);
+  const depth = numberOption('runLayers', 'depth', o.depth, 3, { integer: true, min: 1, max: 10 });
+  const attempts = numberOption('runLayers', 'attempts', o.attempts, 3, { integer: true, min: 1, max: 10 });
+  const seed = numberOption('runLayers', 'seed', o.seed, 0, { integer: true, min: 0 });
   if (attempts ** depth > 100_000) {
     throw new InvalidOptionError('runLayers', 'attempts', attempts, `^ depth (${depth}) must be ≤ 100000 calls`);
   }
