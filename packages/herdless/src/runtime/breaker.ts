@@ -31,7 +31,9 @@ export interface CircuitBreakerOptions extends BreakerPolicyOptions {
   /** The monotonic ms clock the breaker reads at each acquire and release. Default `systemClock` (`performance.now()`). */
   clock?: Clock | undefined;
   /**
-   * Which thrown errors count as failures. Default: every error does. An error for which it returns
+   * Which thrown errors count as failures. Default: `retry()`'s classification — an error `retry()`
+   * would retry (network failure, timeout, 408/429/5xx, gRPC UNAVAILABLE) or one marked "overloaded;
+   * don't retry" is a failure of the dependency; a fatal error is not. An error for which it returns
    * false counts as a success (the dependency answered, e.g. with a 404). Whatever it says, the
    * breaker's own refusals ({@link CircuitOpenError}, also from a nested breaker) and aborts by the
    * caller's `signal` are never counted.
@@ -119,7 +121,7 @@ export class CircuitBreaker {
     if (typeof this.clock !== 'object' || this.clock === null || typeof this.clock.now !== 'function') {
       throw new InvalidOptionError('circuitBreaker', 'clock', this.clock, 'must be an object with a now() method');
     }
-    this.#isFailure = functionOption('circuitBreaker', 'isFailure', o.isFailure) ?? countsAsFailure;
+    this.#isFailure = functionOption('circuitBreaker', 'isFailure', o.isFailure) ?? isNotFatal;
     this.#isResultFailure = functionOption('circuitBreaker', 'isResultFailure', o.isResultFailure) ?? isGivenUp;
     if (o.name !== undefined && (typeof o.name !== 'string' || o.name === '')) throw new InvalidOptionError('circuitBreaker', 'name', o.name, 'must be a non-empty string');
     this.name = o.name ?? 'default';
@@ -378,14 +380,4 @@ export class CircuitBreaker {
  */
 export function circuitBreaker(options?: CircuitBreakerOptions): CircuitBreaker {
   return new CircuitBreaker(options);
-}
-
-/**
- * The default failure classification: the same as `retry()`'s. An error `retry()` would retry
- * (network failure, timeout, 408/429/5xx, gRPC UNAVAILABLE) or one marked "overloaded; don't retry"
- * is a failure of the dependency; a fatal error (a 404, a bug in the caller) is not — the dependency
- * answered.
- */
-function countsAsFailure(error: unknown): boolean {
-  return isNotFatal(error);
 }

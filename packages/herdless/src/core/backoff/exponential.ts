@@ -77,7 +77,6 @@ const TABLE_SIZE = 64;
  */
 abstract class ExponentialFamily implements Backoff {
   abstract readonly name: Kind;
-  abstract readonly maxDelayMs: number;
   readonly #initial: number;
   readonly #multiplier: number;
   readonly #cap: number;
@@ -100,6 +99,10 @@ abstract class ExponentialFamily implements Backoff {
     return this.#multiplier;
   }
   get maxBackoffMs(): number {
+    return this.#cap;
+  }
+  /** The longest wait this backoff gives, in ms: the cap, unless a jitter can exceed it (proportional jitter). */
+  get maxDelayMs(): number {
     return this.#cap;
   }
   #fill(): Float64Array {
@@ -156,9 +159,6 @@ const Exponential = /* @__PURE__ */ frozen(
     get name(): 'exponential' {
       return 'exponential';
     }
-    get maxDelayMs(): number {
-      return this.maxBackoffMs;
-    }
     delay(retry: number): number {
       return this.base(retry);
     }
@@ -169,9 +169,6 @@ const FullJitter = /* @__PURE__ */ frozen(
   class FullJitter extends ExponentialFamily {
     get name(): 'full jitter' {
       return 'full jitter';
-    }
-    get maxDelayMs(): number {
-      return this.maxBackoffMs;
     }
     delay(retry: number, _previousMs: number, rng: Rng): number {
       // uniform(0, v) = 0 + (v − 0) × random(), written so that it equals CPython's to the bit.
@@ -184,9 +181,6 @@ const EqualJitter = /* @__PURE__ */ frozen(
   class EqualJitter extends ExponentialFamily {
     get name(): 'equal jitter' {
       return 'equal jitter';
-    }
-    get maxDelayMs(): number {
-      return this.maxBackoffMs;
     }
     delay(retry: number, _previousMs: number, rng: Rng): number {
       const v = this.base(retry);
@@ -219,7 +213,7 @@ const ProportionalJitter = /* @__PURE__ */ frozen(
     get jitter(): number {
       return this.#jitter;
     }
-    get maxDelayMs(): number {
+    override get maxDelayMs(): number {
       return this.#maxDelay;
     }
     delay(retry: number, _previousMs: number, rng: Rng): number {
