@@ -15,10 +15,15 @@ export interface Clock {
 /**
  * @internal An injected clock's reading, checked: a NaN or infinite "now" would silently disable a
  * deadline or an open breaker's wait, so it fails the call instead, naming the clock.
- * @throws InvalidOptionError naming `owner`, `clock.now()` and the value.
+ * @throws InvalidOptionError naming `owner`, `field` (default `clock.now()`) and the value.
  */
-export function checkedNow(clock: Clock, owner: string): number {
+export function checkedNow(
+  clock: Clock,
+  owner: string,
+  field = 'clock.now()',
+  requirement = 'must return a finite number of ms (a bug in the injected clock)',
+): number {
   const now = clock.now();
   if (typeof now === 'number' && now > -Infinity && now < Infinity) return now;
-  throw new InvalidOptionError(owner, 'clock.now()', now, 'must return a finite number of ms (a bug in the injected clock)');
+  throw new InvalidOptionError(owner, field, now, requirement);
 }

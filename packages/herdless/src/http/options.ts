@@ -2,6 +2,7 @@ import type { RetryableOverride } from '../core/classify/classify.js';
 import { InvalidOptionError, isInvalidOptionError } from '../core/errors.js';
 import type { GiveUpReason } from '../core/retry/errors.js';
 import { functionOption } from '../core/validate.js';
+import { checkedNow } from '../core/time.js';
 import type { HookName } from '../runtime/hooks.js';
 import { createRetry, RETRY_POLICY_KEYS, type RetrierOptions } from '../runtime/retry.js';
 import { systemScheduler } from '../runtime/scheduler.js';
@@ -251,11 +252,8 @@ const wallClock = (): number => Date.now();
  */
 function checkedWallClock(owner: string, now: (() => number) | undefined): () => number {
   if (now === undefined) return wallClock;
-  return () => {
-    const value = now();
-    if (typeof value === 'number' && value > -Infinity && value < Infinity) return value;
-    throw new InvalidOptionError(owner, 'now()', value, 'must return a finite number of ms since the epoch, as Date.now() does');
-  };
+  const clock = { now };
+  return () => checkedNow(clock, owner, 'now()', 'must return a finite number of ms since the epoch, as Date.now() does');
 }
 
 /**
