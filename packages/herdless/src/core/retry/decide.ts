@@ -165,16 +165,16 @@ export function decide(policy: RetryPolicy, state: RetryState, verdict: Verdict,
     };
   }
   const restartedAt = state.backoffRestartedAt;
+  const attempt = state.attempt + 1;
+  // A backoff that carries its own per-call value (decorrelated jitter V2: the total so far) gets it back.
+  const previousDelayMs = carried(used!, state.previousDelayMs, delay);
   return {
     kind: 'retry',
     delayMs: delay,
     hinted: false,
-    // A backoff that carries its own per-call value (decorrelated jitter V2: the total so far) gets it back.
     next:
       // Stryker disable next-line ConditionalExpression: `backoffRestartedAt: undefined` reads as absent (`=== undefined` above); the branch keeps the state's shape small.
-      restartedAt === undefined
-        ? { attempt: state.attempt + 1, previousDelayMs: carried(used!, state.previousDelayMs, delay), deadlineAt }
-        : { attempt: state.attempt + 1, previousDelayMs: carried(used!, state.previousDelayMs, delay), deadlineAt, backoffRestartedAt: restartedAt },
+      restartedAt === undefined ? { attempt, previousDelayMs, deadlineAt } : { attempt, previousDelayMs, deadlineAt, backoffRestartedAt: restartedAt },
   };
 }
 
