@@ -4,19 +4,9 @@ import { loadConfig } from '../config-file.js';
 import { parseSeeds } from '../cli/seeds.js';
 import { UsageError } from '../usage-error.js';
 import { quote } from '../text.js';
-import {
-  LIVE_BUDGET_POLICIES,
-  LIVE_HERD_STRATEGIES,
-  liveBudgetCsv,
-  liveBudgetJson,
-  liveBudgetTable,
-  liveHerdCsv,
-  liveHerdJson,
-  liveHerdTable,
-  runLiveBudget,
-  runLiveHerd,
-  type LiveSettings,
-} from './experiments.js';
+// The live runs (and undici, ~0.1 s to load) are imported when one starts, so the lab's start-up
+// (`--help`, the simulated commands) never pays for them.
+import type { LiveSettings } from './experiments.js';
 import { RESET_PATH, STATS_PATH, startLiveServer } from './server.js';
 
 const HERD_HORIZON_S = 30;
@@ -134,10 +124,11 @@ export function addLiveCommands(program: Command, cli: LiveCli): void {
     'crashes are known only for a lab server',
     HERD_HORIZON_S,
   ).action(async (flags: LiveFlags & { strategies?: string }) => {
-    const strategies: HerdStrategy[] = flags.strategies === undefined ? [...LIVE_HERD_STRATEGIES] : cli.parseNames('--strategies', 'strategy', flags.strategies, HERD_STRATEGIES);
+    const live = await import('./experiments.js');
+    const strategies: HerdStrategy[] = flags.strategies === undefined ? [...live.LIVE_HERD_STRATEGIES] : cli.parseNames('--strategies', 'strategy', flags.strategies, HERD_STRATEGIES);
     const settings = liveSettings(flags, { clients: 1000, horizonS: HERD_HORIZON_S, minHorizonS: 0.01 }, cli);
-    const result = await runLiveHerd(strategies, settings);
-    print(flags.format, result, { table: liveHerdTable, json: liveHerdJson, csv: liveHerdCsv });
+    const result = await live.runLiveHerd(strategies, settings);
+    print(flags.format, result, { table: live.liveHerdTable, json: live.liveHerdJson, csv: live.liveHerdCsv });
   });
 
   common(
@@ -149,11 +140,12 @@ export function addLiveCommands(program: Command, cli: LiveCli): void {
     'it must be down from 5 s to 15 s after the run starts for the figures to mean anything',
     BUDGET_HORIZON_S,
   ).action(async (flags: LiveFlags & { policies?: string }) => {
-    const policies: BudgetPolicyName[] = flags.policies === undefined ? [...LIVE_BUDGET_POLICIES] : cli.parseNames('--policies', 'policy', flags.policies, BUDGET_POLICIES);
+    const live = await import('./experiments.js');
+    const policies: BudgetPolicyName[] = flags.policies === undefined ? [...live.LIVE_BUDGET_POLICIES] : cli.parseNames('--policies', 'policy', flags.policies, BUDGET_POLICIES);
     // The measures look at 15 s + 3 s after the outage.
     const settings = liveSettings(flags, { clients: 10, horizonS: BUDGET_HORIZON_S, minHorizonS: 18 }, cli);
-    const result = await runLiveBudget(policies, settings);
-    print(flags.format, result, { table: liveBudgetTable, json: liveBudgetJson, csv: liveBudgetCsv });
+    const result = await live.runLiveBudget(policies, settings);
+    print(flags.format, result, { table: live.liveBudgetTable, json: live.liveBudgetJson, csv: live.liveBudgetCsv });
   });
 
   // A misspelt experiment reaches live's own action, which names it (commander would say only "too
