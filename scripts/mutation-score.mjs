@@ -1,0 +1,79 @@
+// The mutation score per area, from Stryker's JSON report (reports/mutation/mutation.json), against
+// the project's thresholds: 95 % on the library's core, 90 % on the simulator engine and on the HTTP
+// hint parsers. Stryker itself has one threshold for the whole run; this holds each area to its own.
+//
+//   node scripts/mutation-score.mjs [--report path] [--require-all]
+//
+// --require-all: an area with no mutant in the report fails (the full run must cover every area).
+// Score = (killed + timed out) / (killed + timed out + survived + no coverage), Stryker's own
+// formula; static mutants that the run ignored (`ignoreStatic`) and mutants marked equivalent
+// (disabled in the source) are not in it, and are counted apart.
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+
+const AREAS = [
+  { name: 'core/', threshold: 95, test: (file) => file.startsWith('packages/herdless/src/core/') },
+  { name: 'sim/engine.ts', threshold: 90, test: (file) => file === 'packages/herdless/src/sim/engine.ts' },
+  {
+    name: 'hint parsers (http/retry-after.ts, http/http-date.ts)',
+    threshold: 90,
+    test: (file) => file === 'packages/herdless/src/http/retry-after.ts' || file === 'packages/herdless/src/http/http-date.ts',
+  },
+];
+
+const { values } = parseArgs({
+  options: { report: { type: 'string', default: 'reports/mutation/mutation.json' }, 'require-all': { type: 'boolean', default: false } },
+});
+
+let report;
+try {
+  report = JSON.parse(readFileSync(values.report, 'utf8'));
+} catch (error) {
+  console.error(`mutation-score: cannot read the report ${values.report} (run npm run mutation first): ${error.message}`);
+  process.exit(2);
+}
+
+const empty = () => ({ Killed: 0, Timeout: 0, Survived: 0, NoCoverage: 0, Ignored: 0, other: 0, files: 0 });
+const score = (c) => {
+  const valid = c.Killed + c.Timeout + c.Survived + c.NoCoverage;
+  return valid === 0 ? NaN : (100 * (c.Killed + c.Timeout)) / valid;
+};
+
+const totals = new Map(AREAS.map((a) => [a, empty()]));
+const rows = [];
+for (const [file, { mutants }] of Object.entries(report.files)) {
+  const area = AREAS.find((a) => a.test(file));
+  const c = empty();
+  for (const m of mutants) {
+    if (m.status in c) c[m.status]++;
+    else c.other++;
+  }
+  rows.push({ file, c });
+  if (area === undefined) continue;
+  const t = totals.get(area);
+  for (const k of Object.keys(c)) t[k] += c[k];
+  t.files++;
+}
+
+const pct = (x) => (Number.isNaN(x) ? '—' : `${x.toFixed(2)} %`);
+console.log('file | score | killed | timeout | survived | no coverage | ignored (static)');
+for (const { file, c } of rows.sort((a, b) => a.file.localeCompare(b.file))) {
+  console.log(`${file} | ${pct(score(c))} | ${c.Killed} | ${c.Timeout} | ${c.Survived} | ${c.NoCoverage} | ${c.Ignored}`);
+}
+console.log('');
+let failed = false;
+for (const [area, t] of totals) {
+  const s = score(t);
+  let verdict;
+  if (t.files === 0) {
+    verdict = values['require-all'] ? 'FAIL: not in this run' : 'not in this run';
+    if (values['require-all']) failed = true;
+  } else if (s < area.threshold) {
+    verdict = `FAIL: under ${area.threshold} %`;
+    failed = true;
+  } else {
+    verdict = `ok (threshold ${area.threshold} %)`;
+  }
+  console.log(`${area.name}: ${pct(s)} over ${t.Killed + t.Timeout + t.Survived + t.NoCoverage} mutants in ${t.files} files (${t.Survived} survived, ${t.NoCoverage} without coverage, ${t.Ignored} static ignored) — ${verdict}`);
+}
+process.exit(failed ? 1 : 0);
