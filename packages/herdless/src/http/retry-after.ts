@@ -45,6 +45,7 @@ export function parseRetryAfter(value: string | null | undefined, nowMs: number)
   const text = trimOws(value);
   if (DIGITS.test(text)) return Math.min(Number(text) * 1000, MAX_HINT_MS);
   const at = parseHttpDate(text, nowMs);
+  // Stryker disable next-line ConditionalExpression: `undefined > nowMs` is false, so the next line returns undefined as well.
   if (at === undefined) return undefined;
   return at > nowMs ? Math.min(at - nowMs, MAX_HINT_MS) : undefined;
 }
@@ -85,8 +86,10 @@ export function retryAfterFromHeaders(headers: { get(name: string): string | nul
   const ms = parseRetryAfterMs(headers.get(RETRY_AFTER_MS_HEADER));
   if (ms !== undefined) return ms;
   const value = headers.get('retry-after');
+  // Stryker disable next-line ConditionalExpression: parseRetryAfter(null, …) returns undefined as well (before it reads the time); this only skips reading Date.
   if (value === null) return undefined;
   const date = headers.get('date');
+  // Stryker disable next-line ConditionalExpression: parseHttpDate(null) is undefined as well (it refuses anything but a string).
   const generated = date === null ? undefined : parseHttpDate(date, nowMs);
   return parseRetryAfter(value, generated ?? nowMs);
 }

@@ -45,6 +45,7 @@ class AwsQuota implements AwsRetryQuota {
   onAttempt(): void {}
   onSuccess(_now: number, isRetry?: boolean): void {
     const a = this.available + (isRetry === true ? this.retryCost : this.successIncrement);
+    // Stryker disable next-line EqualityOperator: at a === capacity both branches give capacity.
     this.available = a < this.capacity ? a : this.capacity;
   }
   onFailure(_now: number, isTimeout?: boolean): void {

@@ -41,6 +41,7 @@ class Keyed<B extends RetryBudget> implements KeyedBudgets<B> {
     const found = this.map.get(key);
     if (found !== undefined) {
       // The common case — the same target again — skips the re-insertion.
+      // Stryker disable next-line ConditionalExpression: lastKey, when set, is the last key of the map (every get() that finds or makes a key sets it), so re-inserting it leaves the order as it is.
       if (key !== this.lastKey) {
         this.map.delete(key);
         this.map.set(key, found);
@@ -61,6 +62,7 @@ class Keyed<B extends RetryBudget> implements KeyedBudgets<B> {
     return this.map.has(key);
   }
   delete(key: string): boolean {
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: a stale lastKey is harmless: get() takes its shortcut only for a key it finds, and a deleted key is found again only after get() re-adds it and sets lastKey.
     if (key === this.lastKey) this.lastKey = undefined;
     return this.map.delete(key);
   }

@@ -54,10 +54,12 @@ class RetryThrottling implements RetryThrottlingBudget {
   onAttempt(): void {}
   onSuccess(): void {
     const t = this.milli + this.ratioMilli;
+    // Stryker disable next-line EqualityOperator: at t === maxMilli both branches give maxMilli.
     this.milli = t < this.maxMilli ? t : this.maxMilli;
   }
   onFailure(): void {
     const t = this.milli - 1000;
+    // Stryker disable next-line EqualityOperator: at t === 0 both branches give 0 (+0: a difference of equal numbers).
     this.milli = t > 0 ? t : 0;
   }
   allowRetry(): boolean {

@@ -40,9 +40,11 @@ export class SlidingCounts {
    */
   advance(now: number): void {
     const k = Math.floor(now / this.bucketMs);
+    // Stryker disable next-line EqualityOperator: at k === current there are no steps: the loop runs 0 times and current stays k.
     if (!(k > this.current)) return;
     const n = this.buckets;
     const steps = k - this.current;
+    // Stryker disable next-line EqualityOperator: at steps === n the loop clears every slot once and ends on the slot it started from — the state clear() leaves (the counts are whole numbers, so the subtractions end at exactly 0).
     if (steps >= n) {
       this.clear();
     } else {
