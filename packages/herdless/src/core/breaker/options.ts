@@ -99,7 +99,8 @@ export function normaliseBreakerPolicy(options: BreakerPolicyOptions | undefined
   const o = objectOption(OWNER, 'options', options, BREAKER_POLICY_KEYS);
 
   const counting = o.counting ?? consecutiveFailures();
-  if (typeof counting !== 'object' || counting === null || typeof counting.create !== 'function') {
+  // Never null here: `??` above turns null into the default.
+  if (typeof counting !== 'object' || typeof counting.create !== 'function') {
     throw new InvalidOptionError(OWNER, 'counting', counting, 'must be a counting strategy such as consecutiveFailures() or failureRatio()');
   }
 
@@ -109,7 +110,8 @@ export function normaliseBreakerPolicy(options: BreakerPolicyOptions | undefined
     if (o.rng === undefined) {
       throw new InvalidOptionError(OWNER, 'rng', o.rng, 'is required when openDurationMs is a Backoff');
     }
-  } else if (typeof o.openDurationMs === 'object' && o.openDurationMs !== null) {
+  } else if (typeof o.openDurationMs === 'object' || typeof o.openDurationMs === 'function') {
+    // null and a function too: "a number of ms or a Backoff" says what was meant better than "a number".
     throw new InvalidOptionError(OWNER, 'openDurationMs', o.openDurationMs, 'must be a number of ms or a Backoff');
   } else {
     openDurationMs = numberOption(OWNER, 'openDurationMs', o.openDurationMs, 5_000, { min: 0, max: MAX_DELAY_MS });

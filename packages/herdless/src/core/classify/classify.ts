@@ -37,8 +37,8 @@ export interface RetryableInfo {
  */
 export type RetryableOverride = (error: unknown, info: RetryableInfo) => boolean | undefined;
 
-function hasTransientCode(value: unknown): boolean {
-  if (typeof value !== 'object' || value === null) return false;
+/** Callers pass an object: the error itself, or a `cause` the loop below has checked. */
+function hasTransientCode(value: object): boolean {
   if (CODES.has((value as { code?: unknown }).code)) return true;
   // Node rejects a failed connection to a dual-stack name with an AggregateError, one error per address.
   const errors = (value as { errors?: unknown }).errors;
