@@ -248,6 +248,7 @@ class Simulation {
     this.maxAttempts = policy.maxAttempts;
     this.backoff = policy.backoff;
     const constantMs = constantDelayOf(policy.backoff);
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: -1 (or NaN, from undefined / tickMs, which fails `>= 0` alike) only sends a constant backoff's retries through delay(), which returns the same wait: the figures do not change.
     this.constantTicks = constantMs === undefined ? -1 : roundHalfEven(constantMs / server.tickMs);
     this.rng = new PyRandom(seed);
     // Clamped past the horizon, where an outage's far end changes nothing, so it fits an Int32.
@@ -257,6 +258,7 @@ class Simulation {
     this.firstChunk = new Int32Array(this.horizon);
     this.lastChunk = new Int32Array(this.horizon);
     this.count = new Int32Array(this.horizon);
+    // Stryker disable next-line MethodExpression,ArithmeticOperator: the chunk store's first size only decides how often grow() doubles it.
     const chunks = Math.max(64, 2 * Math.ceil(clients / CHUNK));
     this.chunkNext = new Int32Array(chunks);
     this.chunkFill = new Int32Array(chunks);
@@ -322,6 +324,7 @@ class Simulation {
   /** An empty chunk from the free list, or a fresh one (the store doubles when full). */
   private newChunk(): number {
     let chunk = this.freeChunk;
+    // Stryker disable next-line ConditionalExpression: never reusing a freed chunk only grows the store.
     if (chunk !== -1) {
       this.freeChunk = this.chunkNext[chunk]!;
     } else {
@@ -345,6 +348,7 @@ class Simulation {
     this.floats = new Float64Array(buffer);
   }
 
+  // Stryker disable next-line BlockStatement: not freeing a chunk only grows the store (readers take a chunk's link before they release it).
   private releaseChunk(chunk: number): void {
     this.chunkNext[chunk] = this.freeChunk;
     this.freeChunk = chunk;
@@ -357,7 +361,9 @@ class Simulation {
     this.recentSum += n - this.recent[this.recentAt]!;
     this.recent[this.recentAt] = n;
     if (++this.recentAt === this.windowTicks) this.recentAt = 0;
+    // Stryker disable next-line EqualityOperator: outageStart[length] is undefined, which is no tick.
     for (let i = 0; i < this.outageStart.length; i++) {
+      // Stryker disable next-line EqualityOperator: at outageEnd === downUntil both keep the same value.
       if (this.outageStart[i] === t && this.outageEnd[i]! > this.downUntil) this.downUntil = this.outageEnd[i]!;
     }
     // S2(b): overload crash.
@@ -368,18 +374,22 @@ class Simulation {
     if (n === 0) return;
     // S2(c, d): down → all fail with no draw; up → sample min(capacity, n) positions that succeed.
     // A position succeeds iff mark[pos] holds this tick's stamp, so the down case needs no branch.
+    // Stryker disable next-line EqualityOperator,ArithmeticOperator: growing at n === length, or to max(n, length / 2) = n, still leaves a mark for every position.
     if (n > this.mark.length) this.mark = new Int32Array(Math.max(n, this.mark.length * 2));
     const stamp = t + 1;
     if (t >= this.downUntil) {
+      // Stryker disable next-line EqualityOperator: at n === capacity both branches give it.
       const k = n < this.capacity ? n : this.capacity;
       const chosen = this.chosen;
       const mark = this.mark;
       this.rng.samplePositions(n, k, chosen);
+      // Stryker disable next-line EqualityOperator: chosen[k] is past the array when k = capacity, and when k = n every position is marked already.
       for (let i = 0; i < k; i++) mark[chosen[i]!] = stamp;
     }
     this.requests += n;
     if (this.perTick !== null) this.perTick.arrivals[t] = n;
     // S2(e): each request in batch order, with its retry decision and its draws.
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: the request-by-request path gives the same figures (sim-engine-paths.test.ts checks both against the reference engine); a 0 ms constant wait goes through delay() to the same 0.
     if (this.constantTicks >= 0 && this.budgets === null) this.batchConstant(t, stamp);
     else this.batch(t, stamp);
   }
@@ -437,6 +447,7 @@ class Simulation {
         }
         let at: number;
         let wait = 0;
+        // Stryker disable next-line ConditionalExpression,EqualityOperator: delay() of a constant backoff returns the very wait constantTicks holds.
         if (constantTicks >= 0) {
           at = t + 1 + constantTicks;
         } else {
