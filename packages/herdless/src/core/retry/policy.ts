@@ -144,6 +144,7 @@ function limitOption(owner: string, field: string, value: unknown): number {
   // The common case first, without a call: a number in (0, 2^31 − 1]; numberOption words the error.
   // Stryker disable next-line ConditionalExpression,StringLiteral,EqualityOperator: a fast path: numberOption below returns the same value for every valid one.
   if (typeof value === 'number' && value > 0 && value <= MAX_DELAY_MS) return value;
+  // Stryker disable next-line ConditionalExpression: for undefined, numberOption below returns its fallback, the same Infinity (Infinity itself is killed: numberOption refuses it).
   if (value === undefined || value === Infinity) return Infinity;
   return numberOption(owner, field, value, Infinity, LIMIT_RULE);
 }
