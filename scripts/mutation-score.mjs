@@ -2,13 +2,16 @@
 // the project's thresholds: 95 % on the library's core, 90 % on the simulator engine and on the HTTP
 // hint parsers. Stryker itself has one threshold for the whole run; this holds each area to its own.
 //
-//   node scripts/mutation-score.mjs [--report path] [--require-all]
+//   node scripts/mutation-score.mjs [--report path]... [--require-all]
 //
+// --report: a Stryker JSON report, repeatable (default: reports/mutation/mutation.json and
+// reports/mutation-engine/mutation.json, the two runs of `npm run mutation`; a missing default is
+// skipped).
 // --require-all: an area with no mutant in the report fails (the full run must cover every area).
 // Score = (killed + timed out) / (killed + timed out + survived + no coverage), Stryker's own
 // formula; static mutants that the run ignored (`ignoreStatic`) and mutants marked equivalent
 // (disabled in the source) are not in it, and are counted apart.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
 const AREAS = [
@@ -22,15 +25,23 @@ const AREAS = [
 ];
 
 const { values } = parseArgs({
-  options: { report: { type: 'string', default: 'reports/mutation/mutation.json' }, 'require-all': { type: 'boolean', default: false } },
+  options: { report: { type: 'string', multiple: true }, 'require-all': { type: 'boolean', default: false } },
 });
 
-let report;
-try {
-  report = JSON.parse(readFileSync(values.report, 'utf8'));
-} catch (error) {
-  console.error(`mutation-score: cannot read the report ${values.report} (run npm run mutation first): ${error.message}`);
+const DEFAULT_REPORTS = ['reports/mutation/mutation.json', 'reports/mutation-engine/mutation.json'];
+const paths = values.report ?? DEFAULT_REPORTS.filter((p) => existsSync(p));
+if (paths.length === 0) {
+  console.error(`mutation-score: no report found (${DEFAULT_REPORTS.join(', ')}): run npm run mutation first`);
   process.exit(2);
+}
+const files = {};
+for (const path of paths) {
+  try {
+    Object.assign(files, JSON.parse(readFileSync(path, 'utf8')).files);
+  } catch (error) {
+    console.error(`mutation-score: cannot read the report ${path}: ${error.message}`);
+    process.exit(2);
+  }
 }
 
 const empty = () => ({ Killed: 0, Timeout: 0, Survived: 0, NoCoverage: 0, Ignored: 0, other: 0, files: 0 });
@@ -41,7 +52,7 @@ const score = (c) => {
 
 const totals = new Map(AREAS.map((a) => [a, empty()]));
 const rows = [];
-for (const [file, { mutants }] of Object.entries(report.files)) {
+for (const [file, { mutants }] of Object.entries(files)) {
   const area = AREAS.find((a) => a.test(file));
   const c = empty();
   for (const m of mutants) {
