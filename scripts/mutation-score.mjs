@@ -10,7 +10,7 @@
 // --require-all: an area with no mutant in the report fails (the full run must cover every area).
 // Score = (killed + timed out) / (killed + timed out + survived + no coverage), Stryker's own
 // formula; static mutants that the run ignored (`ignoreStatic`) and mutants marked equivalent
-// (disabled in the source) are not in it, and are counted apart.
+// (a disable comment in the source) are not in it, and are counted apart.
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
@@ -44,22 +44,27 @@ for (const path of paths) {
   }
 }
 
-const empty = () => ({ Killed: 0, Timeout: 0, Survived: 0, NoCoverage: 0, Ignored: 0, other: 0, files: 0 });
+// Stryker reports both static mutants (with ignoreStatic) and mutants set aside by a disable
+// comment (the ones marked equivalent) as "Ignored"; the reason tells them apart.
+const STATUSES = ['Killed', 'Timeout', 'Survived', 'NoCoverage'];
+const empty = () => ({ Killed: 0, Timeout: 0, Survived: 0, NoCoverage: 0, static: 0, equivalent: 0, errors: 0 });
+const tally = (c, m) => {
+  if (STATUSES.includes(m.status)) c[m.status]++;
+  else if (m.status === 'Ignored') c[m.statusReason?.startsWith('Static mutant') ? 'static' : 'equivalent']++;
+  else c.errors++; // CompileError, RuntimeError: not in the score, as in Stryker's own
+};
 const score = (c) => {
   const valid = c.Killed + c.Timeout + c.Survived + c.NoCoverage;
   return valid === 0 ? NaN : (100 * (c.Killed + c.Timeout)) / valid;
 };
 
-const totals = new Map(AREAS.map((a) => [a, empty()]));
+const totals = new Map(AREAS.map((a) => [a, { ...empty(), files: 0 }]));
 const rows = [];
 for (const [file, { mutants }] of Object.entries(files)) {
-  const area = AREAS.find((a) => a.test(file));
   const c = empty();
-  for (const m of mutants) {
-    if (m.status in c) c[m.status]++;
-    else c.other++;
-  }
+  for (const m of mutants) tally(c, m);
   rows.push({ file, c });
+  const area = AREAS.find((a) => a.test(file));
   if (area === undefined) continue;
   const t = totals.get(area);
   for (const k of Object.keys(c)) t[k] += c[k];
@@ -67,9 +72,9 @@ for (const [file, { mutants }] of Object.entries(files)) {
 }
 
 const pct = (x) => (Number.isNaN(x) ? '—' : `${x.toFixed(2)} %`);
-console.log('file | score | killed | timeout | survived | no coverage | ignored (static)');
+console.log('file | score | killed | timeout | survived | no coverage | static (ignored) | marked equivalent');
 for (const { file, c } of rows.sort((a, b) => a.file.localeCompare(b.file))) {
-  console.log(`${file} | ${pct(score(c))} | ${c.Killed} | ${c.Timeout} | ${c.Survived} | ${c.NoCoverage} | ${c.Ignored}`);
+  console.log(`${file} | ${pct(score(c))} | ${c.Killed} | ${c.Timeout} | ${c.Survived} | ${c.NoCoverage} | ${c.static} | ${c.equivalent}`);
 }
 console.log('');
 let failed = false;
@@ -85,6 +90,6 @@ for (const [area, t] of totals) {
   } else {
     verdict = `ok (threshold ${area.threshold} %)`;
   }
-  console.log(`${area.name}: ${pct(s)} over ${t.Killed + t.Timeout + t.Survived + t.NoCoverage} mutants in ${t.files} files (${t.Survived} survived, ${t.NoCoverage} without coverage, ${t.Ignored} static ignored) — ${verdict}`);
+  console.log(`${area.name}: ${pct(s)} over ${t.Killed + t.Timeout + t.Survived + t.NoCoverage} mutants in ${t.files} files (${t.Survived} survived, ${t.NoCoverage} without coverage; ${t.static} static left out, ${t.equivalent} marked equivalent) — ${verdict}`);
 }
 process.exit(failed ? 1 : 0);

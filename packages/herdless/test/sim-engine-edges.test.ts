@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { constantBackoff, type RetryBudget } from 'herdless';
 import { ARTICLE_SERVER, herdScenario, runScenario, type Scenario } from 'herdless/sim';
 import { invalidOption } from './support/invalid-option.js';
+import { twoClientScenario } from './support/sim-scenario.js';
 
 // The edges of the simulator engine that sim-engine*.test.ts do not reach: every field of a
 // scenario built in code, checked with its rule and named with its value.
@@ -52,17 +53,8 @@ describe('runScenario: each field of a scenario is checked with its rule', () =>
 });
 
 describe('runScenario: what a run reports', () => {
-  // 2 clients at tick 0, capacity 1, a constant 10 ms backoff: one served at tick 0, the other
-  // retried at tick 0 + 1 + 1 = 2 and served there.
-  const small = (over: Partial<Scenario> = {}): Scenario => ({
-    clients: 2,
-    arrivals: { kind: 'together', spreadMs: 0 },
-    server: { ...ARTICLE_SERVER, capacityPerTick: 1, startupMs: 0 },
-    policy: { name: 'c', backoff: constantBackoff({ delayMs: 10 }), maxAttempts: Infinity },
-    horizonMs: 1000,
-    stopWhenIdle: true,
-    ...over,
-  });
+  // twoClientScenario: one client served at tick 0, the other retried at tick 0 + 1 + 1 = 2 and served there.
+  const small = twoClientScenario;
 
   it('onTick is called once per processed tick, in order; the run ends after the tick of the last success', () => {
     const seen: number[] = [];
@@ -99,18 +91,7 @@ describe('runScenario: the request-by-request path (budgets, any backoff)', () =
     allowRetry: () => true,
   });
   const run = (log: string[]) =>
-    runScenario(
-      {
-        clients: 2,
-        arrivals: { kind: 'together', spreadMs: 0 },
-        server: { ...ARTICLE_SERVER, capacityPerTick: 1, startupMs: 0 },
-        policy: { name: 'b', backoff: constantBackoff({ delayMs: 20 }), maxAttempts: Infinity, budget: () => logBudget(log) },
-        horizonMs: 1000,
-        stopWhenIdle: true,
-      },
-      0,
-      { perTick: true },
-    );
+    runScenario(twoClientScenario({ policy: { name: 'b', backoff: constantBackoff({ delayMs: 20 }), maxAttempts: Infinity, budget: () => logBudget(log) } }), 0, { perTick: true });
 
   it('a constant 20 ms backoff with a budget: the retry decided at tick 0 is sent at tick 3; onSuccess says whether it was a retry', () => {
     const log: string[] = [];
@@ -123,14 +104,13 @@ describe('runScenario: the request-by-request path (budgets, any backoff)', () =
 });
 
 describe('runScenario: the server (S2)', () => {
-  const one = (server: Partial<typeof ARTICLE_SERVER>): Scenario => ({
-    clients: 1,
-    arrivals: { kind: 'together', spreadMs: 0 },
-    server: { ...ARTICLE_SERVER, startupMs: 0, ...server },
-    policy: { name: 'c', backoff: constantBackoff({ delayMs: 0 }), maxAttempts: Infinity },
-    horizonMs: 2000,
-    stopWhenIdle: true,
-  });
+  const one = (server: Partial<typeof ARTICLE_SERVER>): Scenario =>
+    twoClientScenario({
+      clients: 1,
+      server: { ...ARTICLE_SERVER, startupMs: 0, ...server },
+      policy: { name: 'c', backoff: constantBackoff({ delayMs: 0 }), maxAttempts: Infinity },
+      horizonMs: 2000,
+    });
 
   it('an outage that ends inside a longer downtime does not shorten it', () => {
     // Down for start-up until 500 ms; an outage from 100 to 200 ms changes nothing: first success at tick 50.

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { constantBackoff, type Backoff } from 'herdless';
-import { ARTICLE_SERVER, runScenario, type Scenario } from 'herdless/sim';
+import { ARTICLE_SERVER, runScenario } from 'herdless/sim';
+import { twoClientScenario } from './support/sim-scenario.js';
 
 // One focused test per rule of the engine (the lab's model: S1–S4 for the engine, H1–H8 for the
 // herd experiment), so that a broken rule is named by the test that catches it, not only by a
@@ -9,15 +10,8 @@ import { ARTICLE_SERVER, runScenario, type Scenario } from 'herdless/sim';
 /** A backoff that is not a ConstantBackoff: the engine takes its general path (S3 per request). */
 const fixed = (ms: number): Backoff => ({ name: `fixed ${ms} ms`, maxDelayMs: ms, delay: () => ms, toJSON: () => ({ kind: 'constant', delayMs: ms }) });
 
-const base = (over: Partial<Scenario> = {}): Scenario => ({
-  clients: 2,
-  arrivals: { kind: 'together', spreadMs: 0 },
-  server: { ...ARTICLE_SERVER, capacityPerTick: 1, startupMs: 0 },
-  policy: { name: 'c', backoff: constantBackoff({ delayMs: 10 }), maxAttempts: Infinity },
-  horizonMs: 1000,
-  stopWhenIdle: true,
-  ...over,
-});
+/** 2 clients at tick 0, capacity 1 per tick, a constant 10 ms backoff (see twoClientScenario). */
+const base = twoClientScenario;
 
 /** The tick at which the one retry of a 2-client, capacity-1 run arrives, for a given wait. */
 const retryTick = (backoff: Backoff): number => {
