@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { UsageError } from './usage-error.js';
 import { shorten } from './text.js';
 
@@ -24,17 +24,38 @@ export const MAX_JSON_DEPTH = 64;
 export function readJsonFile(file: string, where: string): unknown {
   let bytes: Buffer;
   try {
-    const size = statSync(file).size;
-    if (size > MAX_INPUT_BYTES) throw new UsageError(`${where}: the file is ${size} bytes; the lab reads at most ${MAX_INPUT_BYTES} (4 MiB)`);
-    bytes = readFileSync(file);
+    bytes = readAtMost(file, where);
   } catch (error) {
     if (error instanceof UsageError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     throw new UsageError(`${where}: ${code === 'ENOENT' ? 'no such file' : `cannot read it (${code ?? String(error)})`}`);
   }
-  // A file that grew between stat and read (or a pipe, whose size reads 0) is held to the same cap.
-  if (bytes.length > MAX_INPUT_BYTES) throw new UsageError(`${where}: the file is over ${MAX_INPUT_BYTES} bytes; the lab reads at most 4 MiB`);
   return parseJsonText(decodeUtf8(bytes, where), where);
+}
+
+/**
+ * The bytes of `file`, read in steps and never more than {@link MAX_INPUT_BYTES} + 1 of them: a
+ * device or a pipe (`/dev/zero`, `<(yes)`) reports size 0 and never ends, and a file can grow after
+ * it was measured, so the cap is kept while reading, not only by the size the file reports.
+ * @throws UsageError when there is more; the file system's own error otherwise.
+ */
+function readAtMost(file: string, where: string): Buffer {
+  const fd = openSync(file, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    if (size > MAX_INPUT_BYTES) throw new UsageError(`${where}: the file is ${size} bytes; the lab reads at most ${MAX_INPUT_BYTES} (4 MiB)`);
+    const buffer = Buffer.allocUnsafe(MAX_INPUT_BYTES + 1);
+    let length = 0;
+    for (;;) {
+      const read = readSync(fd, buffer, length, buffer.length - length, null);
+      if (read === 0) break;
+      length += read;
+      if (length > MAX_INPUT_BYTES) throw new UsageError(`${where}: the file is over ${MAX_INPUT_BYTES} bytes; the lab reads at most 4 MiB`);
+    }
+    return buffer.subarray(0, length);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**

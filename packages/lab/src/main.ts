@@ -38,7 +38,22 @@ try {
   }
   const topic = process.argv[3];
   if (first === 'help' && topic !== undefined && !known(topic)) throw new UsageError(`help ${quote(topic)}: unknown command (commands: ${names})`);
-  await program.parseAsync(process.argv);
+  let argv = process.argv;
+  if (first === 'help' && argv.length > 4) {
+    // `help live herd`: commander's help command reads one word; a subcommand's help is `live herd --help`.
+    const path = argv.slice(3);
+    let command = program;
+    for (const [i, word] of path.entries()) {
+      const sub = command.commands.find((c) => c.name() === word);
+      if (sub === undefined) {
+        const choices = command.commands.map((c) => c.name()).join(', ');
+        throw new UsageError(`help ${path.slice(0, i + 1).join(' ')}: ${quote(word)} is not a command of ${path.slice(0, i).join(' ')}${choices === '' ? ', which has none' : ` (choose from ${choices})`}`);
+      }
+      command = sub;
+    }
+    argv = [...argv.slice(0, 2), ...path, '--help'];
+  }
+  await program.parseAsync(argv);
 } catch (error) {
   if (error instanceof CommanderError) {
     if (error.exitCode === 0 || error.code === 'commander.helpDisplayed' || error.code === 'commander.version') process.exit(0);

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -102,6 +102,15 @@ describe('the work a scenario can cause is estimated and bounded before it runs'
     expect(refused(lab('budget', '--seeds', '0-99999'))).toContain('about 3.0e10 request events estimated (7 policies × 100000 seeds; "4 attempts" 47652 per run)');
   });
 
+  it('--max-events takes the bound as the help and the refusals print it (1e10-style) or in plain decimal; nothing else', () => {
+    // About 1.2e7 events per run of "immediate" for seed 0 (above): 2e7 and 1.3e7 let it run, 1e7 does not.
+    const immediate = (bound: string) => lab('herd', '--seeds', '0', '--strategies', 'immediate', '--max-events', bound, '--format', 'json');
+    for (const bound of ['2e7', '1.3e7', '20000000', '2E+7']) expect(immediate(bound).status).toBe(0);
+    expect(refused(immediate('1e7'))).toContain('"immediate" 1.2e7 per run');
+    for (const bad of ['1.5', '1e16', '0', '-3', '0x10', 'abc', '1.23e1', ''])
+      expect(refused(immediate(bad))).toBe(`herdless-lab: --max-events ${JSON.stringify(bad)}: expected a whole number of events from 1 to 1e15, such as 20000000000 or 2e10`);
+  });
+
   it('Poisson first sends are bounded: they are all queued before the run', () => {
     expect(() => parseConfig(scenario({ clients: 100_000, arrivals: { kind: 'poisson', ratePerSecond: 200 }, horizonMs: 1000 }))).toThrow(
       'arrivals.ratePerSecond × clients × horizon is about 20000000 requests; keep it ≤ 10000000',
@@ -126,6 +135,20 @@ describe('huge values are quoted by a short prefix; 1e400 is named', () => {
     expect(line).toContain('name must be ≤ 200 characters, got "xxxx');
     expect(refused(lab('herd', '--config', file(JSON.stringify(scenario({ name: 'x'.repeat(50_000_000) })))))).toMatch(/the file is 5\d+ bytes; the lab reads at most 4194304 \(4 MiB\)$/);
     expect(refused(lab('herd', '--seeds', `${'1'.repeat(9000)}`))).toContain('seeds must be ≤ 9007199254740991');
+  });
+
+  it('an endless input (a device or a pipe, which report size 0) is read only up to the cap, then refused', () => {
+    // The lab read the whole input before checking its length: /dev/zero grew to 1.9 GB in 9 s.
+    expect(refused(lab('herd', '--config', '/dev/zero'))).toMatch(/^herdless-lab: --config "\/dev\/zero": the file is over 4194304 bytes; the lab reads at most 4 MiB$/);
+    // A FIFO fed by a writer that never stops: the lab stops reading at the cap and exits.
+    const fifo = join(dir, 'endless.fifo');
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    const writer = spawn('sh', ['-c', `yes '{"clients": 10,' > '${fifo}'`], { stdio: 'ignore' });
+    try {
+      expect(refused(lab('herd', '--config', fifo))).toMatch(/the file is over 4194304 bytes; the lab reads at most 4 MiB$/);
+    } finally {
+      writer.kill();
+    }
   });
 
   it('quote() costs the same for a 10,000-level value as for a small one', () => {

@@ -119,6 +119,17 @@ describe('help, version, workers', () => {
     expect(bad.stderr).toContain('layers, ');
   });
 
+  it('help of a subcommand (help live herd) prints that subcommand’s help, as live herd --help does', () => {
+    const r = lab('help', 'live', 'herd');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/^Usage: herdless-lab live herd \[options\]/);
+    expect(r.stdout).toBe(lab('live', 'herd', '--help').stdout);
+    const bad = lab('help', 'live', 'nope');
+    expect(bad.status).toBe(2);
+    expect(bad.stderr.trim()).toBe('herdless-lab: help live nope: "nope" is not a command of live (choose from herd, budget)');
+    expect(lab('help', 'herd', 'x').stderr.trim()).toBe('herdless-lab: help herd x: "x" is not a command of herd, which has none');
+  });
+
   it('--version prints the lab’s version', () => {
     const r = lab('--version');
     expect(r.status).toBe(0);

@@ -88,9 +88,21 @@ function shellQuote(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 }
 
-/** `--max-events N`: the bound on a command's estimated request events (default {@link MAX_EVENTS}). */
+/** A whole count written as the lab writes large counts, `2.5e11`, or in plain decimal. */
+const COUNT = /^(?:\d+|\d+(?:\.\d+)?e\+?\d+)$/i;
+
+/**
+ * `--max-events N`: the bound on a command's estimated request events (default {@link MAX_EVENTS}).
+ * Takes `1e10`-style as well as plain decimal: the help and the refusals print the bound and the
+ * estimate that way, so a user can paste them.
+ */
 function maxEvents(text: string | undefined): number {
-  return text === undefined ? MAX_EVENTS : parseNumberFlag('--max-events', text, 1, 1e15, true);
+  if (text === undefined) return MAX_EVENTS;
+  const value = Number(text.trim());
+  if (!COUNT.test(text.trim()) || !Number.isInteger(value) || value < 1 || value > 1e15) {
+    throw new UsageError(`--max-events ${quote(text)}: expected a whole number of events from 1 to 1e15, such as 20000000000 or 2e10`);
+  }
+  return value;
 }
 
 const RAISE = 'raise the bound with --max-events N';
