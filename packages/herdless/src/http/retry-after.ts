@@ -9,6 +9,15 @@ const DECIMAL = /^[0-9]+(?:\.[0-9]+)?$/;
 const MAX_HINT_MS = Number.MAX_SAFE_INTEGER;
 
 /**
+ * A header value that is not text: `null` or `undefined` is an absent header (no hint); anything
+ * else (a number, an array) is the caller's mistake, not a server's, and is refused by name.
+ */
+function absentHeader(owner: string, value: unknown): undefined {
+  if (value === null || value === undefined) return undefined;
+  throw new InvalidOptionError(owner, 'value', value, "must be the header's text (a string), or null or undefined when the header is absent");
+}
+
+/**
  * Parses a `Retry-After` header value (RFC 9110 §10.2.3) into a wait in milliseconds, or
  * `undefined` when the value is not valid — the caller then falls back to its backoff.
  *
@@ -28,7 +37,9 @@ const MAX_HINT_MS = Number.MAX_SAFE_INTEGER;
  * @param nowMs the time in ms since the epoch that an HTTP-date is measured from: the response's own
  *   `Date` when it has one (see {@link retryAfterFromHeaders}), else the local wall clock.
  * @returns the wait in ms (≥ 0, finite), or `undefined`.
- * @throws InvalidOptionError when `value` is a string and `nowMs` is not a finite number.
+ * @throws InvalidOptionError when `value` is neither a string nor null/undefined (a number such as
+ *   `120` is refused: a header's value is text), or when `value` is a string and `nowMs` is not a
+ *   finite number.
  * @example
  * ```ts
  * parseRetryAfter('120', now); // 120000
@@ -37,7 +48,7 @@ const MAX_HINT_MS = Number.MAX_SAFE_INTEGER;
  * ```
  */
 export function parseRetryAfter(value: string | null | undefined, nowMs: number): number | undefined {
-  if (typeof value !== 'string') return undefined;
+  if (typeof value !== 'string') return absentHeader('parseRetryAfter', value);
   // A missing or broken "now" is the caller's bug: it would silently turn every date into no hint.
   if (typeof nowMs !== 'number' || !(nowMs > -Infinity && nowMs < Infinity)) {
     throw new InvalidOptionError('parseRetryAfter', 'nowMs', nowMs, 'must be a finite number of ms since the epoch, such as Date.now()');
@@ -54,6 +65,7 @@ export function parseRetryAfter(value: string | null | undefined, nowMs: number)
  * Parses a `retry-after-ms` header value: a non-negative number of milliseconds written as digits
  * with an optional fractional part (`1500`, `250.5`); anything else gives `undefined`.
  *
+ * @throws InvalidOptionError when `value` is neither a string nor null/undefined.
  * @example
  * ```ts
  * parseRetryAfterMs('1500'); // 1500
@@ -61,7 +73,7 @@ export function parseRetryAfter(value: string | null | undefined, nowMs: number)
  * ```
  */
 export function parseRetryAfterMs(value: string | null | undefined): number | undefined {
-  if (typeof value !== 'string') return undefined;
+  if (typeof value !== 'string') return absentHeader('parseRetryAfterMs', value);
   const text = trimOws(value);
   return DECIMAL.test(text) ? Math.min(Number(text), MAX_HINT_MS) : undefined;
 }
@@ -77,12 +89,17 @@ export function parseRetryAfterMs(value: string | null | undefined): number | un
  *
  * @param headers the response's headers: a `Headers`, or anything with its `get(name)`.
  * @param nowMs the local wall-clock time in ms since the epoch, for an HTTP-date when the response has no valid `Date`.
+ * @throws InvalidOptionError when `headers` has no `get` method (a plain object of header values
+ *   is refused, not read as empty).
  * @example
  * ```ts
  * retryAfterFromHeaders(new Headers({ 'retry-after': '2' }), Date.now()); // 2000
  * ```
  */
 export function retryAfterFromHeaders(headers: { get(name: string): string | null }, nowMs: number): number | undefined {
+  if (typeof (headers as { get?: unknown } | null | undefined)?.get !== 'function') {
+    throw new InvalidOptionError('retryAfterFromHeaders', 'headers', headers, 'must be a Headers, or any object with its get(name) method (a plain object of values: new Headers(object))');
+  }
   const ms = parseRetryAfterMs(headers.get(RETRY_AFTER_MS_HEADER));
   if (ms !== undefined) return ms;
   const value = headers.get('retry-after');
