@@ -28,7 +28,8 @@ const LOWER_MASK = 0x7fffffff;
  */
 export class PyRandom implements IntRng {
   private readonly mt = new Uint32Array(N);
-  private mti = N + 1;
+  // CPython starts at N + 1 ("not seeded"); here the constructor always seeds, and seeding sets N.
+  private mti = N;
 
   /** @param seed any safe integer; negative seeds use |seed|, as CPython does. */
   constructor(seed: number) {
@@ -47,6 +48,7 @@ export class PyRandom implements IntRng {
   private initGenrand(s: number): void {
     const mt = this.mt;
     mt[0] = s >>> 0;
+    // Stryker disable next-line EqualityOperator: a pass with i = N would only write mt[N], outside the Uint32Array, a write typed arrays drop.
     for (let i = 1; i < N; i++) {
       const prev = mt[i - 1]! ^ (mt[i - 1]! >>> 30);
       // 1812433253 * prev + i, modulo 2^32, without losing bits to doubles.
@@ -61,7 +63,8 @@ export class PyRandom implements IntRng {
     let i = 1;
     let j = 0;
     const len = key.length;
-    for (let k = N > len ? N : len; k > 0; k--) {
+    // CPython runs max(N, len) steps; the key of a safe integer has at most 2 words, so that is N.
+    for (let k = N; k > 0; k--) {
       const prev = mt[i - 1]! ^ (mt[i - 1]! >>> 30);
       mt[i] = ((mt[i]! ^ Math.imul(prev, 1664525)) + key[j]! + j) >>> 0;
       i++;
@@ -158,7 +161,8 @@ export class PyRandom implements IntRng {
    */
   sample<T>(population: readonly T[], k: number): T[] {
     const n = population.length;
-    const picks = new Array<number>(k);
+    // Grown by samplePositions, which checks k first (`new Array(k)` threw "Invalid array length" for k = -1).
+    const picks: number[] = [];
     this.samplePositions(n, k, picks);
     return picks.map((i) => population[i]!);
   }
@@ -176,7 +180,9 @@ export class PyRandom implements IntRng {
     if (k > 5) setsize += 4 ** Math.ceil(Math.log(k * 3) / Math.log(4));
     if (n <= setsize) {
       // Pool method: a partial Fisher–Yates over a copy of 0..n-1 (scratch space for small n).
+      // Stryker disable next-line ConditionalExpression,EqualityOperator: the scratch array only saves an allocation; a fresh Int32Array(n) gives the same draws.
       const pool = n <= 64 ? poolScratch : new Int32Array(n);
+      // Stryker disable next-line EqualityOperator: a pass with i = n writes pool[n], which no draw reads (j < n - i, n - i - 1 < n).
       for (let i = 0; i < n; i++) pool[i] = i;
       for (let i = 0; i < k; i++) {
         const j = this.randbelow(n - i);
@@ -186,6 +192,7 @@ export class PyRandom implements IntRng {
       return;
     }
     // Set method: redraw a position already taken. A linear scan beats a Set for small k.
+    // Stryker disable next-line ConditionalExpression,EqualityOperator,BlockStatement: the scan and the Set redraw the same positions; only the speed differs.
     if (k <= 16) {
       for (let i = 0; i < k; i++) {
         let j = this.randbelow(n);

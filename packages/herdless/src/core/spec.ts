@@ -20,17 +20,19 @@ export function fromSpec<K extends string, R>(
   }
   const { kind, ...options } = spec as Record<string, unknown>;
   const kinds = Object.keys(fields) as K[];
-  if (typeof kind !== 'string' || !(kinds as string[]).includes(kind)) {
+  // includes() matches only one of the (string) kinds, so a kind of any other type fails it too.
+  if (!(kinds as unknown[]).includes(kind)) {
     throw new InvalidOptionError(owner, `${path}.kind`, kind, `must be one of ${kinds.map((k) => `"${k}"`).join(', ')}`);
   }
-  const allowed = fields[kind as K];
+  const known = kind as K;
+  const allowed = fields[known];
   for (const key of Object.keys(options)) {
     if (!allowed.includes(key)) {
-      throw new InvalidOptionError(owner, `${path}.${key}`, options[key], `is not an option of "${kind}" (allowed: ${allowed.join(', ')})`);
+      throw new InvalidOptionError(owner, `${path}.${key}`, options[key], `is not an option of "${known}" (allowed: ${allowed.join(', ')})`);
     }
   }
   try {
-    return build(kind as K, options as never);
+    return build(known, options as never);
   } catch (error) {
     if (error instanceof InvalidOptionError) throw new InvalidOptionError(owner, `${path}.${error.field}`, error.value, error.requirement);
     throw error;

@@ -2,7 +2,8 @@ import { InvalidOptionError } from './errors.js';
 
 /** Constraints for {@link numberOption}. Bounds are inclusive unless marked exclusive. */
 export interface NumberRule {
-  min?: number;
+  /** Required: every option has a lower bound. */
+  min: number;
   max?: number;
   /** Lower bound is exclusive: value > min. */
   minExclusive?: boolean;
@@ -15,7 +16,7 @@ export interface NumberRule {
  * Reads a numeric option: `undefined` gives `fallback`; anything else must be a number that meets
  * `rule`, or an {@link InvalidOptionError} naming `owner`, `field` and the value is thrown.
  */
-export function numberOption(owner: string, field: string, value: unknown, fallback: number, rule: NumberRule = {}): number {
+export function numberOption(owner: string, field: string, value: unknown, fallback: number, rule: NumberRule): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || Number.isNaN(value)) {
     throw new InvalidOptionError(owner, field, value, 'must be a number');
@@ -26,10 +27,8 @@ export function numberOption(owner: string, field: string, value: unknown, fallb
   if (rule.integer && Number.isFinite(value) && !Number.isInteger(value)) {
     throw new InvalidOptionError(owner, field, value, 'must be an integer');
   }
-  if (rule.min !== undefined) {
-    if (rule.minExclusive ? !(value > rule.min) : !(value >= rule.min)) {
-      throw new InvalidOptionError(owner, field, value, `must be ${rule.minExclusive ? '>' : '≥'} ${rule.min}`);
-    }
+  if (rule.minExclusive ? !(value > rule.min) : !(value >= rule.min)) {
+    throw new InvalidOptionError(owner, field, value, `must be ${rule.minExclusive ? '>' : '≥'} ${rule.min}`);
   }
   if (rule.max !== undefined && !(value <= rule.max)) {
     throw new InvalidOptionError(owner, field, value, `must be ≤ ${rule.max}`);
@@ -38,23 +37,21 @@ export function numberOption(owner: string, field: string, value: unknown, fallb
 }
 
 /**
- * Throws an {@link InvalidOptionError} unless `value` is a plain object (or undefined, giving `{}`).
- * With `known`, an own key outside that list is an error too (a misspelled option must never fall
- * back silently to its default); keys whose value is `undefined` are allowed.
+ * Throws an {@link InvalidOptionError} unless `value` is a plain object (or undefined, giving `{}`)
+ * whose own keys are all in `known` (a misspelled option must never fall back silently to its
+ * default); keys whose value is `undefined` are allowed, and inherited keys are not options.
  */
-export function objectOption<T extends object>(owner: string, field: string, value: T | undefined, known?: readonly string[]): Partial<T> {
+export function objectOption<T extends object>(owner: string, field: string, value: T | undefined, known: readonly string[]): Partial<T> {
   if (value === undefined) return {};
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new InvalidOptionError(owner, field, value, 'must be an object');
   }
-  if (known !== undefined) {
-    // for…in and an own-key check: no array of keys to allocate (backoffs may be built per call).
-    for (const key in value) {
-      if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
-      const v = (value as Record<string, unknown>)[key];
-      if (v !== undefined && !known.includes(key)) {
-        throw new InvalidOptionError(owner, key, v, `is not an option of ${owner} (check the spelling; options: ${known.join(', ')})`);
-      }
+  // for…in and an own-key check: no array of keys to allocate (backoffs may be built per call).
+  for (const key in value) {
+    if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
+    const v = (value as Record<string, unknown>)[key];
+    if (v !== undefined && !known.includes(key)) {
+      throw new InvalidOptionError(owner, key, v, `is not an option of ${owner} (check the spelling; options: ${known.join(', ')})`);
     }
   }
   return value;
