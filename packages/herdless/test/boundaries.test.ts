@@ -60,12 +60,15 @@ describe('attemptTimeoutMs equal to the time left: the deadline is what cuts the
   it('one ms more of deadline: the attempt timeout cuts it (byDeadline false)', async () => {
     const clock = new ManualClock();
     let error: unknown;
-    const call = retry(() => new Promise<never>(() => undefined), { clock, deadlineMs: 1001, attemptTimeoutMs: 1000 }).catch((e: unknown) => {
+    // A fixed draw: full jitter's first wait is then 50 ms (with Math.random, 1 run in 100 drew a wait
+    // under 1 ms, which fits in the 1 ms left and starts a second attempt).
+    const random = { random: () => 0.5 };
+    const call = retry(() => new Promise<never>(() => undefined), { clock, random, deadlineMs: 1001, attemptTimeoutMs: 1000 }).catch((e: unknown) => {
       error = e;
     });
     await clock.runAll();
     await call;
-    // The attempt timed out at 1000 ms; no wait fits in the 1 ms left, so the call ends there.
+    // The attempt timed out at 1000 ms; the 50 ms wait does not fit in the 1 ms left, so the call ends there.
     expect((error as RetryError).cause).toMatchObject({ byDeadline: false, timeoutMs: 1000 });
   });
 });
