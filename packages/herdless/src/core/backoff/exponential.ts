@@ -62,6 +62,7 @@ function normalise(owner: string, options: ExponentialBackoffOptions | undefined
  */
 function capped(initial: number, multiplier: number, cap: number, retry: number): number {
   const v = initial * multiplier ** (retry - 1);
+  // Stryker disable next-line EqualityOperator: at v === cap both branches give cap (v = cap > 0 needs initial > 0; v = cap = 0 gives 0 either way).
   if (v < cap) return v;
   return initial === 0 ? 0 : cap;
 }
