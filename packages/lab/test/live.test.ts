@@ -201,6 +201,9 @@ describe('lab live / server: bad input exits 2 with one line', () => {
     [['live', 'herd', '--target', 'not a url'], /^herdless-lab: --target "not a url": not a URL/],
     [['live', 'herd', '--strategies', 'full jitter,slow'], /^herdless-lab: --strategies "full jitter,slow": unknown strategy "slow"/],
     [['live', 'herd', '--clients', '0'], /^herdless-lab: --clients "0": expected an integer from 1 to 10000\n$/],
+    // --seed has one range everywhere (PyRandom takes any safe integer): live herd's was 2^32 − 1.
+    [['live', 'herd', '--seed', '9007199254740992'], /^herdless-lab: --seed "9007199254740992": expected an integer from 0 to 9007199254740991\n$/],
+    [['waits', '--seed', '9007199254740992'], /^herdless-lab: --seed "9007199254740992": expected an integer from 0 to 9007199254740991\n$/],
     [['live', 'budget', '--horizon', '10'], /^herdless-lab: --horizon "10": expected a number from 18 to 3600\n$/],
     [['live', 'budget', '--policies', 'none'], /^herdless-lab: --policies "none": unknown policy "none"/],
     [['server', '--outage', '15-5'], /^herdless-lab: --outage "15-5": expected START-END in seconds/],

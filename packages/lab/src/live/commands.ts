@@ -66,7 +66,7 @@ function liveSettings(flags: LiveFlags, defaults: { clients: number; horizonS: n
   const clients = flags.clients === undefined ? defaults.clients : cli.parseNumber('--clients', flags.clients, 1, 10_000, true);
   const horizonS = flags.horizon === undefined ? defaults.horizonS : cli.parseNumber('--horizon', flags.horizon, defaults.minHorizonS, 3600);
   if (Math.round(horizonS * 100) !== horizonS * 100) throw new UsageError(`--horizon ${JSON.stringify(flags.horizon)}: expected whole ticks (at most 2 decimals)`);
-  const seed = cli.parseNumber('--seed', flags.seed, 0, 2 ** 32 - 1, true);
+  const seed = cli.parseNumber('--seed', flags.seed, 0, Number.MAX_SAFE_INTEGER, true); // as every --seed: PyRandom takes any safe integer
   return { target: flags.target, clients, horizonMs: Math.round(horizonS * 1000), seed, simSeeds: parseSeeds(flags.seeds), progress: cli.err };
 }
 

@@ -210,15 +210,22 @@ export function liveHerdTable(result: LiveHerdResult): string {
       `${strategy.padEnd(width)} ${simFinish.padEnd(21)} ${liveFinish.padStart(7)} ${pct(live.finishS, sim.finish.mean).padStart(6)}  ${simReq.padEnd(25)} ${String(live.requests).padStart(7)} ${pct(live.requests, sim.requests.mean).padStart(6)}  ${n(sim.crashes.mean, 1, 5)} ${crashes}   ${n(live.lateness.p50, 1, 5)} ${n(live.lateness.p99, 1, 6)}`,
     );
   }
-  const unfinished = result.rows.filter((r) => !r.live.finished || r.sim.unfinished > 0);
-  if (unfinished.length > 0) {
-    lines.push(
-      `* unfinished at the horizon (live); simulator runs unfinished: ${unfinished.map((r) => `${r.strategy} ${r.sim.unfinished} of ${result.simSeeds.length}`).join(', ')}`,
-    );
-  }
+  lines.push(...unfinishedLines(result));
   if (!result.where.stats) lines.push('? crashes are known only when the target is a lab server');
   lines.push(...instrumentLines(result.lateness, result.serverLateness));
   return lines.join('\n');
+}
+
+/**
+ * The legend of unfinished runs: the `*` explained only when a live value carries one, and the
+ * simulator's unfinished runs only for the strategies that have some.
+ */
+export function unfinishedLines(result: Pick<LiveHerdResult, 'rows' | 'simSeeds'>): string[] {
+  const parts: string[] = [];
+  if (result.rows.some((r) => !r.live.finished)) parts.push('* unfinished at the horizon (live)');
+  const sim = result.rows.filter((r) => r.sim.unfinished > 0);
+  if (sim.length > 0) parts.push(`simulator runs unfinished: ${sim.map((r) => `${r.strategy} ${r.sim.unfinished} of ${result.simSeeds.length}`).join(', ')}`);
+  return parts.length === 0 ? [] : [parts.join('; ')];
 }
 
 function seedsText(seeds: readonly number[]): string {
