@@ -198,6 +198,11 @@ const RETRY_KEYS = RETRY_POLICY_KEYS;
 const HTTP_KEYS: readonly string[] = ['retryMethods', 'retryStatuses', 'idempotencyKey', 'now', 'attemptHeader', 'onRetry', 'onGiveUp', 'telemetry'];
 const CALL_KEYS: readonly string[] = ['idempotencyKey', 'bodyFactory'];
 
+/** Every option name `withRetry` (or, with `callKeys`, `fetchWithRetry`) takes, for the misspelling error. */
+function optionNames(callKeys: boolean): string[] {
+  return [...new Set([...RETRY_KEYS, ...HTTP_KEYS, ...(callKeys ? CALL_KEYS : [])])];
+}
+
 /** @internal `true` → the default generator, a function → itself, `false`/`undefined` → none. */
 export function idempotencyKeyOption(owner: string, value: unknown): (() => string) | undefined | false {
   if (value === undefined) return undefined;
@@ -274,7 +279,7 @@ export function parseHttpOptions(options: FetchWithRetryOptions | HttpRetryOptio
     } else if (key === 'signal') {
       throw new InvalidOptionError(owner, key, value, 'is per request: pass it in init (or in the Request)');
     } else if (!HTTP_KEYS.includes(key) && !(callKeys && CALL_KEYS.includes(key))) {
-      throw new InvalidOptionError(owner, key, value, `is not an option of ${owner} (check the spelling)`);
+      throw new InvalidOptionError(owner, key, value, `is not an option of ${owner} (check the spelling; options: ${optionNames(callKeys).join(', ')})`);
     }
   }
   try {

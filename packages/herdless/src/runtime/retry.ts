@@ -203,6 +203,9 @@ export const RETRY_POLICY_KEYS: readonly string[] = [
   'onHookError',
 ];
 
+/** The options that observe a call rather than shape it (besides {@link RETRY_POLICY_KEYS}); named in the misspelling error. */
+const OBSERVER_KEYS: readonly string[] = ['onRetry', 'onGiveUp', 'telemetry'];
+
 // Local, not core/validate's functionOption: this reader runs on every call given options, and the
 // shared one measured a few more instructions per call (valgrind, as in BENCHMARKS.md section 1b).
 function functionOption<F>(owner: string, field: string, value: F | undefined): F | undefined {
@@ -302,7 +305,7 @@ function parseRunner(options: RetryOptions, owner: string, perCall: boolean): Ru
         if (perCall || value === undefined) break;
         throw new InvalidOptionError(owner, key, value, 'is a per-call option: pass it with each call');
       default:
-        throw new InvalidOptionError(owner, key, value, 'is not a retry option (check the spelling)');
+        throw new InvalidOptionError(owner, key, value, `is not a retry option (check the spelling; options: ${[...RETRY_POLICY_KEYS, ...OBSERVER_KEYS, ...(perCall ? ['signal'] : [])].join(', ')})`);
     }
   }
   runner.throttlingBackoff = throttlingDefault(runner, options.throttlingBackoff);
