@@ -8,6 +8,12 @@
 export const DECIMAL = /^-?(?:\d+\.?\d*|\.\d+)$/;
 /** Plain integers: `3`, `-2`. */
 export const INTEGER = /^-?\d+$/;
+/**
+ * A whole count as the lab prints large counts (`2.5e11`, `1.0e10`) or in plain decimal; for
+ * `--max-events` only, whose bounds the help and the refusals print that way. The value must still
+ * be an integer (`1.23e1` is not).
+ */
+export const COUNT = /^(?:\d+|\d+(?:\.\d+)?e\+?\d+)$/i;
 
 /** The number `text` spells in plain decimal (surrounding spaces allowed), or undefined when it is not one. */
 export function plainNumber(text: string): number | undefined {

@@ -4,7 +4,7 @@ import type { GiveUpReason } from '../core/retry/errors.js';
 import { functionOption } from '../core/validate.js';
 import { checkedNow } from '../core/time.js';
 import type { HookName } from '../runtime/hooks.js';
-import { createRetry, RETRY_POLICY_KEYS, type RetrierOptions } from '../runtime/retry.js';
+import { createRetry, RETRY_OBSERVER_KEYS, RETRY_POLICY_KEYS, type RetrierOptions } from '../runtime/retry.js';
 import { systemScheduler } from '../runtime/scheduler.js';
 import { telemetryOption, type TelemetryObserver } from '../runtime/telemetry.js';
 import { ATTEMPT_HEADER, DEFAULT_RETRY_STATUSES, RETRYABLE_HTTP_METHODS } from './data.js';
@@ -195,7 +195,7 @@ export interface HttpConfig {
 }
 
 const RETRY_KEYS = RETRY_POLICY_KEYS;
-const HTTP_KEYS: readonly string[] = ['retryMethods', 'retryStatuses', 'idempotencyKey', 'now', 'attemptHeader', 'onRetry', 'onGiveUp', 'telemetry'];
+const HTTP_KEYS: readonly string[] = ['retryMethods', 'retryStatuses', 'idempotencyKey', 'now', 'attemptHeader', ...RETRY_OBSERVER_KEYS];
 const CALL_KEYS: readonly string[] = ['idempotencyKey', 'bodyFactory'];
 
 /** Every option name `withRetry` (or, with `callKeys`, `fetchWithRetry`) takes, for the misspelling error. */

@@ -1,17 +1,11 @@
 import { MAX_DELAY_MS } from '../core/backoff/backoff.js';
+import { nextMacrotask } from './macrotask.js';
 import type { Scheduler } from './scheduler.js';
 
 interface Timer {
   readonly id: number;
   readonly at: number;
   readonly callback: () => void;
-}
-
-/** Lets promise callbacks that are already queued run, so the code they wake can schedule timers. */
-function settle(): Promise<void> {
-  const g = globalThis as { setImmediate?: (callback: () => void) => unknown };
-  // One macrotask: every queued microtask (promise continuation) runs before it.
-  return new Promise((resolve) => (g.setImmediate ? g.setImmediate(resolve) : setTimeout(resolve, 0)));
 }
 
 /**
@@ -121,7 +115,8 @@ export class ManualClock implements Scheduler {
     this.#busy = true;
     let fired = 0;
     try {
-      await settle();
+      // One macrotask: queued promise callbacks run, so the code they wake can schedule timers.
+      await nextMacrotask();
       for (;;) {
         const next = this.#timers[0];
         if (next === undefined || next.at > until) break;
@@ -130,7 +125,7 @@ export class ManualClock implements Scheduler {
         if (next.at > this.#now) this.#now = next.at;
         fired++;
         next.callback();
-        await settle();
+        await nextMacrotask();
       }
       if (until !== Infinity && until > this.#now) this.#now = until;
       return fired;

@@ -26,6 +26,7 @@ import {
 import { checkedRng, type Rng } from '../core/rng.js';
 import { checkedNow } from '../core/time.js';
 import { subscribe, unsubscribe } from './abort-link.js';
+import { nextMacrotask } from './macrotask.js';
 import { callHook, type GiveUpEvent, type HookName, type RetryEvent } from './hooks.js';
 import { CallTelemetry, telemetryOption, type TelemetryObserver } from './telemetry.js';
 import type { Scheduler } from './scheduler.js';
@@ -203,8 +204,12 @@ export const RETRY_POLICY_KEYS: readonly string[] = [
   'onHookError',
 ];
 
-/** The options that observe a call rather than shape it (besides {@link RETRY_POLICY_KEYS}); named in the misspelling error. */
-const OBSERVER_KEYS: readonly string[] = ['onRetry', 'onGiveUp', 'telemetry'];
+/**
+ * The options of `retry()` that observe a call rather than shape it (the rest are
+ * {@link RETRY_POLICY_KEYS}); the HTTP adapter takes them too, and wraps them.
+ * @internal
+ */
+export const RETRY_OBSERVER_KEYS: readonly string[] = ['onRetry', 'onGiveUp', 'telemetry'];
 
 // Local, not core/validate's functionOption: this reader runs on every call given options, and the
 // shared one measured a few more instructions per call (valgrind, as in BENCHMARKS.md section 1b).
@@ -305,7 +310,7 @@ function parseRunner(options: RetryOptions, owner: string, perCall: boolean): Ru
         if (perCall || value === undefined) break;
         throw new InvalidOptionError(owner, key, value, 'is a per-call option: pass it with each call');
       default:
-        throw new InvalidOptionError(owner, key, value, `is not a retry option (check the spelling; options: ${[...RETRY_POLICY_KEYS, ...OBSERVER_KEYS, ...(perCall ? ['signal'] : [])].join(', ')})`);
+        throw new InvalidOptionError(owner, key, value, `is not a retry option (check the spelling; options: ${[...RETRY_POLICY_KEYS, ...RETRY_OBSERVER_KEYS, ...(perCall ? ['signal'] : [])].join(', ')})`);
     }
   }
   runner.throttlingBackoff = throttlingDefault(runner, options.throttlingBackoff);
@@ -786,7 +791,7 @@ function failed(runner: Runner, state: RetryState, error: unknown, log: FailureL
 function waited(runner: Runner, command: RetryStep): RetryState | Promise<RetryState> {
   const next = command.next;
   if (command.delayMs > 0) return sleep(runner, command.delayMs).then(() => next);
-  return yieldsFirst(next.attempt) ? yieldToEventLoop().then(() => next) : next;
+  return yieldsFirst(next.attempt) ? nextMacrotask().then(() => next) : next;
 }
 
 /**
@@ -800,19 +805,6 @@ const ZERO_WAIT_YIELD_EVERY = 16;
 
 function yieldsFirst(attempt: number): boolean {
   return attempt % ZERO_WAIT_YIELD_EVERY === 0;
-}
-
-/**
- * One turn of the event loop: `setImmediate` where there is one (Node.js, Bun, Deno), else a global
- * `setTimeout` of 0 ms. Not the call's `clock`: a yield measures no time, so a virtual clock needs no
- * advance for it (fake timers that replace these globals must run them).
- */
-function yieldToEventLoop(): Promise<void> {
-  const g = globalThis as { setImmediate?: (callback: () => void) => unknown };
-  return new Promise((resolve) => {
-    if (typeof g.setImmediate === 'function') g.setImmediate(resolve);
-    else setTimeout(resolve, 0);
-  });
 }
 
 /** The guarded path: a signal, a deadline or an attempt timeout is in play. */
@@ -861,7 +853,7 @@ async function runGuarded<T>(operation: RetryOperation<T>, runner: Runner, signa
           guard.settled();
         } else if (yieldsFirst(state.attempt) && !guard.aborted) {
           // A timer-driven abort or deadline can fire in this turn (see ZERO_WAIT_YIELD_EVERY).
-          await yieldToEventLoop();
+          await nextMacrotask();
         }
         // The abort may also have come from a hook, synchronously.
         if (guard.aborted) throw aborted(runner, state.attempt - 1, signal!, tel);

@@ -12,7 +12,7 @@ import { buildReport } from '../report/build.js';
 import { FIGURES, LAB_EXPERIMENTS } from '../report/catalog.js';
 import { checkReportDir, writeReport } from '../report/write.js';
 import { parseSeeds } from './seeds.js';
-import { DECIMAL, INTEGER } from '../numbers.js';
+import { COUNT, DECIMAL, INTEGER } from '../numbers.js';
 import { arrivalBins, rowsToCsv, waitPoints } from '../charts/series.js';
 import { budgetCsv, budgetJson, budgetPolicies, budgetTable, budgetTitle, budgetTraceCsv, budgetTraceJson, configPolicies } from '../experiments/budget.js';
 import { grpcPolicy, runBudgetExperiment } from '../experiments/budget-run.js';
@@ -87,9 +87,6 @@ function configSeeds(flag: string | undefined, config: { seeds?: string | number
 function shellQuote(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 }
-
-/** A whole count written as the lab writes large counts, `2.5e11`, or in plain decimal. */
-const COUNT = /^(?:\d+|\d+(?:\.\d+)?e\+?\d+)$/i;
 
 /**
  * `--max-events N`: the bound on a command's estimated request events (default {@link MAX_EVENTS}).
