@@ -3,14 +3,17 @@ import { MAX_DELAY_MS } from '../core/backoff/backoff.js';
 import { fullJitterBackoff, proportionalJitterBackoff } from '../core/backoff/exponential.js';
 import { retryThrottlingBudget, type RetryThrottlingBudget } from '../core/budget/retry-throttling.js';
 import { InvalidOptionError } from '../core/errors.js';
-import { objectOption } from '../core/validate.js';
+import { numberOption, objectOption } from '../core/validate.js';
 import { grpcDurationMs } from './duration.js';
 import { grpcStatusName, grpcStatusOf, type GrpcStatusName } from './status.js';
 
 const OWNER = 'parseGrpcServiceConfig';
 
-/** gRFC A6: "maxAttempts … values greater than 5 are treated as 5". */
+/** gRFC A6: "maxAttempts … values greater than 5 are treated as 5" (the default of `maxRetryAttempts`). */
 export const GRPC_MAX_ATTEMPTS_CAP = 5;
+
+/** @internal The range of `maxRetryAttempts`: an integer ≥ 1. */
+export const MAX_RETRY_ATTEMPTS_RULE = { min: 1, max: Number.MAX_SAFE_INTEGER, integer: true };
 
 /** Options of {@link parseGrpcServiceConfig}. */
 export interface ParseGrpcServiceConfigOptions {
@@ -30,15 +33,22 @@ export interface ParseGrpcServiceConfigOptions {
    * maxBackoff))").
    */
   jitter?: 'proportional' | 'full' | undefined;
+  /**
+   * The client-side maximum of `maxAttempts`: a larger value in the config is treated as this one
+   * (`maxAttemptsCapped`). Default 5, gRFC A6's ("Limits on Retries and Hedges": the client may
+   * change it). grpc-java calls the channel option `maxRetryAttempts`; grpc-js
+   * `grpc-node.retry_max_attempts_limit`. An integer ≥ 1.
+   */
+  maxRetryAttempts?: number | undefined;
 }
 
 /** A validated, normalised gRFC A6 `retryPolicy` (times in ms). */
 export interface GrpcRetryPolicy {
-  /** The attempts per call, first try included: 2 to 5 (after the cap). */
+  /** The attempts per call, first try included, after the cap (`maxRetryAttempts`, default 5). */
   readonly maxAttempts: number;
   /** The value as written in the config (≥ 2; may exceed 5). */
   readonly requestedMaxAttempts: number;
-  /** True when `requestedMaxAttempts` was above 5 and was treated as 5. */
+  /** True when `requestedMaxAttempts` was above the cap and was treated as the cap. */
   readonly maxAttemptsCapped: boolean;
   readonly initialBackoffMs: number;
   readonly maxBackoffMs: number;
@@ -178,14 +188,21 @@ function checkLoadBalancing(root: Json): void {
   });
 }
 
-function parseRetryPolicy(raw: unknown, path: string, jitter: 'proportional' | 'full', warnings: string[]): GrpcRetryPolicy {
+interface ParseContext {
+  readonly jitter: 'proportional' | 'full';
+  /** The cap on maxAttempts. */
+  readonly cap: number;
+  readonly warnings: string[];
+}
+
+function parseRetryPolicy(raw: unknown, path: string, { jitter, cap, warnings }: ParseContext): GrpcRetryPolicy {
   if (!isObject(raw)) fail(path, raw, 'must be an object');
   const requested = requireField(raw, 'maxAttempts', path);
   if (typeof requested !== 'number' || !Number.isInteger(requested) || requested < 2) {
     fail(`${path}.maxAttempts`, requested, 'must be an integer ≥ 2');
   }
-  const capped = requested > GRPC_MAX_ATTEMPTS_CAP;
-  if (capped) warnings.push(`${path}.maxAttempts: ${requested} is treated as ${GRPC_MAX_ATTEMPTS_CAP} (gRFC A6 caps it)`);
+  const capped = requested > cap;
+  if (capped) warnings.push(`${path}.maxAttempts: ${requested} is treated as ${cap} (gRFC A6's client-side maximum, maxRetryAttempts)`);
 
   const initialBackoffMs = grpcDurationMs(requireField(raw, 'initialBackoff', path), `${path}.initialBackoff`, OWNER);
   if (!(initialBackoffMs > 0)) fail(`${path}.initialBackoff`, raw.initialBackoff, 'must be > 0');
@@ -226,7 +243,7 @@ function parseRetryPolicy(raw: unknown, path: string, jitter: 'proportional' | '
   }
   const shape = { initialBackoffMs: startMs, maxBackoffMs, backoffMultiplier };
   return {
-    maxAttempts: capped ? GRPC_MAX_ATTEMPTS_CAP : requested,
+    maxAttempts: capped ? cap : requested,
     requestedMaxAttempts: requested,
     maxAttemptsCapped: capped,
     initialBackoffMs,
@@ -274,7 +291,8 @@ function parseName(n: unknown, p: string): { service: string; method: string } {
   return { service: '', method: '' };
 }
 
-function parseMethodConfigs(raw: unknown, jitter: 'proportional' | 'full', warnings: string[]): MethodEntry[] {
+function parseMethodConfigs(raw: unknown, context: ParseContext): MethodEntry[] {
+  const { warnings } = context;
   if (!Array.isArray(raw)) fail('methodConfig', raw, 'must be an array');
   const seen = new Set<string>();
   return raw.map((entry: unknown, index): MethodEntry => {
@@ -296,7 +314,7 @@ function parseMethodConfigs(raw: unknown, jitter: 'proportional' | 'full', warni
       parseHedgingPolicy(entry.hedgingPolicy, `${path}.hedgingPolicy`);
       warnings.push(`${path}.hedgingPolicy: hedging is not supported; ignored`);
     }
-    const policy = 'retryPolicy' in entry ? parseRetryPolicy(entry.retryPolicy, `${path}.retryPolicy`, jitter, warnings) : undefined;
+    const policy = 'retryPolicy' in entry ? parseRetryPolicy(entry.retryPolicy, `${path}.retryPolicy`, context) : undefined;
     return { index, names, policy };
   });
 }
@@ -361,12 +379,13 @@ const POLICY_FIELDS = ['maxAttempts', 'initialBackoff', 'maxBackoff', 'backoffMu
  * ```
  */
 export function parseGrpcServiceConfig(input: unknown, options?: ParseGrpcServiceConfigOptions): GrpcRetryConfig {
-  const o = objectOption(OWNER, 'options', options, ['service', 'method', 'jitter']);
+  const o = objectOption(OWNER, 'options', options, ['service', 'method', 'jitter', 'maxRetryAttempts']);
   const jitter = o.jitter ?? 'proportional';
   if (jitter !== 'proportional' && jitter !== 'full') fail('options.jitter', jitter, 'must be "proportional" or "full"');
   if (o.service !== undefined && typeof o.service !== 'string') fail('options.service', o.service, 'must be a string');
   if (o.method !== undefined && typeof o.method !== 'string') fail('options.method', o.method, 'must be a string');
   if (o.method !== undefined && o.service === undefined) fail('options.method', o.method, 'needs options.service');
+  const cap = numberOption(OWNER, 'options.maxRetryAttempts', o.maxRetryAttempts, GRPC_MAX_ATTEMPTS_CAP, MAX_RETRY_ATTEMPTS_RULE);
 
   let root = input;
   if (typeof input === 'string') {
@@ -379,18 +398,19 @@ export function parseGrpcServiceConfig(input: unknown, options?: ParseGrpcServic
   if (!isObject(root)) fail('serviceConfig', root, 'must be an object');
 
   const warnings: string[] = [];
+  const context: ParseContext = { jitter, cap, warnings };
   let retryPolicy: GrpcRetryPolicy | undefined;
   let retryThrottling: GrpcRetryThrottling | undefined;
   if (POLICY_FIELDS.some((f) => f in root)) {
-    retryPolicy = parseRetryPolicy(root, 'retryPolicy', jitter, warnings);
+    retryPolicy = parseRetryPolicy(root, 'retryPolicy', context);
   } else {
     if (root.retryPolicy !== undefined && root.methodConfig !== undefined) {
       fail('retryPolicy', root.retryPolicy, 'must be inside methodConfig[] when methodConfig is given');
     }
     if (root.retryPolicy !== undefined) {
-      retryPolicy = parseRetryPolicy(root.retryPolicy, 'retryPolicy', jitter, warnings);
+      retryPolicy = parseRetryPolicy(root.retryPolicy, 'retryPolicy', context);
     } else if (root.methodConfig !== undefined) {
-      retryPolicy = pick(parseMethodConfigs(root.methodConfig, jitter, warnings), o.service, o.method, warnings);
+      retryPolicy = pick(parseMethodConfigs(root.methodConfig, context), o.service, o.method, warnings);
     }
     if (root.retryThrottling !== undefined) retryThrottling = parseThrottling(root.retryThrottling, 'retryThrottling');
     checkLoadBalancing(root);
