@@ -40,27 +40,26 @@ export class ReplaySource<T> {
     this.#committed = true;
   }
 
-  /** The request messages for a new attempt, from the first. */
+  /** The request messages for a new attempt, from the first (an async generator: Connect needs `throw`). */
   attempt(): AsyncIterable<T> {
-    const id = ++this.#current;
-    let index = this.#offset;
-    const next = async (): Promise<IteratorResult<T, undefined>> => {
-      for (;;) {
-        if (id !== this.#current) return { done: true, value: undefined };
-        const item = this.#items[index - this.#offset];
-        if (item !== undefined) {
-          index++;
-          this.#letGo(index);
-          return { done: false, value: item.value };
-        }
-        if (this.#failed !== undefined) throw this.#failed.error;
-        if (this.#ended) return { done: true, value: undefined };
-        await this.#pull();
+    return this.#read(++this.#current, this.#offset);
+  }
+
+  async *#read(id: number, from: number): AsyncGenerator<T, void, undefined> {
+    let index = from;
+    // A newer attempt has started: this one's request stream ends.
+    while (id === this.#current) {
+      const item = this.#items[index - this.#offset];
+      if (item !== undefined) {
+        index++;
+        this.#letGo(index);
+        yield item.value;
+        continue;
       }
-    };
-    return {
-      [Symbol.asyncIterator]: () => ({ next, return: async () => ({ done: true, value: undefined }) }),
-    };
+      if (this.#failed !== undefined) throw this.#failed.error;
+      if (this.#ended) return;
+      await this.#pull();
+    }
   }
 
   /** Once committed, the messages before `index` (read by the newest attempt) leave the buffer. */
