@@ -131,7 +131,9 @@ function editDistance(a: string, b: string): number {
  * any letter case. Unlike `grpcStatusName`, no `-` for `_` (grpc-js rejects `"resource-exhausted"`).
  */
 function serviceConfigStatus(value: unknown): GrpcStatusName | undefined {
-  if (typeof value === 'string' && value.includes('-')) return undefined;
+  // ASCII only: grpc-js's validator upper-cases with Unicode rules ("unavaılable", dotless ı, passes)
+  // but its runtime compares lower-cased names, so such a status would never match a failure.
+  if (typeof value === 'string' && !/^[A-Za-z_]+$/.test(value)) return undefined;
   return grpcStatusName(value);
 }
 
@@ -147,7 +149,7 @@ function parseHedgingPolicy(raw: unknown, path: string): void {
   if (Array.isArray(codes)) {
     codes.forEach((code: unknown, i) => {
       if (serviceConfigStatus(code) === undefined) {
-        fail(`${path}.nonFatalStatusCodes[${i}]`, code, 'must be a gRPC status name (e.g. "UNAVAILABLE", any case) or code 0–16');
+        fail(`${path}.nonFatalStatusCodes[${i}]`, code, 'must be a gRPC status name (ASCII letters, e.g. "UNAVAILABLE", any case) or code 0–16');
       }
     });
   }
@@ -219,7 +221,7 @@ function parseRetryPolicy(raw: unknown, path: string, { jitter, cap, warnings }:
   codes.forEach((code: unknown, i) => {
     const name = serviceConfigStatus(code);
     if (name === undefined) {
-      fail(`${path}.retryableStatusCodes[${i}]`, code, 'must be a gRPC status name (e.g. "UNAVAILABLE", any case) or code 0–16');
+      fail(`${path}.retryableStatusCodes[${i}]`, code, 'must be a gRPC status name (ASCII letters, e.g. "UNAVAILABLE", any case) or code 0–16');
     }
     if (!names.includes(name)) names.push(name);
   });
@@ -232,12 +234,14 @@ function parseRetryPolicy(raw: unknown, path: string, { jitter, cap, warnings }:
   let startMs = initialBackoffMs;
   if (initialBackoffMs > maxBackoffMs) {
     // gRFC A6's formula, min(initial × m^(n−1), max), and grpc-js accept this. With m ≥ 1 every
-    // wait is maxBackoff, so the backoff starts there: the same policy. With m < 1 the formula stays
-    // at maxBackoff until initial × m^(n−1) drops below it; herdless decays from maxBackoff at once.
+    // wait is maxBackoff, so the backoff starts there: A6's policy (grpc-js alone waits
+    // initialBackoff first). With m < 1 the formula stays at maxBackoff until initial × m^(n−1)
+    // drops below it; herdless's backoffs never start above their cap (they are exponential
+    // BackoffSpecs the lab rebuilds on worker threads), so the waits decay from maxBackoff at once.
     warnings.push(
       backoffMultiplier >= 1
-        ? `${path}.initialBackoff: above maxBackoff, so every wait is maxBackoff`
-        : `${path}.initialBackoff: above maxBackoff with backoffMultiplier < 1; the waits decay from maxBackoff`,
+        ? `${path}.initialBackoff: above maxBackoff, so every wait is maxBackoff (gRFC A6's formula; grpc-js waits initialBackoff first)`
+        : `${path}.initialBackoff: above maxBackoff with backoffMultiplier < 1; the waits decay from maxBackoff at once`,
     );
     startMs = maxBackoffMs;
   }
@@ -312,7 +316,7 @@ function parseMethodConfigs(raw: unknown, context: ParseContext): MethodEntry[] 
       // gRFC A6: a method config has a retry policy or a hedging policy, never both.
       if ('retryPolicy' in entry) fail(`${path}.hedgingPolicy`, entry.hedgingPolicy, 'cannot be set with retryPolicy');
       parseHedgingPolicy(entry.hedgingPolicy, `${path}.hedgingPolicy`);
-      warnings.push(`${path}.hedgingPolicy: hedging is not supported; ignored`);
+      warnings.push(`${path}.hedgingPolicy: herdless does not hedge; the method is not retried (grpc-js hedges it)`);
     }
     const policy = 'retryPolicy' in entry ? parseRetryPolicy(entry.retryPolicy, `${path}.retryPolicy`, context) : undefined;
     return { index, names, policy };
