@@ -326,24 +326,27 @@ class RetryingCall implements Call {
 /**
  * A grpc-js client interceptor that retries calls as gRFC A6 ("gRPC Retry Design") says, with
  * herdless's policies: the retryable status codes, `maxAttempts` (the first try included; a
- * service config's is capped at 5), the backoff (gRPC's ±20% jitter for a service config), one
+ * service config's is capped at `maxRetryAttempts`, default 5), the backoff (gRPC's ±20% jitter for a service config), one
  * `retryThrottling` bucket per server name shared by every channel to it, the call's deadline
  * spanning all attempts (a wait that would cross it is not started: the last status is returned at
  * once), `grpc-previous-rpc-attempts` on each retry, and the server's pushback
  * (`grpc-retry-pushback-ms`: a non-negative integer replaces the backoff for that retry, which
  * then restarts from `initialBackoff`; a negative or malformed value means "do not retry").
  *
- * A6's commit rule holds: once response headers or a message have arrived, the call is committed
- * and a later failure is returned, not retried. Unary and server-streaming calls are retried;
- * client-streaming and bidi calls pass through untouched. The caller sees the last attempt's status,
- * as without the interceptor. Turn grpc-js's own retries off (`'grpc.enable_retries': 0`) so that
- * calls are not retried twice.
+ * Every kind of call is retried: what the application sends (a unary request, or a client or bidi
+ * stream's messages and half-close) is kept in a retry buffer and replayed, in order, by each
+ * retry. A6's commit rule holds: once response headers or a message have arrived, or the request
+ * has outgrown the buffer (`perRpcBufferLimit`, default 1 MiB; `retryBufferSize`, default 16 MiB
+ * across the interceptor's calls — grpc-js's defaults, counted in serialized bytes), the call is
+ * committed: the attempt in flight goes on, and a later failure is returned, not retried. The
+ * caller sees the last attempt's status, as without the interceptor. Turn grpc-js's own retries off
+ * (`'grpc.enable_retries': 0`) so that calls are not retried twice.
  *
  * @param options see {@link GrpcJsRetryInterceptorOptions}.
  * @throws InvalidOptionError (at once) naming the field and the value: an unknown option; a
  *   service config grpc-js would reject (the field is its JSON path, e.g.
  *   `serviceConfig.methodConfig[0].retryPolicy.maxAttempts`); `serviceConfig` with policy options;
- *   a `retryThrottling` without `target`.
+ *   a buffer limit that is not an integer ≥ 0; a `retryThrottling` without `target`.
  * @example
  * ```ts
  * import { credentials } from '@grpc/grpc-js';

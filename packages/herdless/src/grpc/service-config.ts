@@ -349,16 +349,16 @@ const POLICY_FIELDS = ['maxAttempts', 'initialBackoff', 'maxBackoff', 'backoffMu
  * bad entry — and one is picked (see {@link ParseGrpcServiceConfigOptions.service}). It accepts
  * and rejects what grpc-js 1.14 does (a test runs grpc-js's validator over a table of configs), but
  * for the deviations docs/grpc.md lists. The rules: all five retry-policy fields are required;
- * `maxAttempts` an integer ≥ 2, values above 5 treated as 5 (gRFC A6; `maxAttemptsCapped`, and a
- * warning); `initialBackoff` and `maxBackoff` durations like `"0.1s"`, > 0 (A6); an
- * `initialBackoff` above `maxBackoff` is accepted (A6's formula caps every wait); `backoffMultiplier`
- * a number > 0; `retryableStatusCodes` a non-empty array of status names (any letter case, as
- * grpc-js) or codes 0–16; `retryThrottling.maxTokens` in (0, 1000] and `tokenRatio` > 0, both
+ * `maxAttempts` an integer ≥ 2, values above 5 (or `maxRetryAttempts`) treated as 5 (gRFC A6;
+ * `maxAttemptsCapped`, and a warning); `initialBackoff` and `maxBackoff` durations like `"0.1s"`,
+ * > 0 (A6); an `initialBackoff` above `maxBackoff` is accepted (A6's formula caps every wait);
+ * `backoffMultiplier` a finite number > 0; `retryableStatusCodes` a non-empty array of status names
+ * (ASCII letters in any case, as grpc-js) or codes 0–16; `retryThrottling.maxTokens` in (0, 1000] and `tokenRatio` > 0, both
  * truncated to 3 decimal places. Each `methodConfig` entry needs a `name` array; a name's `service`
  * and `method` are strings, and a name without a service sets no method; no name twice. A
  * `hedgingPolicy` is validated (`maxAttempts` ≥ 2, `hedgingDelay` a duration, `nonFatalStatusCodes`
  * statuses), an error next to a `retryPolicy`, and otherwise ignored with a warning (herdless does
- * not hedge). `waitForReady`, `timeout`, `maxRequestBytes`, `maxResponseBytes`,
+ * not hedge: such a method gets no retry policy). `waitForReady`, `timeout`, `maxRequestBytes`, `maxResponseBytes`,
  * `loadBalancingPolicy` and `loadBalancingConfig` are type-checked as grpc-js checks them, then
  * ignored.
  *
