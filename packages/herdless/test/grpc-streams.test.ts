@@ -8,6 +8,7 @@ import { Http2SessionManager, createConnectTransport, createGrpcTransport } from
 import * as grpc from '@grpc/grpc-js';
 import { connectRetryInterceptor, type ConnectRetryInterceptorOptions } from 'herdless/connect';
 import { grpcRetryInterceptor, type GrpcGiveUpEvent, type GrpcJsRetryInterceptorOptions } from 'herdless/grpc';
+import { ManualClock } from 'herdless';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { invalidOption } from './support/invalid-option.js';
 import {
@@ -260,6 +261,42 @@ describe('client streams: buffered and replayed until the call commits', () => {
     }
     expect(giveUps.map((g) => g.reason)).toEqual(['committed', 'committed']);
     expect(giveUps[0]!.message).toContain('outgrew the retry buffer');
+  });
+});
+
+describe('the commit rule beside grpc-js', () => {
+  it('unary, response headers then UNAVAILABLE: grpc-js and herdless/grpc commit (1 attempt); herdless/connect retries (connect-unary-commit)', async () => {
+    const script: StreamOutcome[] = [{ headersThen: UNAVAILABLE }, { ok: true }];
+    const giveUps: GrpcGiveUpEvent[] = [];
+    const [reference, viaGrpc, viaConnect] = [head(script), head(script), head(script)];
+    const results = await Promise.all([
+      grpcUnary(builtIn(), reference.text),
+      grpcUnary(herdlessGrpc(giveUps), viaGrpc.text),
+      connectResult(() => herdlessConnect([], 'grpc').unary({ value: viaConnect.text })),
+    ]);
+    expect(results.map((r) => r.code)).toEqual([UNAVAILABLE, UNAVAILABLE, 0]);
+    expect([reference, viaGrpc, viaConnect].map((c) => attemptsOf(grpcServer, c.id).length)).toEqual([1, 1, 2]);
+    expect(giveUps.map((g) => g.reason)).toEqual(['committed']);
+  });
+
+  it('a client stream that outgrows the buffer during a backoff wait ends at once with the last status (refusal-not-waited)', async () => {
+    const clock = new ManualClock();
+    const giveUps: GrpcGiveUpEvent[] = [];
+    let onRetry = (): void => undefined;
+    const retried = new Promise<void>((resolve) => (onRetry = resolve));
+    const c = herdlessGrpc(giveUps, { scheduler: clock, perRpcBufferLimit: 1000, onRetry: () => onRetry() });
+    const call = head([{ afterFirst: UNAVAILABLE }, { ok: true }]);
+    const done = new Promise<Result>((resolve) => {
+      const stream = c.clientStream({}, (error, value) => resolve(error ? { code: error.code, value: undefined } : { code: 0, value }));
+      stream.write(call.text);
+      // The first attempt fails at its first message; during the wait (the clock never moves), a
+      // message too big for what is left of the buffer commits the call: no attempt can follow.
+      void retried.then(() => stream.write('x'.repeat(1000)));
+    });
+    expect((await done).code).toBe(UNAVAILABLE);
+    expect(attemptsOf(grpcServer, call.id)).toHaveLength(1);
+    expect(giveUps.map((g) => [g.reason, g.attempts])).toEqual([['committed', 1]]);
+    expect(clock.pending).toBe(0);
   });
 });
 

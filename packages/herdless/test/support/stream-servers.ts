@@ -23,7 +23,9 @@ export type StreamOutcome =
   /** Fail with this status as soon as the first request message is read (before the rest). */
   | { readonly afterFirst: number }
   /** Read the whole request, send one response message, then fail with this status. */
-  | { readonly messageThen: number };
+  | { readonly messageThen: number }
+  /** Unary on grpc-js: send response headers, then fail with this status. */
+  | { readonly headersThen: number };
 
 /** The JSON in a call's first request message. */
 export interface StreamHead {
@@ -143,7 +145,10 @@ export async function startGrpcStreamServer(): Promise<GrpcStreamServer> {
     unary: (call: grpc.ServerUnaryCall<string, string>, callback: grpc.sendUnaryData<string>) => {
       const { outcome, n } = script.begin(call.request, 'unary', previousOf(call.metadata));
       if ('ok' in outcome) callback(null, JSON.stringify({ ok: true, attempt: n }));
-      else callback(grpcFailure('code' in outcome ? outcome.code : grpc.status.INTERNAL));
+      else if ('headersThen' in outcome) {
+        call.sendMetadata(new grpc.Metadata());
+        setImmediate(() => callback(grpcFailure(outcome.headersThen)));
+      } else callback(grpcFailure('code' in outcome ? outcome.code : grpc.status.INTERNAL));
     },
     serverStream: (call: grpc.ServerWritableStream<string, string>) => {
       const { outcome, n } = script.begin(call.request, 'serverStream', previousOf(call.metadata));
