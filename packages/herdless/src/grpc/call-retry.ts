@@ -29,7 +29,11 @@ export interface GrpcGiveUpEvent {
   readonly attempts: number;
   /** The last attempt's status code. */
   readonly code: number;
-  /** Why no retry followed: `'fatal'` (a status not in the retryable list), `'exhausted'`, `'budget'`… */
+  /**
+   * Why no retry followed: `'fatal'` (a status not in the retryable list), `'exhausted'`,
+   * `'budget'`… or `'committed'`: gRFC A6's commit rule (the response had begun, or the request
+   * outgrew the retry buffer; `message` says which).
+   */
   readonly reason: GiveUpReason | 'committed';
   /** A human sentence, e.g. `all 4 attempts failed (maxAttempts 4)`. */
   readonly message: string;
