@@ -300,6 +300,37 @@ describe('the commit rule beside grpc-js', () => {
   });
 });
 
+describe('pushback beside grpc-js', () => {
+  it('pushback 120000 under a 2 s deadline: grpc-js waits and ends DEADLINE_EXCEEDED at the deadline; herdless ends at once with UNAVAILABLE (pushback-over-max-retry-after)', async () => {
+    const script: StreamOutcome[] = [{ code: UNAVAILABLE, pushback: '120000' }, { ok: true }];
+    const giveUps: GrpcGiveUpEvent[] = [];
+    const [reference, viaGrpc, raised] = [head(script), head(script), head(script)];
+    const timed = async (run: () => Promise<Result>): Promise<{ code: number; ms: number }> => {
+      const started = performance.now();
+      const { code } = await run();
+      return { code, ms: performance.now() - started };
+    };
+    const deadline = (): grpc.CallOptions => ({ deadline: Date.now() + 2000 });
+    const unaryWith = (c: StreamsClientInstance, text: string): Promise<Result> =>
+      new Promise((resolve) => c.unary(text, deadline(), (error, value) => resolve(error ? { code: error.code, value: undefined } : { code: 0, value })));
+    const [theirs, ours, oursRaised] = await Promise.all([
+      timed(() => unaryWith(builtIn(), reference.text)),
+      timed(() => unaryWith(herdlessGrpc(giveUps), viaGrpc.text)),
+      // maxRetryAfterMs raised: the wait would cross the deadline, so the call ends at once all the same.
+      timed(() => unaryWith(herdlessGrpc(giveUps, { maxRetryAfterMs: 200_000 }), raised.text)),
+    ]);
+    expect(theirs.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+    // Timers never fire early: grpc-js's answer comes at the deadline or after it.
+    expect(theirs.ms).toBeGreaterThanOrEqual(1990);
+    expect([ours.code, oursRaised.code]).toEqual([UNAVAILABLE, UNAVAILABLE]);
+    // herdless answered before the deadline without waiting (no timer ran: the margin is the round trip).
+    expect(ours.ms).toBeLessThan(theirs.ms);
+    // Both: the pushback is longer than what they allow (60 s by default; the 2 s left before the deadline).
+    expect(giveUps.map((g) => g.reason)).toEqual(['hint-too-long', 'hint-too-long']);
+    for (const c of [reference, viaGrpc, raised]) expect(attemptsOf(grpcServer, c.id)).toHaveLength(1);
+  });
+});
+
 describe('bidi streams and server streams: retried until a response message (or headers) arrives', () => {
   it('bidi, UNAVAILABLE before any response: replayed and retried; the caller sees one clean stream', async () => {
     const script: StreamOutcome[] = [{ code: UNAVAILABLE }, { ok: true }];

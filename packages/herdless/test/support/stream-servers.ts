@@ -18,8 +18,8 @@ import * as grpc from '@grpc/grpc-js';
 export type StreamOutcome =
   /** Read the whole request, then answer: OK with `{ ok, attempt, received }` (streams: one echo per message). */
   | { readonly ok: true }
-  /** Read the whole request, then fail with this status. */
-  | { readonly code: number }
+  /** Read the whole request, then fail with this status (and a `grpc-retry-pushback-ms` trailer, if given). */
+  | { readonly code: number; readonly pushback?: string }
   /** Fail with this status as soon as the first request message is read (before the rest). */
   | { readonly afterFirst: number }
   /** Read the whole request, send one response message, then fail with this status. */
@@ -132,8 +132,10 @@ export interface GrpcStreamServer extends StreamServer {
   readonly port: number;
 }
 
-function grpcFailure(code: number): Partial<grpc.StatusObject> {
-  return { code, details: `scripted ${grpc.status[code]}`, metadata: new grpc.Metadata() };
+function grpcFailure(code: number, pushback?: string): Partial<grpc.StatusObject> {
+  const metadata = new grpc.Metadata();
+  if (pushback !== undefined) metadata.set('grpc-retry-pushback-ms', pushback);
+  return { code, details: `scripted ${grpc.status[code]}`, metadata };
 }
 
 /** The grpc-js server of `test.Streams`. */
@@ -148,7 +150,7 @@ export async function startGrpcStreamServer(): Promise<GrpcStreamServer> {
       else if ('headersThen' in outcome) {
         call.sendMetadata(new grpc.Metadata());
         setImmediate(() => callback(grpcFailure(outcome.headersThen)));
-      } else callback(grpcFailure('code' in outcome ? outcome.code : grpc.status.INTERNAL));
+      } else callback('code' in outcome ? grpcFailure(outcome.code, outcome.pushback) : grpcFailure(grpc.status.INTERNAL));
     },
     serverStream: (call: grpc.ServerWritableStream<string, string>) => {
       const { outcome, n } = script.begin(call.request, 'serverStream', previousOf(call.metadata));
