@@ -114,6 +114,19 @@ describe('ReplaySource (Connect request streams)', () => {
     expect(overflows).toBe(1);
   });
 
+  it('commit() lets go at once of what the newest attempt has read; the rest goes as it is read', async () => {
+    const pool = new RetryBufferPool(100, 100);
+    const replay = new ReplaySource(source(['aa', 'bb', 'cc']), pool.call(), (v) => v.length, () => undefined);
+    await drain(replay.attempt(), 3);
+    const it = replay.attempt()[Symbol.asyncIterator]();
+    await it.next();
+    expect(pool.used).toBe(6);
+    replay.commit();
+    expect(pool.used).toBe(4);
+    await it.next();
+    expect(pool.used).toBe(2);
+  });
+
   it("the application's failure reaches every attempt; close() gives everything back", async () => {
     const pool = new RetryBufferPool(100, 100);
     const replay = new ReplaySource(source(['a', 'b', 'c'], 1), pool.call(), () => 10, () => undefined);

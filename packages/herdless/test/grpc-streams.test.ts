@@ -9,7 +9,7 @@ import * as grpc from '@grpc/grpc-js';
 import { connectRetryInterceptor, type ConnectRetryInterceptorOptions } from 'herdless/connect';
 import { grpcRetryInterceptor, type GrpcGiveUpEvent, type GrpcJsRetryInterceptorOptions } from 'herdless/grpc';
 import { ManualClock } from 'herdless';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { invalidOption } from './support/invalid-option.js';
 import {
   StreamsClient,
@@ -381,6 +381,26 @@ describe('bidi streams and server streams: retried until a response message (or 
     expect(result.code).toBe(Code.Unavailable);
     expect(received).toEqual([{ n: 1, attempt: 1 }]);
     expect(attemptsOf(server, late.id)).toHaveLength(1);
+  });
+});
+
+describe('herdless/connect: the end of a committed stream', () => {
+  it.each(['grpc', 'connect'] as const)('over %s, the caller stopping early is reported as aborted, a finished stream as nothing', async (protocol) => {
+    const giveUps: GrpcGiveUpEvent[] = [];
+    const c = herdlessConnect(giveUps, protocol);
+    const call = head([{ code: UNAVAILABLE }, { ok: true }]);
+    const received: unknown[] = [];
+    for await (const m of c.serverStream({ value: call.text })) {
+      received.push(JSON.parse(m.value));
+      break;
+    }
+    expect(received).toEqual([{ n: 1, attempt: 2 }]);
+    // Connect ends the call after the caller's break, then reads the interceptors' streams to their end.
+    await vi.waitFor(() => expect(giveUps).toHaveLength(1));
+    expect(giveUps.map((g) => [g.reason, g.attempts])).toEqual([['aborted', 2]]);
+    const whole = head([{ ok: true }]);
+    expect(await collect(c.serverStream({ value: whole.text }))).toHaveLength(2);
+    expect(giveUps).toHaveLength(1);
   });
 });
 

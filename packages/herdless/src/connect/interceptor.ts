@@ -149,24 +149,30 @@ async function unaryCall(call: ConnectCall, req: UnaryRequest, next: (req: Unary
   }
 }
 
+/** Whether a committed stream's outcome has been reported (once: by its end, or by the call's end). */
+interface Settlement {
+  settled: boolean;
+}
+
 /**
  * The response stream handed to the caller once the call is committed: the first message (already
  * read, when the commit was its arrival), then the rest; the end reports the call's outcome.
  */
-async function* committedStream<O>(call: ConnectCall, first: IteratorResult<O> | undefined, rest: AsyncIterator<O>, replay: ReplaySource<Message>): AsyncGenerator<O> {
+async function* committedStream<O>(call: ConnectCall, first: IteratorResult<O> | undefined, rest: AsyncIterator<O>, done: Settlement): AsyncGenerator<O> {
+  let result = first;
   try {
-    let result = first ?? (await rest.next());
+    result ??= await rest.next();
     while (result.done !== true) {
       yield result.value;
       result = await rest.next();
     }
-    call.retry.succeeded();
   } catch (error) {
-    call.retry.gaveUp(ConnectError.from(error).code, 'committed', call.committed ?? MESSAGE_COMMIT);
+    if (!done.settled) call.retry.gaveUp(ConnectError.from(error).code, 'committed', call.committed ?? MESSAGE_COMMIT);
+    done.settled = true;
     throw error;
-  } finally {
-    replay.close();
   }
+  if (!done.settled) call.retry.succeeded();
+  done.settled = true;
 }
 
 async function streamCall(call: ConnectCall, req: StreamRequest, next: (req: StreamRequest) => Promise<StreamResponse>, planner: GrpcRetryPlanner): Promise<StreamResponse> {
@@ -174,6 +180,17 @@ async function streamCall(call: ConnectCall, req: StreamRequest, next: (req: Str
   const replay = new ReplaySource<Message>(req.message, call.buffer, (m) => sizeOf(schema, m), () => {
     call.committed ??= overflowReason(planner);
   });
+  const done: Settlement = { settled: false };
+  let handedOver = false;
+  // Connect aborts the call's signal when the call ends, however it ends — also when the caller
+  // stops reading and the response stream is never read to its end: the buffer is given back then.
+  const onEnd = (): void => {
+    replay.close();
+    if (handedOver && !done.settled) call.retry.gaveUp(Code.Canceled, 'aborted', 'the call ended before its response was read to the end');
+    done.settled = true;
+  };
+  if (req.signal.aborted) onEnd();
+  else req.signal.addEventListener('abort', onEnd, { once: true });
   // gRPC and gRPC-web send a failure before the response has begun as trailers-only: the transport
   // then rejects, and response headers are A6's commit. The Connect protocol always sends headers
   // first (the status comes at the end of the body), so there the commit is the first message.
@@ -194,7 +211,8 @@ async function streamCall(call: ConnectCall, req: StreamRequest, next: (req: Str
       }
       call.committed ??= headersCommit ? HEADERS_COMMIT : MESSAGE_COMMIT;
       replay.commit();
-      return { ...res, message: committedStream(call, first, rest, replay) };
+      handedOver = true;
+      return { ...res, message: committedStream(call, first, rest, done) };
     }
   } catch (error) {
     replay.close();

@@ -25,6 +25,8 @@ export class ReplaySource<T> {
   #committed = false;
   /** The newest attempt: only it may let go of messages once committed. */
   #current = 0;
+  /** How far the newest attempt has read (an index, as `#offset`). */
+  #read = 0;
 
   constructor(
     source: AsyncIterable<T>,
@@ -38,20 +40,23 @@ export class ReplaySource<T> {
   /** No attempt follows the newest one: what it has read need not be kept. */
   commit(): void {
     this.#committed = true;
+    this.#letGo(this.#read);
   }
 
   /** The request messages for a new attempt, from the first (an async generator: Connect needs `throw`). */
   attempt(): AsyncIterable<T> {
-    return this.#read(++this.#current, this.#offset);
+    this.#read = this.#offset;
+    return this.#messages(++this.#current, this.#offset);
   }
 
-  async *#read(id: number, from: number): AsyncGenerator<T, void, undefined> {
+  async *#messages(id: number, from: number): AsyncGenerator<T, void, undefined> {
     let index = from;
     // A newer attempt has started: this one's request stream ends.
     while (id === this.#current) {
       const item = this.#items[index - this.#offset];
       if (item !== undefined) {
         index++;
+        this.#read = index;
         this.#letGo(index);
         yield item.value;
         continue;
