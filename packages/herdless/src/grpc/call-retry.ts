@@ -29,7 +29,11 @@ export interface GrpcGiveUpEvent {
   readonly attempts: number;
   /** The last attempt's status code. */
   readonly code: number;
-  /** Why no retry followed: `'fatal'` (a status not in the retryable list), `'exhausted'`, `'budget'`… */
+  /**
+   * Why no retry followed: `'fatal'` (a status not in the retryable list), `'exhausted'`,
+   * `'budget'`… or `'committed'`: gRFC A6's commit rule (the response had begun, or the request
+   * outgrew the retry buffer; `message` says which).
+   */
   readonly reason: GiveUpReason | 'committed';
   /** A human sentence, e.g. `all 4 attempts failed (maxAttempts 4)`. */
   readonly message: string;
@@ -59,6 +63,8 @@ export class GrpcCallRetry {
   readonly #tel: CallTelemetry | undefined;
   /** An attempt has started and not yet been reported as ended. */
   #inFlight = false;
+  /** A retry was decided and its attempt has not started: the attempts made are one fewer. */
+  #waiting = false;
   constructor(
     private readonly planner: GrpcRetryPlanner,
     private readonly plan: GrpcMethodPlan,
@@ -80,6 +86,7 @@ export class GrpcCallRetry {
   }
   /** The budget hears of each attempt as it starts. */
   started(): void {
+    this.#waiting = false;
     this.plan.policy.budget?.onAttempt(this.planner.scheduler.now(), this.#state.attempt > 1);
     if (this.#tel !== undefined) {
       this.#inFlight = true;
@@ -110,6 +117,7 @@ export class GrpcCallRetry {
       const event: GrpcRetryEvent = { method: this.method, attempt: this.#state.attempt, code, delayMs: command.delayMs, hinted: command.hinted };
       this.#tel?.retry(this.#state.attempt, command.delayMs, command.hinted ? 'pushback' : 'backoff', { code });
       this.#state = command.next;
+      this.#waiting = true;
       callHook(o.onRetry, event, 'onRetry', o.onHookError);
     } else {
       this.gaveUp(code, command.reason, describeGiveUp(this.plan.policy, command));
@@ -118,12 +126,14 @@ export class GrpcCallRetry {
   }
   /** Reports the end of the call without a retry (also for the commit rule). */
   gaveUp(code: number, reason: GrpcGiveUpEvent['reason'], message: string): void {
+    // During a wait the state already names the attempt that will not start.
+    const attempts = this.#waiting ? this.#state.attempt - 1 : this.#state.attempt;
     if (this.#tel !== undefined) {
       this.#ended(reason === 'aborted' ? 'aborted' : 'failure', code);
-      this.#tel.giveUp(reason, this.#state.attempt, { code, message }, this.plan.policy.budget, code);
+      this.#tel.giveUp(reason, attempts, { code, message }, this.plan.policy.budget, code);
     }
     const o = this.planner.options;
     if (o.onGiveUp === undefined) return;
-    callHook(o.onGiveUp, { method: this.method, attempts: this.#state.attempt, code, reason, message }, 'onGiveUp', o.onHookError);
+    callHook(o.onGiveUp, { method: this.method, attempts, code, reason, message }, 'onGiveUp', o.onHookError);
   }
 }
