@@ -3,6 +3,7 @@
 import { CommanderError } from 'commander';
 import { isInvalidOptionError } from 'herdless';
 import { buildProgram } from './cli/program.js';
+import { endWithNpmShell } from './npm-parent.js';
 import { escapeControls, quote, shorten } from './text.js';
 import { UsageError } from './usage-error.js';
 
@@ -11,6 +12,8 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   if (error.code === 'EPIPE') process.exit(0);
   throw error;
 });
+
+if (process.env.npm_lifecycle_event !== undefined) endWithNpmShell();
 
 /**
  * Error messages are one short line: a JSON parser's message may quote the file's own line breaks,
