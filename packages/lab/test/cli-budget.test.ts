@@ -162,6 +162,25 @@ describe('herdless-lab budget', () => {
     for (const line of lines.slice(1)) expect(line.slice(column - 3, column)).toBe('   ');
   });
 
+  it.each<[string, unknown, string]>([
+    [
+      'a lab scenario',
+      { clients: 10, arrivals: { kind: 'poisson', ratePerSecond: 30 }, server: {}, horizonMs: 40_000, policies: ['4 attempts'] },
+      'found "clients", "arrivals", "server", "horizonMs", "policies" (a lab scenario: give it to --config)',
+    ],
+    ['an empty object', {}, 'found an empty object'],
+    ['misspelt keys only', { methodConfigs: [], retryThrotling: { maxTokens: 10, tokenRatio: 0.1 } }, 'found "methodConfigs", "retryThrotling" ("methodConfigs": did you mean methodConfig?)'],
+  ])('a file with none of the service config keys is refused: %s', (_name, json, message) => {
+    const file = join(tempDir('herdless-'), 'scenario.json');
+    writeFileSync(file, JSON.stringify(json));
+    const r = lab('budget', '--grpc-service-config', file, '--seeds', '0');
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    const expected = "not a gRPC service config: expected methodConfig, retryPolicy, retryThrottling or a bare retry policy's fields (maxAttempts, …) at the top level";
+    expect(r.stderr.trim()).toBe(`herdless-lab: --grpc-service-config ${JSON.stringify(file)}: ${expected}, ${message}`);
+  });
+
   it('an invalid service config names the JSON path', () => {
     const dir = tempDir('herdless-');
     const file = join(dir, 'bad.json');

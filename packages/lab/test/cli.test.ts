@@ -19,6 +19,13 @@ const scenarioFile = (fields: Record<string, unknown>): string => {
   return file;
 };
 
+/** Writes `json` to a new file and returns its path. */
+const jsonFile = (json: unknown): string => {
+  const file = join(tempDir('herdless-'), 'scenario.json');
+  writeFileSync(file, JSON.stringify(json));
+  return file;
+};
+
 describe('herdless-lab --help', () => {
   it('lists the commands and says that `all` runs without one, with its options (--out)', () => {
     const r = lab('--help');
@@ -172,7 +179,13 @@ describe('herdless-lab herd', () => {
     [['serve', '--port', '8e3'], '--port "8e3": expected an integer from 0 to 65535'],
     [['herd', '--config', scenarioFile({ arrivals: { kind: 'together', spreadMs: 1e9 }, policies: ['immediate'] })], 'arrivals.spreadMs must be ≤ horizonMs (120000): first sends after the horizon never happen, got 1000000000'],
     [['herd', '--config', scenarioFile({ seeds: [1.5], policies: ['immediate'] })], 'seeds must be text such as "0-19" or a non-empty array of integers ≥ 0, got [1.5]'],
+    [['herd', '--config', jsonFile({ clientz: 10 })], 'clientz is not a known field (did you mean clients?)'],
     [['herd', '--nope'], "unknown option '--nope'"],
+    [['herd', '--sead', '3'], "unknown option '--sead' (did you mean --seeds?)"],
+    [['herd', '--seedz', '3'], "unknown option '--seedz' (did you mean --seeds?)"],
+    [['herd', '--sed', '3'], "unknown option '--sed' (did you mean --seeds?)"],
+    [['budget', '--polices', '4 attempts'], "unknown option '--polices' (did you mean --policies?)"],
+    [['live', 'herd', '--horizn', '5'], "unknown option '--horizn' (did you mean --horizon?)"],
     [['herd', '--config', '/dev/null', '--spread', '1'], '--spread cannot be combined with --config'],
     [['bogus'], 'unknown command "bogus"'],
     [['--out', '/dev/null'], '--out "/dev/null": is a file, not a folder'],

@@ -265,7 +265,7 @@ describe.skipIf(!haveChromium && !process.env.CI)('the lab page in chromium', ()
     await page.locator('input[name=budgetPolicies]').first().setChecked(true);
   }, 120_000);
 
-  it('layers: depth, attempts per layer and the one-layer switch', async () => {
+  it('layers: depth and attempts per layer, both policies charted', async () => {
     await page.selectOption('select[name=experiment]', 'layers');
     expect(await page.isVisible('input[name=seeds]')).toBe(false);
     await page.fill('input[name=depth]', '4');
@@ -274,10 +274,8 @@ describe.skipIf(!haveChromium && !process.env.CI)('the lab page in chromium', ()
     const every = await read(page, 'layers-json');
     expect(every.table).toBe(cli('layers', '--depth', '4', '--attempts', '2').trimEnd());
     expect(every.cli).toBe('npm run lab -- layers --depth 4 --attempts 2');
-    expect(every.layers).toEqual(expect.arrayContaining(['frontend: 2 calls', 'backend 1: 4 calls', 'backend 2: 8 calls', 'db: 16 calls']));
-    await page.check('input[name=oneLayer]');
-    await run(page);
-    expect((await read(page, 'layers-json')).layers).toEqual(expect.arrayContaining(['frontend: 2 calls', 'backend 1: 2 calls', 'backend 2: 2 calls', 'db: 2 calls']));
+    expect(every.layers).toEqual(expect.arrayContaining(['every layer retries, frontend: 2 calls', 'every layer retries, backend 1: 4 calls', 'every layer retries, backend 2: 8 calls', 'every layer retries, db: 16 calls']));
+    expect(every.layers).toEqual(expect.arrayContaining(['retry at one layer, frontend: 2 calls', 'retry at one layer, backend 1: 2 calls', 'retry at one layer, backend 2: 2 calls', 'retry at one layer, db: 2 calls']));
     await page.fill('input[name=attempts]', '11');
     await refused(page, 'attempts', 'attempts per layer must be an integer from 1 to 10 in plain decimal, got "11"');
     await page.fill('input[name=attempts]', '2');
@@ -298,6 +296,98 @@ describe.skipIf(!haveChromium && !process.env.CI)('the lab page in chromium', ()
     for (const [id, scroll, client] of fit.charts) expect(scroll, String(id)).toBeLessThanOrEqual(Number(client));
     await page.setViewportSize({ width: 1280, height: 1400 });
   }, 60_000);
+
+  /** Saves a screenshot of `selector` (or the page) where a reader can look at it; returns its path. */
+  async function screenshot(name: string, selector?: string): Promise<string> {
+    const shot = join(process.env.HERDLESS_SCREENSHOT_DIR ?? tempDir('herdless-shot-'), name);
+    if (selector === undefined) await page.screenshot({ path: shot, fullPage: true });
+    else await page.locator(selector).screenshot({ path: shot });
+    expect(statSync(shot).size).toBeGreaterThan(5_000);
+    return shot;
+  }
+
+  it('at 1280 px the budget table is shown whole, its last column included', async () => {
+    await page.setViewportSize({ width: 1280, height: 1400 });
+    await page.selectOption('select[name=experiment]', 'budget');
+    for (const box of await page.locator('input[name=budgetPolicies]').all()) await box.setChecked(true);
+    await page.fill('input[name=seeds]', '0-1');
+    await page.fill('input[name=outageStartS]', '5');
+    await page.fill('input[name=outageEndS]', '15');
+    await page.fill('input[name=ratePerSecond]', '30');
+    await run(page);
+    const table = await page.evaluate(() => {
+      const pre = document.querySelector<HTMLElement>('#table')!;
+      const box = pre.getBoundingClientRect();
+      // Where the last column's heading ends on screen, against the table's visible right edge.
+      const text = pre.firstChild!;
+      const at = text.textContent!.indexOf('retries during outage');
+      const range = document.createRange();
+      range.setStart(text, at);
+      range.setEnd(text, at + 'retries during outage'.length);
+      return { scroll: pre.scrollWidth, client: pre.clientWidth, headingRight: range.getBoundingClientRect().right, visibleRight: box.left + pre.clientLeft + pre.clientWidth, fontPx: parseFloat(getComputedStyle(pre).fontSize) };
+    });
+    expect(table.scroll).toBeLessThanOrEqual(table.client);
+    expect(table.headingRight).toBeLessThanOrEqual(table.visibleRight);
+    // Fitted, still readable.
+    expect(table.fontPx).toBeGreaterThanOrEqual(10);
+    await screenshot('lab-page-budget-table.png', '#table');
+  }, 90_000);
+
+  it('the layers chart draws both policies, as the table lists them', async () => {
+    await page.selectOption('select[name=experiment]', 'layers');
+    await page.fill('input[name=depth]', '3');
+    await page.fill('input[name=attempts]', '3');
+    await run(page);
+    const layers = await read(page, 'layers-json');
+    expect(layers.table).toBe(cli('layers', '--depth', '3', '--attempts', '3').trimEnd());
+    expect(layers.layers).toEqual(
+      expect.arrayContaining([
+        'every layer retries, frontend: 3 calls',
+        'every layer retries, backend: 9 calls',
+        'every layer retries, db: 27 calls',
+        'retry at one layer, frontend: 3 calls',
+        'retry at one layer, backend: 3 calls',
+        'retry at one layer, db: 3 calls',
+      ]),
+    );
+    // Two colours of bars, and a legend that names both policies.
+    const fills = await page.evaluate(() => [...new Set([...document.querySelectorAll('#chart-layers svg path[aria-label*=" calls"]')].map((e) => e.getAttribute('fill')))]);
+    expect(fills).toHaveLength(2);
+    const legend = await page.evaluate(() => [...document.querySelectorAll('#chart-layers svg .role-legend text')].map((e) => e.textContent));
+    expect(legend).toEqual(expect.arrayContaining(['every layer retries', 'retry at one layer']));
+    await screenshot('lab-page-layers-chart.png', '#chart-layers');
+  }, 60_000);
+
+  it('after a preset change and Cancel, no other experiment’s results show', async () => {
+    // The layers results, shown.
+    await page.selectOption('select[name=experiment]', 'layers');
+    await run(page);
+    expect(await page.isVisible('#chart-layers')).toBe(true);
+    // The preset changes to the herd; its run starts and Cancel stops it. Run and Cancel are pressed
+    // in one task, so the Cancel lands while the run is on however fast the machine is.
+    await page.selectOption('select[name=experiment]', 'herd');
+    await page.evaluate(() => {
+      document.querySelector<HTMLButtonElement>('#run')!.click();
+      document.querySelector<HTMLButtonElement>('#cancel')!.click();
+    });
+    expect(await page.evaluate(() => document.body.dataset.state)).toBe('cancelled');
+    expect(await page.textContent('#status')).toMatch(/^cancelled at /);
+    // Under the herd form: no layers table, command or chart, greyed or not.
+    expect(await page.isVisible('#table')).toBe(false);
+    expect(await page.isVisible('#chart-layers')).toBe(false);
+    expect(await page.innerText('#results')).not.toContain('layers');
+    expect(await page.isVisible('#no-results')).toBe(true);
+    await screenshot('lab-page-cancelled.png');
+    // Back to the layers preset: its own results show again, marked as from earlier inputs.
+    await page.selectOption('select[name=experiment]', 'layers');
+    expect(await page.isVisible('#chart-layers')).toBe(true);
+    expect(await page.evaluate(() => document.body.dataset.stale)).toBe('true');
+    // And the herd's next run shows the herd's results.
+    await page.selectOption('select[name=experiment]', 'herd');
+    await run(page);
+    expect(await page.isVisible('#no-results')).toBe(false);
+    expect((await read(page)).table).toContain('# scenario');
+  }, 120_000);
 
   it('logged no errors (a CSP violation or a failed load would show here)', () => {
     expect(problems).toEqual([]);

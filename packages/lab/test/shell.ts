@@ -1,4 +1,4 @@
-import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from 'node:child_process';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,6 +34,15 @@ function env(): NodeJS.ProcessEnv {
 /** Runs `command` with bash in `cwd` and waits for it. */
 export function pasted(command: string, cwd: string, timeout = 120_000): SpawnSyncReturns<string> {
   return spawnSync('bash', ['-c', command], { cwd, env: env(), encoding: 'utf8', timeout });
+}
+
+/**
+ * Starts `command` with bash in `cwd`, in its own process group, its output piped. Bash runs a lone
+ * command in its own process (exec), and the `npm` shim execs the real npm: for `npm run …` the
+ * child's pid is npm's, as a user's `kill <npm's pid>` would find it.
+ */
+export function startPasted(command: string, cwd: string): ChildProcess {
+  return spawn('bash', ['-c', command], { cwd, env: env(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
 /**

@@ -413,33 +413,44 @@ export function perSecondSpec(points: readonly PerSecondPoint[], policies: reado
 
 /** One bar of {@link layersSpec}: the calls that reached one service under one policy. */
 export interface LayerCallsRow {
+  policy: string;
   service: string;
   calls: number;
 }
 
-/** The lab page's layers chart: the calls reaching each service of the chain, top to bottom, under one policy. */
-export function layersSpec(rows: readonly LayerCallsRow[], title: string, size: ChartSize = {}): TopLevelSpec {
+/** The second policy's colour in {@link layersSpec} (the first is the bars' usual blue). */
+const SECOND_COLOR = '#f58518';
+
+/**
+ * The lab page's layers chart: the calls reaching each service of the chain, top to bottom, one bar
+ * per policy side by side (coloured, with a legend), as the table lists them.
+ */
+export function layersSpec(rows: readonly LayerCallsRow[], size: ChartSize = {}): TopLevelSpec {
+  const policies = [...new Set(rows.map((r) => r.policy))];
+  const y = { field: 'service', type: 'nominal', sort: null, title: null } as const;
+  const yOffset = { field: 'policy', type: 'nominal', sort: policies } as const;
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     config: CHART_CONFIG,
     data: { values: rows as LayerCallsRow[] },
-    title: { text: title, limit: size.width ?? 480 },
     width: size.width ?? 480,
-    height: { step: 26 },
-    transform: [{ calculate: "datum.service + ': ' + datum.calls + ' calls'", as: 'label' }],
+    height: { step: 18 * Math.max(1, policies.length) + 8 },
+    transform: [{ calculate: "datum.policy + ', ' + datum.service + ': ' + datum.calls + ' calls'", as: 'label' }],
     layer: [
       {
-        mark: { type: 'bar', color: BAR_COLOR },
+        mark: { type: 'bar' },
         encoding: {
-          y: { field: 'service', type: 'nominal', sort: null, title: null },
+          y,
+          yOffset,
           x: { field: 'calls', type: 'quantitative', title: 'calls' },
+          color: { field: 'policy', type: 'nominal', sort: policies, scale: { domain: policies, range: [BAR_COLOR, SECOND_COLOR] }, legend: { orient: 'top', title: null } },
           description: { field: 'label' },
-          tooltip: [{ field: 'service' }, { field: 'calls' }],
+          tooltip: [{ field: 'policy' }, { field: 'service' }, { field: 'calls' }],
         },
       },
       {
         mark: { type: 'text', align: 'left', dx: 4, fontSize: 11 },
-        encoding: { y: { field: 'service', type: 'nominal', sort: null }, x: { field: 'calls', type: 'quantitative' }, text: { field: 'calls' } },
+        encoding: { y, yOffset, x: { field: 'calls', type: 'quantitative' }, text: { field: 'calls' } },
       },
     ],
   } as TopLevelSpec;
