@@ -41,6 +41,17 @@ export {
   type FleetOptions,
   type FleetTrace,
 } from './experiments/fleet.js';
+export {
+  CONTENTION_STRATEGIES,
+  CONTENTION_CLIENTS,
+  contentionBackoff,
+  contentionRun,
+  runContention,
+  type ContentionOptions,
+  type ContentionRow,
+  type ContentionRun,
+  type ContentionStrategy,
+} from './experiments/contention.js';
 export { LAYERS_POLICIES, layerNames, runLayers, type LayersOptions, type LayersRow } from './experiments/layers.js';
 
 // The functional core the simulator drives, for writing a driver of your own: the per-call retry
