@@ -28,6 +28,7 @@ const cases: [schema: string, args: string[]][] = [
   ['herd-bins.schema.json', ['herd', '--bins', '100', '--seeds', '0', '--strategies', 'full jitter', '--workers', '0']],
   ['waits.schema.json', ['waits', '--clients', '3', '--failures', '4']],
   ['fleet.schema.json', ['fleet', '--seeds', '0', '--policies', '4 attempts,4 attempts + shared gRPC throttling (batched)']],
+  ['contention.schema.json', ['contention', '--seeds', '0-2', '--clients', '3,5']],
   ['fleet-trace.schema.json', ['fleet', '--trace', '0', '--policies', '4 attempts']],
 ];
 

@@ -444,3 +444,51 @@ export function layersSpec(rows: readonly LayerCallsRow[], title: string, size: 
     ],
   } as TopLevelSpec;
 }
+
+/** One point of {@link contentionSpec}: a strategy's means at one client count. */
+export interface ContentionPoint {
+  clients: number;
+  strategy: string;
+  /** Mean time until every client has succeeded, ms. */
+  timeMs: number;
+  /** Mean writes the server received. */
+  calls: number;
+}
+
+/**
+ * The contention experiment's two charts, as in the 2015 post: mean time (log scale: exponential
+ * without jitter is ten times the rest) and mean calls against the number of clients, a line per
+ * strategy; side by side at the default width, one above the other when narrow.
+ */
+export function contentionSpec(points: readonly ContentionPoint[], strategies: readonly string[], size: ChartSize = {}): TopLevelSpec {
+  const narrow = size.width !== undefined && size.width < 600;
+  const width = size.width === undefined ? 300 : narrow ? size.width : Math.floor(size.width / 2) - 90;
+  const panel = (field: 'timeMs' | 'calls', title: string, log: boolean) => ({
+    title: { text: title },
+    width,
+    height: 240,
+    mark: { type: 'line', point: { filled: true, size: 40 } },
+    transform: [{ calculate: `datum.strategy + ', ' + datum.clients + ' clients: ${field === 'timeMs' ? 'time ' : 'calls '}' + datum.${field}`, as: 'label' }],
+    encoding: {
+      description: { field: 'label' },
+      x: { field: 'clients', type: 'quantitative', title: 'clients', axis: { tickMinStep: 10 } },
+      y: { field, type: 'quantitative', title: log ? `${title} (log scale)` : title, ...(log ? { scale: { type: 'log' } } : {}) },
+      color: {
+        field: 'strategy',
+        type: 'nominal',
+        sort: [...strategies],
+        title: null,
+        legend: narrow ? { orient: 'bottom', columns: 2, labelLimit: 300 } : { orient: 'right' },
+      },
+      tooltip: [{ field: 'strategy' }, { field: 'clients' }, { field, title, format: '.2f' }],
+    },
+  });
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    config: CHART_CONFIG,
+    data: { values: points as ContentionPoint[] },
+    ...(narrow
+      ? { vconcat: [panel('timeMs', 'mean time (ms)', true), panel('calls', 'mean calls', false)] }
+      : { hconcat: [panel('timeMs', 'mean time (ms)', true), panel('calls', 'mean calls', false)] }),
+  } as TopLevelSpec;
+}
