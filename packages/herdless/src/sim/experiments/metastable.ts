@@ -131,7 +131,26 @@ export interface MetastableRun {
 
 const OWNER = 'metastable';
 
-function checkSetup(setup: MetastableSetup): MetastableSetup {
+/** A setup as options: any field left out takes {@link METASTABLE_SETUP}'s value. */
+export type MetastableOptions = Partial<Omit<MetastableSetup, 'server' | 'trigger'>> & {
+  server?: Partial<MetastableServer> | undefined;
+  trigger?: Partial<MetastableTrigger> | undefined;
+};
+
+/**
+ * Fills a setup's missing fields from {@link METASTABLE_SETUP} and checks every field. A trigger of
+ * another kind than the default's without a factor gets 2 (a spike that doubles the rate).
+ * @throws InvalidOptionError naming the field (`server.workers`, `trigger.factor`, …) and the value.
+ * @example
+ * ```ts
+ * metastableSetup({ trigger: { kind: 'spike', factor: 3 } }); // the default setup, with new requests at 3× the rate 10–15 s
+ * ```
+ */
+export function metastableSetup(options: MetastableOptions = {}): MetastableSetup {
+  return checkSetup(options);
+}
+
+function checkSetup(setup: MetastableOptions): MetastableSetup {
   const s = objectOption(OWNER, 'setup', setup, ['ratePerSecond', 'processes', 'timeoutMs', 'horizonMs', 'server', 'trigger']);
   const rate = numberOption(OWNER, 'ratePerSecond', s.ratePerSecond, METASTABLE_SETUP.ratePerSecond, { min: 0, minExclusive: true, max: 100_000 });
   const processes = numberOption(OWNER, 'processes', s.processes, METASTABLE_SETUP.processes, { integer: true, min: 1, max: 100_000 });
