@@ -355,7 +355,7 @@ function simulate(policy: Policy, s: MetastableSetup, seed: number): MetastableR
     if (when < s.horizonMs) at(when, SEND, r * 1024 + n + 1);
   };
 
-  const finish = (a: number, t: number): void => {
+  const finish = (a: number): void => {
     busy--;
     attState[a] = FINISHED;
     if (releases[a] !== undefined) {
@@ -394,7 +394,7 @@ function simulate(policy: Policy, s: MetastableSetup, seed: number): MetastableR
         if (server.dropExpired && attState[index] === SERVING) {
           // Deadline propagation cancels the work in progress: the worker is free now.
           run.wasted[secondOf(t)]!++;
-          finish(index, t);
+          finish(index);
           next(t);
         }
         fail(index, t, true, false);
@@ -408,7 +408,7 @@ function simulate(policy: Policy, s: MetastableSetup, seed: number): MetastableR
           run.goodput[secondOf(t)]!++;
           budgets?.[reqProcess[r]!]!.onSuccess(t, attNumber[index]! > 1);
         }
-        finish(index, t);
+        finish(index);
         next(t);
         break;
       default:
