@@ -462,7 +462,7 @@ export interface ContentionPoint {
  */
 export function contentionSpec(points: readonly ContentionPoint[], strategies: readonly string[], size: ChartSize = {}): TopLevelSpec {
   const narrow = size.width !== undefined && size.width < 600;
-  const width = size.width === undefined ? 300 : narrow ? size.width : Math.floor(size.width / 2) - 90;
+  const width = size.width === undefined ? 300 : narrow ? size.width - 20 : Math.floor(size.width / 2) - 90;
   const panel = (field: 'timeMs' | 'calls', title: string, log: boolean) => ({
     title: { text: title },
     width,
