@@ -146,7 +146,7 @@ describe('metastableSetup: every field checked, named in the error', () => {
     [{ ratePerSecond: 0 }, 'metastable: ratePerSecond must be'],
     [{ processes: 1.5 }, 'metastable: processes must be'],
     [{ timeoutMs: -1 }, 'metastable: timeoutMs must be'],
-    [{ horizonMs: 1500 }, 'metastable: horizonMs must be a whole number of seconds, got 1500'],
+    [{ horizonMs: 4500 }, 'metastable: horizonMs must be a whole number of seconds, got 4500'],
     [{ server: { workers: 0 } }, 'metastable: server.workers must be'],
     [{ server: { service: 'uniform' } }, 'metastable: server.service must be one of exponential, constant, got "uniform"'],
     [{ server: { discipline: 'random' } }, 'metastable: server.discipline must be one of fifo, lifo, got "random"'],
@@ -155,6 +155,9 @@ describe('metastableSetup: every field checked, named in the error', () => {
     [{ trigger: { kind: 'spike', factor: 0.5 } }, 'metastable: trigger.factor must be'],
     [{ trigger: { factor: 2 } }, 'metastable: trigger.factor must be'],
     [{ trigger: { startMs: 20_000, endMs: 10_000 } }, 'metastable: trigger.endMs must be'],
+    // The run must last the recovery rule's 3 seconds past the trigger, or "metastable" would mean nothing.
+    [{ trigger: { startMs: 10_000, endMs: 58_000 } }, 'metastable: trigger.endMs must be ≤ 57000, got 58000'],
+    [{ horizonMs: 2000 }, 'metastable: horizonMs must be'],
     [{ ratePerSecond: 100_000, horizonMs: 3_600_000 }, 'metastable: ratePerSecond'],
   ])('%j is refused', (options, message) => {
     expect(invalidOption(() => metastableSetup(options as never)).message).toContain(message);
@@ -162,6 +165,7 @@ describe('metastableSetup: every field checked, named in the error', () => {
 
   it('a bad policy or seed is refused too', () => {
     expect(invalidOption(() => metastableRun({ ...policy('3 retries'), maxAttempts: 0 }, METASTABLE_SETUP, 0)).message).toContain('policy.maxAttempts');
+    expect(invalidOption(() => metastableRun({ ...policy('3 retries'), maxAttempts: null }, METASTABLE_SETUP, 0)).message).toContain('policy.maxAttempts');
     expect(invalidOption(() => metastableRun({ ...policy('3 retries'), backoff: { kind: 'nope' } as never }, METASTABLE_SETUP, 0)).message).toContain('policy.backoff');
     expect(invalidOption(() => metastableRun(policy('3 retries'), METASTABLE_SETUP, -1)).message).toContain('seed');
     expect(invalidOption(() => runMetastable(metastableCombinations(), [])).message).toContain('seeds must list at least one seed');

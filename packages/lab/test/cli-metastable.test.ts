@@ -100,7 +100,7 @@ describe('metastable scenario files', () => {
     [{ server: { workers: 0 } }, 'server.workers must be'],
     [{ server: { discipline: 'random' } }, 'server.discipline must be one of "fifo", "lifo", got "random"'],
     [{ trigger: { kind: 'spike', factor: 0.5 } }, 'trigger.factor must be'],
-    [{ horizonMs: 1500 }, 'horizonMs must be a whole number of seconds, got 1500'],
+    [{ horizonMs: 4500 }, 'horizonMs must be a whole number of seconds, got 4500'],
     [{ policies: [{ name: 'x', backoff: { kind: 'exponential', initialBackoffMs: -1 }, maxAttempts: 2 }] }, 'policies[0].backoff.initialBackoffMs'],
     [{ policies: [{ name: 'x', backoff: { kind: 'exponential' }, maxAttempts: 2 }, { name: 'x', backoff: { kind: 'exponential' }, maxAttempts: 3 }] }, 'policies[1].name "x" is used twice'],
     [{ servers: { slow: { workers: 0 } } }, 'servers.slow: server.workers must be'],

@@ -155,7 +155,8 @@ function checkSetup(setup: MetastableOptions): MetastableSetup {
   const rate = numberOption(OWNER, 'ratePerSecond', s.ratePerSecond, METASTABLE_SETUP.ratePerSecond, { min: 0, minExclusive: true, max: 100_000 });
   const processes = numberOption(OWNER, 'processes', s.processes, METASTABLE_SETUP.processes, { integer: true, min: 1, max: 100_000 });
   const timeoutMs = numberOption(OWNER, 'timeoutMs', s.timeoutMs, METASTABLE_SETUP.timeoutMs, { min: 0, minExclusive: true, max: 3_600_000 });
-  const horizonMs = numberOption(OWNER, 'horizonMs', s.horizonMs, METASTABLE_SETUP.horizonMs, { integer: true, min: 1000, max: 3_600_000 });
+  // At least one second before the recovery rule's seconds: a trigger, then time to judge recovery.
+  const horizonMs = numberOption(OWNER, 'horizonMs', s.horizonMs, METASTABLE_SETUP.horizonMs, { integer: true, min: (RECOVERY_RULE.seconds + 1) * 1000, max: 3_600_000 });
   if (horizonMs % 1000 !== 0) throw new InvalidOptionError(OWNER, 'horizonMs', horizonMs, 'must be a whole number of seconds');
   const sv = objectOption<Partial<MetastableServer>>(OWNER, 'server', s.server ?? {}, ['workers', 'serviceMs', 'service', 'discipline', 'dropExpired', 'shedding']);
   const d = METASTABLE_SETUP.server;
@@ -170,8 +171,10 @@ function checkSetup(setup: MetastableOptions): MetastableSetup {
   const tv = objectOption<Partial<MetastableTrigger>>(OWNER, 'trigger', s.trigger ?? {}, ['kind', 'startMs', 'endMs', 'factor']);
   const dt = METASTABLE_SETUP.trigger;
   const kind = oneOf('trigger.kind', tv.kind, dt.kind, ['capacity', 'spike'] as const);
-  const startMs = numberOption(OWNER, 'trigger.startMs', tv.startMs, dt.startMs, { min: 0, max: horizonMs });
-  const endMs = numberOption(OWNER, 'trigger.endMs', tv.endMs, dt.endMs, { min: startMs, max: horizonMs });
+  const startMs = numberOption(OWNER, 'trigger.startMs', tv.startMs, Math.min(dt.startMs, horizonMs - RECOVERY_RULE.seconds * 1000), { min: 0, max: horizonMs });
+  // Recovery is judged over RECOVERY_RULE.seconds whole seconds after the trigger: the run must have them.
+  const lastEnd = horizonMs - RECOVERY_RULE.seconds * 1000;
+  const endMs = numberOption(OWNER, 'trigger.endMs', tv.endMs, Math.min(dt.endMs, lastEnd), { min: startMs, max: lastEnd });
   const factor = numberOption(
     OWNER,
     'trigger.factor',
@@ -211,7 +214,9 @@ interface Policy {
 function policyOf(spec: PolicySpec): Policy {
   if (typeof spec !== 'object' || spec === null) throw new InvalidOptionError(OWNER, 'policy', spec, 'must be a PolicySpec { name, backoff, maxAttempts, budget? }');
   const backoff = backoffFromSpec(spec.backoff, 'policy.backoff');
-  const maxAttempts = spec.maxAttempts === null ? Infinity : numberOption(OWNER, 'policy.maxAttempts', spec.maxAttempts, 1, { integer: true, min: 1, max: 1000 });
+  // No "no cap" (null) here: an open-loop client always gives up at some point, and the events
+  // carry the attempt number in 10 bits.
+  const maxAttempts = numberOption(OWNER, 'policy.maxAttempts', spec.maxAttempts, 1, { integer: true, min: 1, max: 1000 });
   const budgetSpec = spec.budget;
   if (budgetSpec !== undefined) budgetFromSpec(budgetSpec, 'policy.budget');
   return { backoff, maxAttempts, budget: budgetSpec === undefined ? null : () => budgetFromSpec(budgetSpec, 'policy.budget') };
