@@ -61,6 +61,7 @@ describe('herdless-lab contention', () => {
     [['--clients', '1001'], 'is not a client count'],
     [['--strategies', 'fixed 1s'], '--strategies "fixed 1s": unknown strategy "fixed 1s" (choose from exponential, decorrelated, equal jitter, full jitter, no backoff)'],
     [['--seeds', '5-1'], '--seeds "5-1"'],
+    [['--seeds', '0-999', '--clients', '1000'], '--seeds/--clients: seeds × strategies × the sum of clients² is 5.00e9; keep it ≤ 1e9'],
   ])('refuses %j, naming the flag and the value', (args, message) => {
     const r = lab('contention', ...args);
     expect(r.status).not.toBe(0);

@@ -13,6 +13,9 @@ import { parseSeeds } from './seeds.js';
 /** The most clients one contention run may have: no backoff costs about 0.3 × clients² writes a run. */
 export const CONTENTION_MAX_CLIENTS = 1000;
 
+/** The bound on seeds × strategies × Σ clients²: about 360 times the default table, a few minutes. */
+const CONTENTION_MAX_WORK = 1e9;
+
 /** `--clients 10,20,30`: distinct integers from 1 to {@link CONTENTION_MAX_CLIENTS}, in the order given. @throws UsageError naming the flag. */
 export function parseClientCounts(text: string): number[] {
   const parts = text.split(',').map((s) => s.trim());
@@ -97,6 +100,13 @@ export function addModelCommands(program: Command, cli: LiveCli): void {
         clients: flags.clients === undefined ? CONTENTION_DEFAULTS.clients : parseClientCounts(flags.clients),
         strategies: flags.strategies === undefined ? CONTENTION_STRATEGIES : cli.parseNames('--strategies', 'strategy', flags.strategies, CONTENTION_STRATEGIES),
       };
+      // A run's writes grow with clients² (no backoff: about 0.3 × clients²); bound the table's work.
+      const work = settings.seeds.length * settings.strategies.length * settings.clients.reduce((a, n) => a + n * n, 0);
+      if (work > CONTENTION_MAX_WORK) {
+        throw new UsageError(
+          `--seeds/--clients: seeds × strategies × the sum of clients² is ${work.toExponential(2).replace('e+', 'e')}; keep it ≤ 1e9 (the default table's is 2.75e6 and takes under a second)`,
+        );
+      }
       const result = runContentionExperiment(settings);
       if (flags.format === 'json') cli.out(JSON.stringify(contentionJson(result)));
       else if (flags.format === 'csv') cli.out(contentionCsv(result));

@@ -60,10 +60,10 @@ const secondsFigure = defineFigure<MetastablePoint>({
     const plain = '3 retries · FIFO';
     const budget = '3 retries + gRPC throttling · FIFO';
     return (
-      `With 3 plain retries the offered load climbs to about ${formatFixed(tail(plain, 'offered'), 0)} a second during the trigger and stays there: ` +
+      `With 3 plain retries the offered load climbs once the trigger begins, to about ${formatFixed(tail(plain, 'offered'), 0)} a second at the end of the run: ` +
       `the server is busy all the time, but over the last 10 s ${formatFixed(tail(plain, 'wasted'), 0)} of its answers a second go to clients that ` +
       `have left and ${formatFixed(tail(plain, 'goodput'), 0)} to one still waiting. Jitter does not help: it spreads retries in time, not in number. ` +
-      `gRPC retryThrottling empties each process’s tokens within a second of the trigger, the offered load falls back to the new requests, the ` +
+      `With gRPC retryThrottling the timeouts soon drain each process’s tokens, the offered load falls back to the new requests, the ` +
       `queue drains and goodput returns (${formatFixed(tail(budget, 'goodput'), 0)} a second at the end). Dropping expired requests, LIFO and ` +
       `shedding keep the answers on time even with plain retries.`
     );
