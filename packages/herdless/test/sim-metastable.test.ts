@@ -120,6 +120,8 @@ describe('metastableRun: the model’s bookkeeping', () => {
       '3 retries + jitter · FIFO',
       '3 retries + gRPC throttling · FIFO',
       '3 retries + 10% retry ratio · FIFO',
+      '3 retries + Finagle budget · FIFO',
+      '3 retries + AWS retry quota · FIFO',
       '3 retries · LIFO',
       '3 retries · drop expired',
       '3 retries · shedding',

@@ -27,7 +27,10 @@ describe('herdless-lab metastable', () => {
     expect(row('3 retries + jitter', 'FIFO')).toContain('0/20   never (metastable)');
     expect(row('3 retries + gRPC throttling', 'FIFO')).toContain('20/20');
     expect(row('3 retries', 'drop expired')).toContain('20/20');
-    expect(lines).toHaveLength(13);
+    // Finagle's floor of 10 retries a second per process is 100 a second from 10 processes: more than the spare capacity.
+    expect(row('3 retries + Finagle budget', 'FIFO')).toContain('0/20   never (metastable)');
+    expect(row('3 retries + AWS retry quota', 'FIFO')).toContain('20/20');
+    expect(lines).toHaveLength(15);
   });
 
   it('--policies × --servers, --trigger spike, --format csv', () => {

@@ -24,9 +24,11 @@ export const metastableExperiment = defineExperiment<MetastableResult>({
     '10 s to 15 s the server runs at half speed (a trigger such as a slow dependency or a GC storm). The queue grows; once the wait ' +
     'exceeds the timeout, every answer comes too late, every timeout adds a retry, and with plain retries the offered load stays at 4× ' +
     'the new requests after the trigger is gone: goodput stays at zero until the end (Bronson et al., “Metastable Failures in ' +
-    'Distributed Systems”, HotOS 2021). Without retries, with a retry budget (gRPC retryThrottling, the 10% retry ratio), or with a ' +
-    'server that drops requests whose client already left (deadline propagation), serves the newest first (LIFO) or sheds load ' +
-    '(herdless/server’s LoadShedder without a queue), the same trigger is over within seconds. The table defines “recovered” and “metastable”.',
+    'Distributed Systems”, HotOS 2021). Without retries, with a retry budget that can reach zero (gRPC retryThrottling, the 10% retry ' +
+    'ratio, the AWS retry quota), or with a server that drops requests whose client already left (deadline propagation), serves the ' +
+    'newest first (LIFO) or sheds load (herdless/server’s LoadShedder without a queue), the same trigger is over within seconds. ' +
+    'Finagle’s budget is not enough here: its floor of 10 retries a second per process, from 10 processes, is more than the spare ' +
+    'capacity. The table defines “recovered” and “metastable”.',
   command: 'npm run lab -- metastable',
   seeds: '0-19',
   run: () => Promise.resolve(runMetastableExperiment()),

@@ -93,6 +93,19 @@ export const METASTABLE_POLICIES: readonly PolicySpec[] = Object.freeze([
     maxAttempts: 4,
     budget: { kind: 'retry ratio', ratio: 0.1, minRetriesPerWindow: 0, windowMs: 1000, buckets: 10, countAt: 'decision' },
   },
+  // Finagle's and the AWS SDK's budgets with their defaults, as in the budget experiment.
+  {
+    name: '3 retries + Finagle budget',
+    backoff: { kind: 'full jitter', ...RETRY_BACKOFF },
+    maxAttempts: 4,
+    budget: { kind: 'finagle', ttlMs: 10_000, minRetriesPerSec: 10, percentCanRetry: 0.2 },
+  },
+  {
+    name: '3 retries + AWS retry quota',
+    backoff: { kind: 'full jitter', ...RETRY_BACKOFF },
+    maxAttempts: 4,
+    budget: { kind: 'aws retry quota', capacity: 500, retryCost: 5, timeoutCost: 10, successIncrement: 1 },
+  },
 ] as PolicySpec[]);
 
 /** The server variants of the metastable table, by name. */
