@@ -109,7 +109,7 @@ const WRITE_ANSWER = 3;
  *   safe integer, an unknown strategy, or a bad option.
  * @example
  * ```ts
- * contentionRun('full jitter', 10, 0); // { timeMs: …, calls: … } — one run of 10 clients
+ * contentionRun('full jitter', 3, 0); // { timeMs: 143.92877414501177, calls: 6 }: 3 clients, seed 0
  * ```
  */
 export function contentionRun(strategy: ContentionStrategy, clients: number, seed: number, options: ContentionOptions = {}): ContentionRun {
