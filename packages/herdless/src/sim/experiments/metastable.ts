@@ -281,13 +281,12 @@ function simulate(policy: Policy, s: MetastableSetup, seed: number): MetastableR
   const shedder = server.shedding ? new LoadShedder({ maxInFlight: server.workers, maxQueue: 0, clock: new ManualClock(), random: rng }) : null;
   const releases: (() => void)[] = [];
 
-  // Per request: its process, the previous wait (decorrelated jitter's state), the attempt it waits on.
+  // Per request: its process and its previous wait (decorrelated jitter's state).
   const reqProcess: number[] = [];
   const reqLastWait: number[] = [];
-  // Per attempt: its request, number (1 = first try), send time, state, and whether its client left.
+  // Per attempt: its request, number (1 = first try), state, and whether its client left.
   const attRequest: number[] = [];
   const attNumber: number[] = [];
-  const attSent: number[] = [];
   const attState: number[] = [];
   const attLeft: boolean[] = [];
   const queue: number[] = []; // attempt indices; FIFO reads from `head`, LIFO pops the end
@@ -332,7 +331,6 @@ function simulate(policy: Policy, s: MetastableSetup, seed: number): MetastableR
     const a = attRequest.length;
     attRequest.push(r);
     attNumber.push(number);
-    attSent.push(t);
     attState.push(QUEUED);
     attLeft.push(false);
     run.offered[secondOf(t)]!++;
