@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { InvalidOptionError } from '../core/errors.js';
 import type { RetryError } from '../core/retry/errors.js';
+import { DRAIN_LIMIT } from '../http/body.js';
 import { DO_NOT_RETRY_HEADER, IDEMPOTENCY_KEY_HEADER } from '../http/data.js';
 import { bodyBlock, idempotency, isGivenUpResponse, runExchange, type HeaderReader } from '../http/exchange.js';
 import { parseHttpOptions, type HttpConfig } from '../http/options.js';
@@ -21,8 +22,6 @@ interface Head extends UndiciResponseHead {
   discardedBytes: number;
 }
 
-/** A discarded response is drained (its connection stays reusable) up to this many bytes, then aborted. */
-const DRAIN_LIMIT = 256 * 1024;
 
 /**
  * The controller the caller's handler holds for the whole request. Each attempt has its own
