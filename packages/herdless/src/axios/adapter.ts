@@ -236,6 +236,12 @@ function callerSignal(config: InternalAxiosRequestConfig): AbortSignal | undefin
  * - The request's `signal` (or `cancelToken`) aborts the attempt in flight and any wait; the
  *   request rejects with a `CanceledError` (`axios.isCancel(error)` is true).
  * - `data` that is a stream is sent once: such a request is not retried.
+ * - **Discarded responses are not read.** With axios's own Node.js (`http`) and `fetch` adapters,
+ *   every attempt is received as a stream: the body of a response that is retried is drained up to
+ *   256 KiB (so that its keep-alive connection is reused) or destroyed, never held in memory; the
+ *   body of the response the request returns is read as axios reads it (`responseType`,
+ *   `responseEncoding`, `maxContentLength`, the request's `signal`). The browser's `xhr` adapter,
+ *   or an adapter of your own, reads bodies itself before this adapter sees them.
  *
  * Interceptors run once per request, around all its attempts. The adapter works in Node.js and
  * browsers alike.
