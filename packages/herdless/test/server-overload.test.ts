@@ -93,7 +93,9 @@ describe('40 clients leaving after 100 ms, maxInFlight 4, handlers that work 1 s
     // Everyone still connected was shed (the four who were admitted left before their answer).
     expect(answered.every((status) => status === 503)).toBe(true);
     const stats = shedding.stats();
-    expect(stats).toMatchObject({ requests: CLIENTS, inFlight: 0, admitted: meter.ran, shed: CLIENTS - meter.ran });
+    // (A client that left before the server read its request is not counted: on a very busy machine, a few may.)
+    expect(stats).toMatchObject({ inFlight: 0, admitted: meter.ran, shed: stats.requests - meter.ran });
+    expect(stats.requests).toBeLessThanOrEqual(CLIENTS);
     expect(stats.peakInFlight).toBeLessThanOrEqual(4);
   }, 30_000);
 
@@ -116,7 +118,7 @@ describe('40 clients leaving after 100 ms, maxInFlight 4, handlers that work 1 s
     expect(meter.ran).toBeGreaterThanOrEqual(4);
     // A route's res.send() after its client left still ends the work: the slot is free.
     for (let i = 0; i < 100 && shedding.stats().inFlight > 0; i++) await sleep(10);
-    expect(shedding.stats()).toMatchObject({ requests: CLIENTS, inFlight: 0, admitted: meter.ran });
+    expect(shedding.stats()).toMatchObject({ inFlight: 0, admitted: meter.ran });
   }, 30_000);
 
   it('handlers that listen to the signal stop when their client leaves, so the slot serves others sooner', async () => {
