@@ -359,6 +359,8 @@ class HeldSlot {
       return end.apply(res, args);
     };
     this.#timer = this.#config.clock.setTimeout(() => this.#free(), this.#config.maxHoldAfterCloseMs);
+    // A bound on a slot, not work of its own: it must not keep a process that is shutting down alive.
+    (this.#timer as { unref?: () => void } | null)?.unref?.();
     this.#controller.abort(new DOMException('herdless/server: the client closed the connection', 'AbortError'));
   }
 
