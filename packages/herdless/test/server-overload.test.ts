@@ -283,6 +283,15 @@ describe('a client forging the attempt header', () => {
     expect(admittedWith(2)).toEqual(admittedWith(1));
   });
 
+  it('a clientKey that throws makes the source unknown and is reported; the request is served', async () => {
+    const errors: unknown[] = [];
+    const shedding = loadShedder({ maxInFlight: 1, clientKey: () => { throw new Error('no key'); }, onHandlerError: (e) => errors.push(e) });
+    const origin = await serve(shedding.node((_req, res) => res.end('ok')));
+    expect(await (await fetch(origin)).text()).toBe('ok');
+    expect(await (await shedding.fetch(async () => new Response('ok'))(new Request('http://app.invalid/'))).text()).toBe('ok');
+    expect(errors.map((e) => (e as Error).message)).toEqual(['no key', 'no key']);
+  });
+
   it('clientKey reads the request: node:http gets the IncomingMessage', async () => {
     const seen: string[] = [];
     const shedding = loadShedder({ maxInFlight: 1, clientKey: (req) => (seen.push(typeof (req as http.IncomingMessage).socket?.remoteAddress), 'x') });

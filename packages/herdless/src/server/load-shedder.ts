@@ -154,7 +154,14 @@ export function loadShedder(options: LoadShedderOptions): LoadShedding {
   const sourceOf = (request: NodeRequest | Request): string | undefined => {
     const key = config.clientKey;
     if (key === undefined) return undefined;
-    const value = key(request as never);
+    let value: unknown;
+    try {
+      value = key(request as never);
+    } catch (error) {
+      // Who sent it is only a weight in the retry share: a failing clientKey makes it unknown, reported, never a crash.
+      config.onHandlerError(error);
+      return undefined;
+    }
     return typeof value === 'string' ? value : undefined;
   };
 
