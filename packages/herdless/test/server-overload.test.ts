@@ -190,6 +190,25 @@ describe('the slot is held until the work ends', () => {
     expect([shedding.stats().inFlight, signal?.aborted]).toEqual([0, false]);
   });
 
+  it('fetch-style: a request whose client aborted keeps its slot until the handler returns', async () => {
+    const shedding = loadShedder({ maxInFlight: 1 });
+    let finish: () => void = () => undefined;
+    let sawAbort = false;
+    const handler = shedding.fetch(async (request) => {
+      await new Promise<void>((resolve) => (finish = resolve));
+      sawAbort = request.signal.aborted;
+      return new Response('late');
+    });
+    const client = new AbortController();
+    const first = handler(new Request('http://app.invalid/', { signal: client.signal }));
+    client.abort();
+    const second = await handler(new Request('http://app.invalid/'));
+    expect([second.status, shedding.stats().inFlight]).toEqual([503, 1]);
+    finish();
+    await first;
+    expect([sawAbort, shedding.stats().inFlight]).toEqual([true, 0]);
+  });
+
   it('requestSignal is undefined for a request no shedder admitted', () => {
     expect(requestSignal({})).toBeUndefined();
   });
