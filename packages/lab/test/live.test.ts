@@ -120,7 +120,7 @@ describe('lab live herd, scaled down: 100 clients, 5 s, real sockets', () => {
     expect([...new Set(bins.map((b) => b.series))]).toEqual(['full jitter, live', 'full jitter, simulator seed 0', 'exponential, live', 'exponential, simulator seed 0']);
     expect(sum('full jitter, live')).toBe(result.rows[0]!.live.server!.totals.arrivals);
     expect(sum('exponential, simulator seed 0')).toBe(result.simArrivals[1]!.reduce((a, b) => a + b, 0));
-  }, 120_000);
+  });
 });
 
 describe('lab server', () => {
@@ -176,7 +176,7 @@ describe('lab server', () => {
       // A failed expectation must not leave the server running.
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     }
-  }, 120_000);
+  });
 });
 
 describe('lab server --config', () => {
@@ -207,7 +207,7 @@ describe('lab server --config', () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       rmSync(dirname(file), { recursive: true, force: true });
     }
-  }, 120_000);
+  });
 });
 
 describe('lab live / server: bad input exits 2 with one line', () => {

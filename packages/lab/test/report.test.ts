@@ -74,7 +74,7 @@ describe('npm run lab writes the report', () => {
     // The report's own command, as it says it was written (`Written by npm run lab`).
     const r = pasted('npm run lab', cwd);
     first = { status: r.status, stdout: r.stdout, stderr: r.stderr };
-  }, 120_000);
+  });
 
   it('prints every table unchanged, then the report’s path; writes lab-out/ in the current folder and nothing else', () => {
     expect(first.stderr).toBe('');
@@ -250,7 +250,7 @@ describe('npm run lab writes the report', () => {
     expect(readFileSync(join(out, 'figures/herd-arrivals.svg'), 'utf8')).toMatch(/^<svg /);
     expect(readdirSync(cwd)).toEqual(['lab-out']);
     expect(readFileSync(join(out, 'index.html'), 'utf8')).toContain('Written by <code>npm run lab -- --out lab-out</code>');
-  }, 120_000);
+  });
 });
 
 describe('writeReport', () => {

@@ -25,7 +25,7 @@ describe('herdless-lab serve', () => {
   let server: ServeProcess;
   beforeAll(async () => {
     server = await startServe();
-  }, 40_000);
+  });
   afterAll(async () => {
     if (server.child.exitCode === null) await server.stop();
   });
