@@ -24,8 +24,8 @@ export default defineConfig({
     // Failsafes against a hang, not speed limits: a test or hook that starts servers or runs the
     // built CLI takes many times longer on a busy 2-core machine than on an idle one, and a limit
     // that fires there fails a correct test. (vitest's hook default is 10 s.)
-    testTimeout: 180_000,
-    hookTimeout: 180_000,
+    testTimeout: 300_000,
+    hookTimeout: 300_000,
     globalSetup: ['packages/lab/test/global-setup.ts'],
     setupFiles: ['vitest.setup.ts'],
   },

@@ -71,7 +71,7 @@ describe('live: 20 processes share one budget through a real Redis during an out
     // Each process's own bucket lets its first 4 failures ask Redis; all 500 failures reach Redis.
     for (const r of reports) expect([r.fallbacks, r.stats!.sharedDecisions]).toEqual([0, 4]);
     expect(reports.reduce((a, r) => a + r.admitted!, 0)).toBe(4);
-  }, 240_000);
+  }, 600_000);
 
   it('fleet-wide retries stay within one A6 bucket {10, 0.1}: at most 4, where a bucket per process lets 60 through', async () => {
     requests = 0;
@@ -91,5 +91,5 @@ describe('live: 20 processes share one budget through a real Redis during an out
     for (const r of local) expect(r.statuses).toEqual({ 503: CALLS });
     // Each process's own bucket: 3 retries for its first call (the 4th attempt is the last), then none.
     expect(requests - PROCESSES * CALLS).toBe(PROCESSES * 3);
-  }, 240_000); // 40 Node.js processes start on a machine that may be busy: counts, not speed
+  }, 600_000); // 40 Node.js processes start on a machine that may be busy: counts, not speed
 });

@@ -12,7 +12,7 @@ import { LIVE_FIGURES } from '../src/report/live.js';
 
 const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 const lab = (...args: string[]) => {
-  const r = spawnSync(process.execPath, [main, ...args], { encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(process.execPath, [main, ...args], { encoding: 'utf8', timeout: 300_000 });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 };
 

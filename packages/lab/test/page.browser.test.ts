@@ -24,7 +24,7 @@ if (!haveChromium && !process.env.CI) console.warn(`page.browser.test: skipped, 
 
 const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 const cli = (...args: string[]): string => {
-  const r = spawnSync(process.execPath, [main, ...args], { encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(process.execPath, [main, ...args], { encoding: 'utf8', timeout: 300_000 });
   if (r.status !== 0) throw new Error(`herdless-lab ${args.join(' ')}: ${r.stderr}`);
   return r.stdout;
 };

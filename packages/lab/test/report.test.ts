@@ -240,11 +240,11 @@ describe('npm run lab writes the report', () => {
       expect((await fetch(url)).status).toBe(200);
     });
     expect(page).toContain('stopped (SIGINT)');
-  }, 240_000);
+  }, 600_000);
 
   it('a second run overwrites cleanly', () => {
     writeFileSync(join(out, 'figures/herd-arrivals.svg'), 'stale');
-    const r = spawnSync(process.execPath, [main, '--out', 'lab-out'], { cwd, encoding: 'utf8', timeout: 120_000 });
+    const r = spawnSync(process.execPath, [main, '--out', 'lab-out'], { cwd, encoding: 'utf8', timeout: 300_000 });
     expect(r.status).toBe(0);
     expect(tree(out)).toEqual(FILES);
     expect(readFileSync(join(out, 'figures/herd-arrivals.svg'), 'utf8')).toMatch(/^<svg /);
