@@ -57,12 +57,14 @@ function blocksOf(file: string): Block[] {
   const lines = readFileSync(`${root}${file}`, 'utf8').split('\n');
   const found: Block[] = [];
   for (let i = 0; i < lines.length; i++) {
-    const open = /^```(\S*)\s*$/.exec(lines[i]!);
+    // A fence of N backticks closes at a line of at least N (CommonMark), so a block can show one.
+    const open = /^(`{3,})([^`\s]*)\s*$/.exec(lines[i]!);
     if (open === null) continue;
+    const fence = open[1]!;
     let end = i + 1;
-    while (end < lines.length && !/^```\s*$/.test(lines[end]!)) end++;
+    while (end < lines.length && !(lines[end]!.startsWith(fence) && /^`+\s*$/.test(lines[end]!))) end++;
     const marker = i > 0 ? /^<!--\s*docs-test:\s*(\S+)\s*-->\s*$/.exec(lines[i - 1]!) : null;
-    found.push({ file, line: i + 1, lang: open[1]!, code: lines.slice(i + 1, end).join('\n'), prelude: marker?.[1] });
+    found.push({ file, line: i + 1, lang: open[2]!, code: lines.slice(i + 1, end).join('\n'), prelude: marker?.[1] });
     i = end;
   }
   return found;
