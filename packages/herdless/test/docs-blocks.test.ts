@@ -181,10 +181,7 @@ const GreeterClient = makeGenericClientConstructor({}, 'helloworld.Greeter');`,
   },
   'connect-client': {
     // The guide's service is helloworld's; any generated service descriptor will do here.
-    replace: [
-      ['https://api.example.com', '__CONNECT_ORIGIN__'],
-      ["baseUrl: '__CONNECT_ORIGIN__'", 'baseUrl: __docs.connectOrigin'],
-    ],
+    replace: [["baseUrl: 'https://api.example.com'", 'baseUrl: __docs.connectOrigin']],
     before: `import { FlakyService as GreeterService } from '../support/connect-server.js';
 const serviceConfig = { methodConfig: [{ name: [{ service: 'test.Flaky' }], retryPolicy: { maxAttempts: 4, initialBackoff: '0.1s', maxBackoff: '1s', backoffMultiplier: 2, retryableStatusCodes: ['UNAVAILABLE'] } }] };`,
     after: `const __reply = await (client as unknown as { unary(r: { value: string }): Promise<{ value: string }> }).unary({ value: JSON.stringify({ id: 'docs', script: [{ code: 14 }, { ok: true }] }) });
@@ -392,10 +389,32 @@ describe('every code block of the guides runs', () => {
     expect(budgetsJson, "docs/budgets.md's service config").toBeDefined();
   });
 
+  it('every docs-test comment sits on the line just above a TypeScript or JavaScript block', () => {
+    const misplaced: string[] = [];
+    for (const file of FILES) {
+      const lines = readFileSync(`${root}${file}`, 'utf8').split('\n');
+      lines.forEach((line, i) => {
+        if (!line.includes('docs-test:')) return;
+        const next = /^`{3,}(\S*)/.exec(lines[i + 1] ?? '');
+        if (!/^<!--\s*docs-test:\s*\S+\s*-->\s*$/.test(line) || next === null || !RUNNABLE.has(next[1]!)) misplaced.push(`${file}:${i + 1}`);
+      });
+    }
+    expect(misplaced).toEqual([]);
+  });
+
   it.each(blocks.map((b) => [`${b.file}:${b.line}${b.prelude === undefined ? '' : ` (${b.prelude})`}`, b] as const))('%s', async (_name, block) => {
     if (block.code.includes('ioredis') && !haveRedis && !process.env.CI) return; // no redis-server here: the redis tests say so too
     const file = `${workDir}${block.file.replace(/[^\w]/g, '-')}-${block.line}.ts`;
     writeFileSync(file, moduleOf(block));
-    await runModule(file);
+    try {
+      await runModule(file);
+    } catch (error) {
+      if (block.prelude !== undefined) throw error;
+      // The usual cause: a fragment nobody marked. Say how to mark it.
+      throw new Error(
+        `${block.file}:${block.line} does not run as written (${String(error)}). If it is a fragment, put <!-- docs-test: NAME --> on the line above its fence and add NAME to PRELUDES in docs-blocks.test.ts (see docs/testing.md).`,
+        { cause: error },
+      );
+    }
   });
 });
