@@ -275,7 +275,7 @@ describe('against a real redis-server', () => {
         expect(count(7, () => true)).toBe(20 * 50); // every failure reached Redis
         expect(count(6, () => true)).toBe(20 * 450);
       },
-      { timeout: 20_000, interval: 20 },
+      { timeout: 120_000, interval: 20 },
     );
     monitor.disconnect();
     const replay = retryThrottlingBudget({ maxTokens: 10, tokenRatio: 0.1 });
