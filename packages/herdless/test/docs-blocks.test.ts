@@ -72,8 +72,8 @@ function blocksOf(file: string): Block[] {
 
 const blocks = FILES.flatMap(blocksOf).filter((b) => RUNNABLE.has(b.lang));
 
-/** What the loopback world offers every block, through `globalThis.__docs`. */
-interface DocsWorld {
+/** What the loopback world offers every block, through `globalThis.__docs` (exported for the blocks' types only). */
+export interface DocsWorld {
   /** The HTTP API's origin, `http://127.0.0.1:PORT`. */
   origin: string;
   /** Requests the API has seen, per path. */
@@ -81,17 +81,23 @@ interface DocsWorld {
   redisPort: number;
   /** The JSON service config docs/budgets.md shows (the file its `readFileSync` reads). */
   serviceConfigJson: string;
+  /** The Connect server's origin (HTTP/1.1). */
+  connectOrigin: string;
 }
 
+/** The hidden code around a fragment: see the comment at the top of this file. */
 interface Prelude {
+  /** Placed before the block: imports and the names the block uses. */
   before?: string;
+  /** [from, to] pairs applied to the block's text; `from` must occur in it. */
   replace?: readonly (readonly [string, string])[];
+  /** Placed after the block: checks of what it claims, and closing what it opened. */
   after?: string;
 }
 
 // Every prelude starts with this: the world, and assert for the `after` checks.
 const HEADER = `import __assert from 'node:assert/strict';
-const __docs = (globalThis as unknown as { __docs: import('../docs-blocks.test.js').DocsWorldForBlocks }).__docs;
+const __docs = (globalThis as unknown as { __docs: import('../docs-blocks.test.js').DocsWorld }).__docs;
 void __assert; void __docs;
 `;
 
@@ -275,9 +281,6 @@ __assert.deepEqual([row!.finish.mean, row!.requests.mean, row!.crashes.mean], [1
   },
 };
 
-/** The type `__docs` has inside a block (exported for the blocks' type annotations only). */
-export type DocsWorldForBlocks = DocsWorld & { connectOrigin: string };
-
 /**
  * The HTTP API every block's `https://api.example.com` reaches: `/users/N` and `/items/N` answer
  * `{ id: N }`, `POST /orders` creates (201) and reports whether an Idempotency-Key came, `/always/429`
@@ -320,14 +323,14 @@ beforeAll(async () => {
   if (haveRedis) redis = await RedisServer.start();
   // HTTP/1.1: the guide's transport is connect-web's, which runs on fetch.
   connect = await startConnectServer({ http1: true });
-  const world: DocsWorldForBlocks = {
+  const world: DocsWorld = {
     origin: started.origin,
     seen: (path) => counts.get(path) ?? 0,
     redisPort: redis?.port ?? 0,
     serviceConfigJson: budgetsJson?.code ?? '',
     connectOrigin: connect.baseUrl,
   };
-  (globalThis as unknown as { __docs: DocsWorldForBlocks }).__docs = world;
+  (globalThis as unknown as { __docs: DocsWorld }).__docs = world;
 });
 
 afterAll(async () => {
