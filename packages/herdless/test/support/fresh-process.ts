@@ -25,12 +25,16 @@ export function inFreshProcess(code: string, options: { randomSeed: number; time
   return r.stdout;
 }
 
-/** CPython, when this machine has it (Debian: python3); the reference script needs 3.11 or later. */
+/**
+ * CPython, when this machine has it (Debian: python3). Without it the reference checks are skipped
+ * locally; under CI=true (`.ci/run` installs it) they fail instead.
+ */
 export const PYTHON3 = ['/usr/bin/python3', '/usr/local/bin/python3'].find((p) => existsSync(p));
 
 /** Runs scripts/sim-reference.py with `what` ('paths' or 'fleet') and returns its JSON. */
 export function simReference(what: 'paths' | 'fleet'): unknown {
-  const r = spawnSync(PYTHON3!, [`${root}scripts/sim-reference.py`, what], { encoding: 'utf8' });
+  if (PYTHON3 === undefined) throw new Error('python3 is missing (apt-get install python3): the simulator\'s reference figures cannot be checked');
+  const r = spawnSync(PYTHON3, [`${root}scripts/sim-reference.py`, what], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`sim-reference.py ${what} exited with ${r.status}: ${r.stderr}`);
   return JSON.parse(r.stdout);
 }
