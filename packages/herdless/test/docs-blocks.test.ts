@@ -1,6 +1,6 @@
 /**
- * Every TypeScript / JavaScript code block of the READMEs and docs/*.md runs here, so that a guide
- * whose code does not run fails the suite.
+ * Every TypeScript / JavaScript code block of the READMEs and docs/*.md runs here, and type-checks
+ * under strict TypeScript, so that a guide whose code does not run (or does not compile) fails the suite.
  *
  * How a block runs: its text is written to a module under `test/.docs-blocks/` and imported (vitest
  * compiles it, and resolves `herdless` and its subpaths to the sources as in every other test).
@@ -19,6 +19,7 @@
  * placed after it (`after`), which checks what the block claims (a status, a count, the figures in
  * its comments) and closes what it opened. A block without a marker must run exactly as written.
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -229,9 +230,10 @@ __assert.deepEqual(body, { gaveUp: 'do-not-retry' });`,
 import { loadShedder } from 'herdless/server';
 const shedding = loadShedder({ maxInFlight: 4 });
 const handler = (_req: http.IncomingMessage, res: http.ServerResponse) => void res.end('ok');
-// An express-shaped app: it only records what is registered.
+// An express-shaped app (express's own types are not installed): it only records what is registered.
+type Handler = (req: http.IncomingMessage, res: http.ServerResponse & { json(body: unknown): void }, next: (error?: unknown) => void) => unknown;
 const __registered: string[] = [];
-const app = { use: (f: unknown) => void __registered.push(typeof f), get: (path: string, _f: unknown) => void __registered.push(path) };
+const app = { use: (f: Handler | ((...a: never[]) => unknown)) => void __registered.push(typeof f), get: (path: string, _f: Handler) => void __registered.push(path) };
 const loadOrders = async () => [];`,
     after: `__assert.deepEqual(__registered, ['function', '/orders', 'function']);`,
   },
@@ -340,6 +342,8 @@ afterAll(async () => {
   rmSync(workDir, { recursive: true, force: true });
 });
 
+const moduleFile = (block: Block): string => `${workDir}${block.file.replace(/[^\w]/g, '-')}-${block.line}.ts`;
+
 /** The module a block becomes: the prelude, the block (substituted), the checks. */
 function moduleOf(block: Block): string {
   const prelude: Prelude = block.prelude === undefined ? {} : PRELUDES[block.prelude]!;
@@ -382,6 +386,25 @@ async function runModule(file: string): Promise<void> {
   expect(rejections).toEqual([]);
 }
 
+/** The TypeScript project the blocks are checked in: strict, Node's types, `herdless` as the sources. */
+const TSCONFIG = {
+  compilerOptions: {
+    target: 'es2022',
+    module: 'nodenext',
+    moduleResolution: 'nodenext',
+    strict: true,
+    noEmit: true,
+    skipLibCheck: true,
+    types: ['node'],
+    paths: {
+      herdless: ['../../src/index.ts'],
+      'herdless/grpc': ['../../src/grpc-client/index.ts'],
+      'herdless/*': ['../../src/*/index.ts'],
+    },
+  },
+  include: ['*.ts'],
+};
+
 describe('every code block of the guides runs', () => {
   it('finds the blocks, and every marker names a prelude this file has (and every prelude is used)', () => {
     expect(blocks.length).toBeGreaterThanOrEqual(30);
@@ -405,9 +428,21 @@ describe('every code block of the guides runs', () => {
     expect(misplaced).toEqual([]);
   });
 
+  // What a TypeScript user who pastes a block gets: the blocks (with their preludes) compile under
+  // strict settings. One tsc run over all of them (a few seconds of CPU).
+  it('every block type-checks (strict TypeScript)', () => {
+    for (const block of blocks) writeFileSync(moduleFile(block), moduleOf(block));
+    writeFileSync(`${workDir}tsconfig.json`, JSON.stringify(TSCONFIG, null, 2));
+    const tsc = spawnSync(process.execPath, [fileURLToPath(new URL('../../../node_modules/typescript/bin/tsc', import.meta.url)), '-p', `${workDir}tsconfig.json`], { encoding: 'utf8' });
+    // A module is named after its block (README-md-180.ts: README.md, the fence on line 180); its
+    // line numbers count the hidden prelude too.
+    expect(tsc.stdout + tsc.stderr).toBe('');
+    expect(tsc.status).toBe(0);
+  });
+
   it.each(blocks.map((b) => [`${b.file}:${b.line}${b.prelude === undefined ? '' : ` (${b.prelude})`}`, b] as const))('%s', async (_name, block) => {
     if (block.code.includes('ioredis') && !haveRedis && !process.env.CI) return; // no redis-server here: the redis tests say so too
-    const file = `${workDir}${block.file.replace(/[^\w]/g, '-')}-${block.line}.ts`;
+    const file = moduleFile(block);
     writeFileSync(file, moduleOf(block));
     try {
       await runModule(file);
