@@ -227,14 +227,15 @@ __assert.deepEqual(body, { gaveUp: 'do-not-retry' });`,
   },
   'layers-frameworks': {
     before: `import http from 'node:http';
-import { loadShedder } from 'herdless/server';
+import { loadShedder, requestSignal } from 'herdless/server';
 const shedding = loadShedder({ maxInFlight: 4 });
+const report = async (_options: { signal: AbortSignal }) => 'report';
 const handler = (_req: http.IncomingMessage, res: http.ServerResponse) => void res.end('ok');
 // An express-shaped app (express's own types are not installed): it only records what is registered.
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse & { json(body: unknown): void }, next: (error?: unknown) => void) => unknown;
 const __registered: string[] = [];
 const app = { use: (f: Handler | ((...a: never[]) => unknown)) => void __registered.push(typeof f), get: (path: string, _f: Handler) => void __registered.push(path) };
-const loadOrders = async () => [];`,
+const loadOrders = async (_options: { signal?: AbortSignal }) => [];`,
     after: `__assert.deepEqual(__registered, ['function', '/orders', 'function']);`,
   },
   'user-id': {
