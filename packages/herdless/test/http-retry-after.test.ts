@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { InvalidOptionError, parseHttpDate, parseRetryAfter, parseRetryAfterMs, retryAfterFromHeaders } from 'herdless';
+import { InvalidOptionError } from 'herdless';
+import { parseHttpDate, parseRetryAfter, parseRetryAfterMs, retryAfterFromHeaders } from 'herdless/http';
 
 // The wall clock of the example: 21 Oct 2015 07:28:00 GMT.
 const NOW = Date.UTC(2015, 9, 21, 7, 28, 0);

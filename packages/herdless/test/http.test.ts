@@ -1,17 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  ManualClock,
-  constantBackoff,
-  fetchWithRetry,
-  isAttemptTimeoutError,
-  isRetryError,
-  retryInfo,
-  retryThrottlingBudget,
-  withRetry,
-  type HttpGiveUpEvent,
-  type HttpRetryEvent,
-  type RetryError,
-} from 'herdless';
+import { ManualClock, constantBackoff, isAttemptTimeoutError, isRetryError, retryThrottlingBudget, type RetryError } from 'herdless';
+import { fetchWithRetry, retryInfo, withRetry, type HttpGiveUpEvent, type HttpRetryEvent } from 'herdless/http';
 import { startScriptedServer, type ScriptedServer } from './support/scripted-server.js';
 
 /** A ManualClock that records the delay of every timer and lets a test await the next one. */

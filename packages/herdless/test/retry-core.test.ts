@@ -1,23 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  DEFAULT_BACKOFF,
-  DEFAULT_THROTTLING_BACKOFF,
-  MAX_DELAY_MS,
-  classify,
-  constantBackoff,
-  createRetry,
-  decorrelatedJitterBackoff,
-  exponentialBackoff,
-  fullJitterBackoff,
-  isInvalidOptionError,
-  parseRetryPolicy,
-  retryAfter,
-  type RetryBudget,
-  type RetryPolicy,
-  type Rng,
-  type Verdict,
-} from 'herdless';
+import { constantBackoff, createRetry, decorrelatedJitterBackoff, exponentialBackoff, fullJitterBackoff, isInvalidOptionError, type RetryBudget, type RetryPolicy, type Rng, type Verdict } from 'herdless';
+import { DEFAULT_BACKOFF, DEFAULT_THROTTLING_BACKOFF, MAX_DELAY_MS, classify, parseRetryPolicy, retryAfter } from 'herdless/core';
 import { DO_NOT_RETRY_VERDICT, FATAL, PyRandom, RETRYABLE, RETRYABLE_THROTTLED, decide, describeGiveUp, startRetry, type RetryCommand } from 'herdless/sim';
 import { invalidOption } from './support/invalid-option.js';
 
