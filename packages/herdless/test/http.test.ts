@@ -27,7 +27,7 @@ class TimerClock extends ManualClock {
   }
 }
 
-/** The wall clock of the example: 21 Oct 2015 07:28:00 GMT, moving with the virtual clock. */
+/** The wall clock of MDN's Retry-After example: 21 Oct 2015 07:28:00 GMT, moving with the virtual clock. */
 const WALL = Date.UTC(2015, 9, 21, 7, 28, 0);
 const noWait = constantBackoff();
 
