@@ -1,39 +1,10 @@
 import { MAX_DELAY_MS } from '../core/backoff/backoff.js';
 import { DO_NOT_RETRY_VERDICT, FATAL, RETRYABLE, retryAfter, type Verdict } from '../core/classify/verdict.js';
 import { decide, describeGiveUp, type HintedRetryBudget, type RetryCommand, type RetryState } from '../core/retry/decide.js';
-import type { GiveUpReason } from '../core/retry/errors.js';
 import { callHook } from '../runtime/hooks.js';
 import { CallTelemetry } from '../runtime/telemetry.js';
-import type { GrpcMethodPlan, GrpcRetryPlanner } from './interceptor-options.js';
+import type { GrpcGiveUpEvent, GrpcMethodPlan, GrpcRetryEvent, GrpcRetryPlanner } from './interceptor-options.js';
 import { parseGrpcPushback } from './pushback.js';
-
-/** What `onRetry` hears before each retry's wait. */
-export interface GrpcRetryEvent {
-  /** The method's path, e.g. `/helloworld.Greeter/SayHello`. */
-  readonly method: string;
-  /** The attempt that failed, from 1. */
-  readonly attempt: number;
-  /** Its status code (gRPC numbering, as `GRPC_STATUS_CODES`). */
-  readonly code: number;
-  /** The wait before the next attempt, in ms. */
-  readonly delayMs: number;
-  /** True when the wait is the server's pushback rather than the backoff's. */
-  readonly hinted: boolean;
-}
-
-/** What `onGiveUp` hears when a failed attempt is the call's last. */
-export interface GrpcGiveUpEvent {
-  /** The method's path. */
-  readonly method: string;
-  /** The attempts made. */
-  readonly attempts: number;
-  /** The last attempt's status code. */
-  readonly code: number;
-  /** Why no retry followed: `'fatal'` (a status not in the retryable list), `'exhausted'`, `'budget'`… */
-  readonly reason: GiveUpReason | 'committed';
-  /** A human sentence, e.g. `all 4 attempts failed (maxAttempts 4)`. */
-  readonly message: string;
-}
 
 /**
  * @internal How a finished attempt's status reads for `decide()` (gRFC A6): a retryable status is

@@ -1,6 +1,7 @@
 import type { Backoff } from '../core/backoff/backoff.js';
 import type { RetryBudget } from '../core/budget/budget.js';
 import { InvalidOptionError, isInvalidOptionError } from '../core/errors.js';
+import type { GiveUpReason } from '../core/retry/errors.js';
 import { parseRetryPolicy, type RetryPolicy } from '../core/retry/policy.js';
 import type { Rng } from '../core/rng.js';
 import { objectOption } from '../core/validate.js';
@@ -8,10 +9,37 @@ import type { HookName } from '../runtime/hooks.js';
 import { systemScheduler, type Scheduler } from '../runtime/scheduler.js';
 import { systemRandom } from '../runtime/system-random.js';
 import { telemetryOption, type TelemetryObserver } from '../runtime/telemetry.js';
-import type { GrpcGiveUpEvent, GrpcRetryEvent } from './call-retry.js';
 import { parseGrpcServiceConfig, type GrpcRetryConfig } from './service-config.js';
 import { GRPC_STATUS_CODES, grpcStatusName, type GrpcStatusName } from './status.js';
 import { grpcThrottleFor } from './throttles.js';
+
+/** What `onRetry` hears before each retry's wait. */
+export interface GrpcRetryEvent {
+  /** The method's path, e.g. `/helloworld.Greeter/SayHello`. */
+  readonly method: string;
+  /** The attempt that failed, from 1. */
+  readonly attempt: number;
+  /** Its status code (gRPC numbering, as `GRPC_STATUS_CODES`). */
+  readonly code: number;
+  /** The wait before the next attempt, in ms. */
+  readonly delayMs: number;
+  /** True when the wait is the server's pushback rather than the backoff's. */
+  readonly hinted: boolean;
+}
+
+/** What `onGiveUp` hears when a failed attempt is the call's last. */
+export interface GrpcGiveUpEvent {
+  /** The method's path. */
+  readonly method: string;
+  /** The attempts made. */
+  readonly attempts: number;
+  /** The last attempt's status code. */
+  readonly code: number;
+  /** Why no retry followed: `'fatal'` (a status not in the retryable list), `'exhausted'`, `'budget'`… */
+  readonly reason: GiveUpReason | 'committed';
+  /** A human sentence, e.g. `all 4 attempts failed (maxAttempts 4)`. */
+  readonly message: string;
+}
 
 /**
  * Options of the herdless gRPC interceptors (`herdless/grpc` for grpc-js, `herdless/connect` for
