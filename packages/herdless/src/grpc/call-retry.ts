@@ -78,8 +78,8 @@ export class GrpcCallRetry {
     const command = decide(this.plan.policy, this.#state, verdict, this.planner.scheduler.now(), this.planner.random);
     const o = this.planner.options;
     if (command.kind === 'retry') {
-      const event: GrpcRetryEvent = { method: this.method, attempt: this.#state.attempt, code, delayMs: command.delayMs, hinted: command.hinted };
-      this.#tel?.retry(this.#state.attempt, command.delayMs, command.hinted ? 'pushback' : 'backoff', { code });
+      const event: GrpcRetryEvent = { method: this.method, attempt: this.#state.attempt, code, delayMs: command.delayMs, delaySource: command.delaySource === 'server-hint' ? 'pushback' : 'backoff' };
+      this.#tel?.retry(this.#state.attempt, command.delayMs, event.delaySource, { code });
       this.#state = command.next;
       callHook(o.onRetry, event, 'onRetry', o.onHookError);
     } else {

@@ -23,8 +23,8 @@ export interface GrpcRetryEvent {
   readonly code: number;
   /** The wait before the next attempt, in ms. */
   readonly delayMs: number;
-  /** True when the wait is the server's pushback rather than the backoff's. */
-  readonly hinted: boolean;
+  /** Where the wait came from: `'pushback'` (the server's `grpc-retry-pushback-ms`, gRFC A6) or `'backoff'`. */
+  readonly delaySource: 'backoff' | 'pushback';
 }
 
 /** What `onGiveUp` hears when a failed attempt is the call's last. */

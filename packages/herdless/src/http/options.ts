@@ -50,8 +50,8 @@ export interface HttpRetryEvent {
   readonly error: unknown;
   /** The wait before the next attempt, in ms (0: at once). */
   readonly delayMs: number;
-  /** `'server'`: the wait is the response's `Retry-After` / `retry-after-ms`; `'backoff'`: the backoff drew it. */
-  readonly delaySource: 'backoff' | 'server';
+  /** `'server-hint'`: the wait is the response's `Retry-After` / `retry-after-ms`; `'backoff'`: the backoff drew it. */
+  readonly delaySource: 'backoff' | 'server-hint';
 }
 
 /**
