@@ -13,7 +13,7 @@ const PATH = '/test.Flaky/Unary';
 
 function setup(options: Record<string, unknown> = {}) {
   const clock = new ManualClock();
-  const planner = grpcRetryPlanner('test', { serviceConfig: a6ServiceConfig(), scheduler: clock, random: mid, ...options });
+  const planner = grpcRetryPlanner('test', { serviceConfig: a6ServiceConfig(), clock, random: mid, ...options });
   return { clock, planner, call: (remainingMs = Infinity, server = 'virtual.test:1') => new GrpcCallRetry(planner, planner.planFor(PATH, server), PATH, remainingMs) };
 }
 

@@ -37,13 +37,13 @@ export class GrpcCallRetry {
     /** The ms left before the call's deadline (`Infinity` for none). */
     remainingMs: number,
   ) {
-    const now = planner.scheduler.now();
+    const now = planner.clock.now();
     this.#state = { attempt: 1, previousDelayMs: 0, deadlineAt: now + remainingMs };
     const observer = planner.telemetry;
     this.#tel =
       observer === undefined
         ? undefined
-        : new CallTelemetry(observer, { layer: 'grpc', client: planner.client, method }, planner.scheduler, planner.options.onHookError);
+        : new CallTelemetry(observer, { layer: 'grpc', client: planner.client, method }, planner.clock, planner.options.onHookError);
   }
   /** The attempt running or just finished, from 1. */
   get attempt(): number {
@@ -51,7 +51,7 @@ export class GrpcCallRetry {
   }
   /** The budget hears of each attempt as it starts. */
   started(): void {
-    this.plan.policy.budget?.onAttempt(this.planner.scheduler.now(), this.#state.attempt > 1);
+    this.plan.policy.budget?.onAttempt(this.planner.clock.now(), this.#state.attempt > 1);
     if (this.#tel !== undefined) {
       this.#inFlight = true;
       this.#tel.attemptStart(this.#state.attempt);
@@ -59,7 +59,7 @@ export class GrpcCallRetry {
   }
   /** The call succeeded (status OK). */
   succeeded(): void {
-    (this.plan.policy.budget as HintedRetryBudget | undefined)?.onSuccess(this.planner.scheduler.now(), this.#state.attempt > 1);
+    (this.plan.policy.budget as HintedRetryBudget | undefined)?.onSuccess(this.planner.clock.now(), this.#state.attempt > 1);
     this.#ended('success', 0);
   }
   /** Reports the attempt in flight as ended (telemetry only). */
@@ -75,7 +75,7 @@ export class GrpcCallRetry {
   failed(code: number, pushback: unknown): RetryCommand {
     this.#ended('failure', code);
     const verdict = grpcVerdict(this.plan, code, pushback);
-    const command = decide(this.plan.policy, this.#state, verdict, this.planner.scheduler.now(), this.planner.random);
+    const command = decide(this.plan.policy, this.#state, verdict, this.planner.clock.now(), this.planner.random);
     const o = this.planner.options;
     if (command.kind === 'retry') {
       const event: GrpcRetryEvent = { method: this.method, attempt: this.#state.attempt, code, delayMs: command.delayMs, delaySource: command.delaySource === 'server-hint' ? 'pushback' : 'backoff' };

@@ -70,8 +70,8 @@ export interface GrpcRetryInterceptorOptions {
    * `'hint-too-long'`). Default 60 000. Range [0, 2^31 − 1].
    */
   maxRetryAfterMs?: number | undefined;
-  /** Timers and the clock. Default `systemScheduler`; tests may pass a `ManualClock`. */
-  scheduler?: Scheduler | undefined;
+  /** The clock and timers, as `retry()`'s `clock`. Default `systemScheduler`; tests may pass a `ManualClock`. */
+  clock?: Scheduler | undefined;
   /** The jitter's uniform source. Default `systemRandom`. */
   random?: Rng | undefined;
   /** Called before each retry's wait. A throw is reported (`onHookError`), never fails the call. */
@@ -90,7 +90,7 @@ export interface GrpcRetryInterceptorOptions {
 }
 
 const POLICY_KEYS = ['maxAttempts', 'backoff', 'retryableStatusCodes', 'budget'] as const;
-const COMMON_KEYS = ['serviceConfig', 'jitter', ...POLICY_KEYS, 'maxRetryAfterMs', 'scheduler', 'random', 'onRetry', 'onGiveUp', 'onHookError', 'telemetry'];
+const COMMON_KEYS = ['serviceConfig', 'jitter', ...POLICY_KEYS, 'maxRetryAfterMs', 'clock', 'random', 'onRetry', 'onGiveUp', 'onHookError', 'telemetry'];
 
 /** @internal One method's retry rules, resolved from the options. */
 export interface GrpcMethodPlan {
@@ -101,7 +101,7 @@ export interface GrpcMethodPlan {
 
 /** @internal The options, validated once, and a per-method, per-server resolver. */
 export interface GrpcRetryPlanner {
-  readonly scheduler: Scheduler;
+  readonly clock: Scheduler;
   readonly random: Rng;
   readonly options: GrpcRetryInterceptorOptions;
   /** The telemetry observer, if any (a disabled one is none). */
@@ -135,15 +135,15 @@ export function grpcRetryPlanner(
   for (const hook of ['onRetry', 'onGiveUp', 'onHookError'] as const) {
     if (!isFunctionOrUndefined(o[hook])) throw new InvalidOptionError(owner, hook, o[hook], 'must be a function');
   }
-  const scheduler = o.scheduler ?? systemScheduler;
-  if (typeof scheduler !== 'object' || scheduler === null || typeof scheduler.setTimeout !== 'function' || typeof scheduler.now !== 'function') {
-    throw new InvalidOptionError(owner, 'scheduler', scheduler, 'must be a Scheduler (now, setTimeout, clearTimeout)');
+  const clock = o.clock ?? systemScheduler;
+  if (typeof clock !== 'object' || clock === null || typeof clock.setTimeout !== 'function' || typeof clock.now !== 'function') {
+    throw new InvalidOptionError(owner, 'clock', clock, 'must be a Scheduler (now, setTimeout, clearTimeout)');
   }
   const random = o.random ?? systemRandom;
   if (typeof random !== 'object' || random === null || typeof random.random !== 'function') {
     throw new InvalidOptionError(owner, 'random', random, 'must be an Rng ({ random(): number })');
   }
-  const common = { scheduler, random, options: o as GrpcRetryInterceptorOptions, telemetry: telemetryOption(owner, o.telemetry), client };
+  const common = { clock, random, options: o as GrpcRetryInterceptorOptions, telemetry: telemetryOption(owner, o.telemetry), client };
 
   if (o.serviceConfig !== undefined) {
     const clash = POLICY_KEYS.find((k) => o[k] !== undefined);
