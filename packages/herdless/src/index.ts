@@ -138,6 +138,7 @@ export {
 } from './core/retry/index.js';
 export {
   RETRYABLE_ERROR_CODES,
+  NETWORK_ERROR_MESSAGES,
   RETRYABLE_HTTP_STATUSES,
   RETRYABLE_GRPC_CODES,
   DO_NOT_RETRY,
@@ -149,6 +150,7 @@ export {
   isTransientError,
   retryAfter,
   type ServerHint,
+  type NetworkErrorMessage,
   type RetryableInfo,
   type RetryableOverride,
   type Verdict,

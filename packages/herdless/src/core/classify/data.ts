@@ -5,10 +5,12 @@
  */
 
 /**
- * Error `code`s of transient network failures (Node.js system errors and undici errors). Retried by
- * default, on the error itself, on the `cause` of a `TypeError` (`fetch()` rejects with
+ * Error `code`s of transient network failures (Node.js system errors and undici errors; Bun uses the
+ * same names). Retried by default, on the error itself (Bun's `fetch()` rejects with a `TypeError`
+ * that carries the code), on the `cause` of a `TypeError` (Node's `fetch()` rejects with
  * `TypeError('fetch failed')` whose `cause` holds the socket error), and on the members of an
- * `AggregateError` (Node reports one per address tried when a connection fails).
+ * `AggregateError` (Node reports one per address tried when a connection fails). Runtimes that give
+ * no code are recognised by message instead: {@link NETWORK_ERROR_MESSAGES}.
  *
  * | code | meaning |
  * |---|---|
@@ -45,6 +47,81 @@ export const RETRYABLE_ERROR_CODES: readonly string[] = /* @__PURE__ */ Object.f
   'UND_ERR_SOCKET',
   'UND_ERR_CONNECT_TIMEOUT',
 ]);
+
+/**
+ * How one runtime's `fetch()` words a failed connection when it gives no error `code`: a `message`,
+ * matched exactly or as a prefix, and where the wording comes from.
+ *
+ * @example
+ * ```ts
+ * const firefox: NetworkErrorMessage = { message: 'NetworkError when attempting to fetch resource.', match: 'exact', runtime: 'Firefox', source: 'Gecko dom/fetch' };
+ * ```
+ */
+export interface NetworkErrorMessage {
+  /** The error's `message`, or its start. */
+  readonly message: string;
+  /** `'exact'`: the whole message; `'prefix'`: the message starts with it (the rest names the URL or the host). */
+  readonly match: 'exact' | 'prefix';
+  /** The runtime or library that rejects `fetch()` with it. */
+  readonly runtime: string;
+  /** Where the wording comes from, for a reader who wants to check it. */
+  readonly source: string;
+}
+
+/**
+ * Messages of the `TypeError` a `fetch()` rejects with when the connection failed, in runtimes that
+ * give no error `code` — browsers, Deno, Cloudflare Workers. The Fetch standard makes every such
+ * failure one opaque "network error" (a `TypeError`) and hides its reason from scripts, so the
+ * message is all there is to recognise. A `TypeError` whose message, or whose `cause`'s message (up
+ * to three levels), matches an entry is retried by default — unless the error or a `cause` carries a
+ * `code`: then the code decides ({@link RETRYABLE_ERROR_CODES}), as in Node.js (`TypeError('fetch
+ * failed')` with the socket error as `cause`) and Bun (the code on the `TypeError` itself).
+ *
+ * | runtime | message | source |
+ * |---|---|---|
+ * | Chrome, Edge, Opera | `Failed to fetch` (newer versions may add ` (host)`) | Blink `fetch_manager.cc` |
+ * | Chrome | `network error` (the body failed after the headers) | Blink `body_stream_buffer.cc` |
+ * | Firefox | `NetworkError when attempting to fetch resource.` | Gecko `dom/fetch`, `NS_ERROR_DOM_NETWORK_ERR` |
+ * | Safari 17+ | `Load failed` (may add ` (host)`) | WebKit `FetchResponse` |
+ * | Safari 16 and older | `The Internet connection appears to be offline.`, `The network connection was lost.` | Apple `NSURLErrorNotConnectedToInternet`, `NSURLErrorNetworkConnectionLost` |
+ * | Deno | `error sending request …` (on the `TypeError('fetch failed')` itself or its `cause`) | Deno `ext/fetch` (hyper client errors) |
+ * | Cloudflare Workers | `Network connection lost.` | workerd |
+ * | React Native, `whatwg-fetch`, `cross-fetch` | `Network request failed` | `whatwg-fetch` polyfill |
+ *
+ * The browser and polyfill wordings follow the list `is-network-error` keeps (the one p-retry uses);
+ * the Deno prefix is shorter than that list's `error sending request for url`, because Deno words a
+ * connection dropped after it was made `error sending request from <local address> for <url>`.
+ *
+ * A failed CORS check is the same `TypeError` with the same message — browsers hide on purpose which
+ * of the two happened — so it is retried too: a CORS mistake shows on the first load in development,
+ * while a dropped connection, a DNS blip or a lost Wi-Fi is the common failure in production, and the
+ * attempt cap bounds what a mistake costs. Without a code, a name that does not resolve is retried
+ * too (Node's `ENOTFOUND` is not). To stop retrying connection failures in a browser, pass
+ * `retryable: (e, { transient }) => transient && !(e instanceof TypeError)`.
+ *
+ * @example
+ * ```ts
+ * NETWORK_ERROR_MESSAGES.some((m) => m.runtime === 'Firefox'); // true
+ * isTransientError(new TypeError('Failed to fetch')); // true
+ * ```
+ */
+export const NETWORK_ERROR_MESSAGES: readonly NetworkErrorMessage[] = /* @__PURE__ */ Object.freeze(
+  (
+    [
+  { message: 'Failed to fetch', match: 'exact', runtime: 'Chrome, Edge, Opera', source: 'Blink fetch_manager.cc' },
+  { message: 'Failed to fetch (', match: 'prefix', runtime: 'Chrome, with the host', source: 'Blink fetch_manager.cc' },
+  { message: 'network error', match: 'exact', runtime: 'Chrome (a body that failed after the headers)', source: 'Blink body_stream_buffer.cc' },
+  { message: 'NetworkError when attempting to fetch resource.', match: 'exact', runtime: 'Firefox', source: 'Gecko dom/fetch, NS_ERROR_DOM_NETWORK_ERR' },
+  { message: 'Load failed', match: 'exact', runtime: 'Safari 17+', source: 'WebKit FetchResponse' },
+  { message: 'Load failed (', match: 'prefix', runtime: 'Safari 17+, with the host', source: 'WebKit FetchResponse' },
+  { message: 'The Internet connection appears to be offline.', match: 'exact', runtime: 'Safari 16 and older', source: 'Apple NSURLErrorNotConnectedToInternet' },
+  { message: 'The network connection was lost.', match: 'exact', runtime: 'Safari 16 and older', source: 'Apple NSURLErrorNetworkConnectionLost' },
+  { message: 'error sending request ', match: 'prefix', runtime: 'Deno', source: 'Deno ext/fetch (hyper client errors)' },
+  { message: 'Network connection lost', match: 'prefix', runtime: 'Cloudflare Workers', source: 'workerd' },
+  { message: 'Network request failed', match: 'exact', runtime: 'React Native, whatwg-fetch, cross-fetch', source: 'whatwg-fetch polyfill' },
+    ] satisfies NetworkErrorMessage[]
+  ).map((m) => Object.freeze(m)),
+);
 
 /**
  * HTTP status codes retried by default, read from an error's `status`, `statusCode`,
