@@ -139,6 +139,7 @@ export {
 export {
   RETRYABLE_ERROR_CODES,
   NETWORK_ERROR_MESSAGES,
+  NETWORK_ERROR_MESSAGE_PREFIXES,
   RETRYABLE_HTTP_STATUSES,
   RETRYABLE_GRPC_CODES,
   DO_NOT_RETRY,
@@ -150,7 +151,6 @@ export {
   isTransientError,
   retryAfter,
   type ServerHint,
-  type NetworkErrorMessage,
   type RetryableInfo,
   type RetryableOverride,
   type Verdict,

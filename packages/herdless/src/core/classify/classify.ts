@@ -1,5 +1,5 @@
 import { isHerdlessError } from '../errors.js';
-import { GRPC_RESOURCE_EXHAUSTED, GRPC_UNAVAILABLE, NETWORK_ERROR_MESSAGES, RETRYABLE_ERROR_CODES, RETRYABLE_GRPC_CODES, RETRYABLE_HTTP_STATUSES } from './data.js';
+import { GRPC_RESOURCE_EXHAUSTED, GRPC_UNAVAILABLE, NETWORK_ERROR_MESSAGE_PREFIXES, NETWORK_ERROR_MESSAGES, RETRYABLE_ERROR_CODES, RETRYABLE_GRPC_CODES, RETRYABLE_HTTP_STATUSES } from './data.js';
 import { isGivenUp, serverHint } from './hints.js';
 import { CIRCUIT_OPEN_VERDICT, DO_NOT_RETRY_VERDICT, FATAL, RETRYABLE, RETRYABLE_THROTTLED, RETRYABLE_TIMEOUT, retryAfter, type Verdict } from './verdict.js';
 
@@ -48,21 +48,13 @@ function hasTransientCode(value: object): boolean {
   return false;
 }
 
-/** Whether `value` says what failed with a `code` (its own, or its AggregateError members'): then the code decides, not the message. */
-function hasCode(value: object): boolean {
-  if ((value as { code?: unknown }).code !== undefined) return true;
-  const errors = (value as { errors?: unknown }).errors;
-  return Array.isArray(errors) && errors.some((e) => typeof e === 'object' && e !== null && (e as { code?: unknown }).code !== undefined);
-}
+const MESSAGES: ReadonlySet<unknown> = /* @__PURE__ */ new Set(NETWORK_ERROR_MESSAGES);
 
-/** A message of {@link NETWORK_ERROR_MESSAGES}: a failed connection in a runtime that gives no code. */
+/** A failed connection's message ({@link NETWORK_ERROR_MESSAGES}) in a runtime that gives no code. */
 function isNetworkMessage(value: object): boolean {
   const message = (value as { message?: unknown }).message;
-  if (typeof message !== 'string') return false;
-  for (const m of NETWORK_ERROR_MESSAGES) {
-    if (m.match === 'exact' ? message === m.message : message.startsWith(m.message)) return true;
-  }
-  return false;
+  if (MESSAGES.has(message)) return true;
+  return typeof message === 'string' && NETWORK_ERROR_MESSAGE_PREFIXES.some((prefix) => message.startsWith(prefix));
 }
 
 /**
@@ -76,7 +68,7 @@ function isFailedConnection(error: object): boolean {
   let value: unknown = error;
   for (let depth = 0; depth < 4 && typeof value === 'object' && value !== null; depth++) {
     if (hasTransientCode(value)) return true;
-    coded ||= hasCode(value);
+    coded ||= (value as { code?: unknown }).code !== undefined;
     worded ||= isNetworkMessage(value);
     value = (value as { cause?: unknown }).cause;
   }
