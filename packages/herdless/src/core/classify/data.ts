@@ -75,7 +75,8 @@ export const RETRYABLE_ERROR_CODES: readonly string[] = /* @__PURE__ */ Object.f
  * A failed CORS check is the same `TypeError` with the same message — browsers hide on purpose which
  * of the two happened — so it is retried too: a CORS mistake shows on the first load in development,
  * while a dropped connection, a DNS blip or a lost Wi-Fi is the common failure in production, and the
- * attempt cap bounds what a mistake costs. Without a code, a name that does not resolve is retried
+ * attempt cap bounds what a mistake costs. The same holds for a request the page's
+ * Content-Security-Policy or mixed-content rules block. Without a code, a name that does not resolve is retried
  * too (Node's `ENOTFOUND` is not). To stop retrying connection failures, pass
  * `retryable: (e, { transient }) => transient && !(e instanceof TypeError)`.
  *
