@@ -40,22 +40,29 @@ export {
   consecutiveFailures,
   failureRatio,
   type BreakerCounts,
+  type BreakerCountsValue,
   type CountingStrategy,
   type FailureCounter,
   type ConsecutiveFailuresCounts,
   type ConsecutiveFailuresOptions,
   type FailureRatioCounts,
   type FailureRatioOptions,
+  type RecentCalls,
   type BreakerCloseEvent,
   type BreakerEvent,
   type BreakerEventOf,
   type BreakerEventType,
   type BreakerHalfOpenEvent,
+  type BreakerIsolateEvent,
   type BreakerOpenEvent,
+  type BreakerResetEvent,
   type BreakerState,
   type Unsubscribe,
   type BreakerPolicyOptions,
+  type HalfOpenSampling,
   type BreakerSnapshot,
+  BREAKER_SNAPSHOT_SCHEMA,
+  BREAKER_SNAPSHOT_VERSION,
   DEFAULT_HALF_OPEN_TRIAL_TIMEOUT_MS,
 } from './core/breaker/index.js';
 export {
@@ -63,8 +70,11 @@ export {
   circuitBreaker,
   type BreakerCallContext,
   type BreakerExecuteOptions,
+  type BreakerIsolation,
+  type BreakerSettlement,
   type CircuitBreakerOptions,
 } from './runtime/breaker.js';
+export { keyedBreakers, type KeyedBreakers, type KeyedBreakersOptions } from './runtime/keyed-breakers.js';
 export { systemClock } from './runtime/system-clock.js';
 export type { Clock } from './core/time.js';
 export {

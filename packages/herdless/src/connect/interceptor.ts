@@ -5,6 +5,7 @@ import { GrpcCallRetry } from '../grpc/call-retry.js';
 import { grpcRetryPlanner, type GrpcRetryInterceptorOptions } from '../grpc/interceptor-options.js';
 import { GRPC_PUSHBACK_HEADER } from '../grpc/pushback.js';
 import { grpcServerName } from '../grpc/throttles.js';
+import { isCircuitOpenError } from '../core/breaker/circuit-open-error.js';
 
 const OWNER = 'connectRetryInterceptor';
 const PREVIOUS_ATTEMPTS = 'grpc-previous-rpc-attempts';
@@ -92,8 +93,10 @@ export function connectRetryInterceptor(options: ConnectRetryInterceptorOptions)
   return (next) => async (req) => {
     if (req.stream) return next(req);
     const path = `/${req.service.typeName}/${req.method.name}`;
-    const plan = planner.planFor(path, grpcServerName(req.url));
-    if (plan.policy.maxAttempts <= 1 && plan.policy.budget === undefined) return next(req);
+    const serverName = grpcServerName(req.url);
+    const plan = planner.planFor(path, serverName);
+    const breaker = planner.breaker?.get(serverName);
+    if (plan.policy.maxAttempts <= 1 && plan.policy.budget === undefined && breaker === undefined) return next(req);
     const timeoutMs = readTimeoutMs(req.header);
     const startedAt = scheduler.now();
     const call = new GrpcCallRetry(planner, plan, path, timeoutMs ?? Infinity);
@@ -101,15 +104,26 @@ export function connectRetryInterceptor(options: ConnectRetryInterceptorOptions)
       const attempt = call.attempt;
       const attemptReq: UnaryRequest =
         attempt === 1 ? req : { ...req, header: retryHeaders(req, attempt, timeoutMs === undefined ? undefined : timeoutMs - (scheduler.now() - startedAt)) };
+      // The breaker decides before the attempt counts as started: a refused attempt is not sent.
+      const permit = breaker?.tryAcquire();
+      if (permit !== undefined && isCircuitOpenError(permit)) {
+        call.gaveUp(Code.Unavailable, 'circuit-open', permit.message);
+        throw new ConnectError(permit.message, Code.Unavailable, undefined, undefined, permit);
+      }
       call.started();
       try {
         const res = await next(attemptReq);
+        if (permit !== undefined) breaker!.settle(permit, { value: res });
         call.succeeded();
         return res;
       } catch (error) {
-        // The caller's abort or the deadline's: never retried.
-        if (req.signal.aborted) throw error;
+        // The caller's abort or the deadline's: never retried, not the server's fault.
+        if (req.signal.aborted) {
+          if (permit !== undefined) breaker!.settle(permit, 'ignored');
+          throw error;
+        }
         const failure = ConnectError.from(error);
+        if (permit !== undefined) breaker!.settle(permit, { error: failure });
         const command = call.failed(failure.code, failure.metadata.get(GRPC_PUSHBACK_HEADER) ?? undefined);
         if (command.kind === 'give-up') throw error;
         if (command.delayMs > 0) await wait(scheduler, command.delayMs, req.signal);

@@ -2,8 +2,12 @@ import { InterceptingCall, Metadata, status as Status } from '@grpc/grpc-js';
 import type { Interceptor, InterceptorOptions, InterceptingListener, NextCall, StatusObject } from '@grpc/grpc-js';
 import { InvalidOptionError } from '../core/errors.js';
 import { GrpcCallRetry } from '../grpc/call-retry.js';
+import { grpcServerName } from '../grpc/throttles.js';
 import { grpcRetryPlanner, type GrpcMethodPlan, type GrpcRetryInterceptorOptions, type GrpcRetryPlanner } from '../grpc/interceptor-options.js';
 import { GRPC_PUSHBACK_HEADER } from '../grpc/pushback.js';
+import { isCircuitOpenError } from '../core/breaker/circuit-open-error.js';
+import type { BreakerPermit } from '../core/breaker/machine.js';
+import type { CircuitBreaker } from '../runtime/breaker.js';
 
 const OWNER = 'grpcRetryInterceptor';
 
@@ -48,6 +52,8 @@ class RetryingCall implements Call {
   #current: Call | undefined;
   #timer: unknown;
   #held: { message: unknown } | undefined;
+  /** The breaker's permit for the attempt in flight. */
+  #permit: BreakerPermit | undefined;
   readonly #unary: boolean;
   readonly #retry: GrpcCallRetry;
 
@@ -56,6 +62,7 @@ class RetryingCall implements Call {
     plan: GrpcMethodPlan,
     private readonly options: InterceptorOptions,
     private readonly nextCall: NextCall,
+    private readonly breaker: CircuitBreaker | undefined,
   ) {
     this.#unary = !options.method_definition.responseStream;
     this.#retry = new GrpcCallRetry(planner, plan, options.method_definition.path, deadlineRemainingMs(options.deadline));
@@ -68,6 +75,16 @@ class RetryingCall implements Call {
   }
 
   #startAttempt(): void {
+    if (this.breaker !== undefined) {
+      const permit = this.breaker.tryAcquire();
+      if (isCircuitOpenError(permit)) {
+        // Not sent: the call ends with UNAVAILABLE, delivered after start() returns, as a real status would be.
+        this.#retry.gaveUp(Status.UNAVAILABLE, 'circuit-open', permit.message);
+        queueMicrotask(() => this.#finish({ code: Status.UNAVAILABLE, details: permit.message, metadata: new Metadata() }));
+        return;
+      }
+      this.#permit = permit;
+    }
     const attempt = this.#retry.attempt;
     const call = this.nextCall(this.options);
     this.#current = call;
@@ -119,7 +136,21 @@ class RetryingCall implements Call {
     this.#listener?.onReceiveStatus?.(status);
   }
 
+  /** Gives the attempt's permit back: OK is a success, a cancelled call not counted, other statuses as the breaker classifies them. */
+  #settle(status: StatusObject): void {
+    const permit = this.#permit;
+    if (permit === undefined) return;
+    this.#permit = undefined;
+    try {
+      this.breaker!.settle(permit, status.code === Status.OK ? { value: status } : this.#cancelled ? 'ignored' : { error: status });
+    } catch {
+      // The breaker's own classifier threw: the permit was given back uncounted, and the call's
+      // status must still reach the caller (a callback API has no rejection to carry the error).
+    }
+  }
+
   #onStatus(status: StatusObject): void {
+    this.#settle(status);
     if (status.code === Status.OK) {
       this.#retry.succeeded();
       this.#finish(status);
@@ -237,12 +268,19 @@ export function grpcRetryInterceptor(options: GrpcJsRetryInterceptorOptions): In
   if (planner.throttled && target === undefined) {
     throw new InvalidOptionError(OWNER, 'target', target, 'is required with retryThrottling (the throttle is kept per server name)');
   }
+  if (planner.breaker?.keyed === true && target === undefined) {
+    throw new InvalidOptionError(OWNER, 'target', target, 'is required with keyed breakers (they are kept per server name)');
+  }
+  // One interceptor serves one channel: its breaker is the server name's (looked up per call, so that
+  // keyed breakers see it used and never drop it as idle while calls flow).
+  const serverName = target === undefined ? '' : grpcServerName(target);
   return (callOptions: InterceptorOptions, nextCall: NextCall) => {
     const definition = callOptions.method_definition;
     // A6 buffers a client stream to replay it; herdless retries single-request calls only.
     if (definition.requestStream) return new InterceptingCall(nextCall(callOptions));
     const plan = planner.planFor(definition.path, target);
-    if (plan.policy.maxAttempts <= 1 && plan.policy.budget === undefined) return new InterceptingCall(nextCall(callOptions));
-    return new InterceptingCall(new RetryingCall(planner, plan, callOptions, nextCall));
+    const breaker = planner.breaker?.get(serverName);
+    if (plan.policy.maxAttempts <= 1 && plan.policy.budget === undefined && breaker === undefined) return new InterceptingCall(nextCall(callOptions));
+    return new InterceptingCall(new RetryingCall(planner, plan, callOptions, nextCall, breaker));
   };
 }

@@ -8,6 +8,8 @@ import type { HookName } from '../runtime/hooks.js';
 import { systemScheduler, type Scheduler } from '../runtime/scheduler.js';
 import { systemRandom } from '../runtime/system-random.js';
 import { telemetryOption, type TelemetryObserver } from '../runtime/telemetry.js';
+import type { CircuitBreaker } from '../runtime/breaker.js';
+import { breakerOption, type BreakerLookup, type KeyedBreakers } from '../runtime/keyed-breakers.js';
 import type { GrpcGiveUpEvent, GrpcRetryEvent } from './call-retry.js';
 import { parseGrpcServiceConfig, type GrpcRetryConfig } from './service-config.js';
 import { GRPC_STATUS_CODES, grpcStatusName, type GrpcStatusName } from './status.js';
@@ -59,10 +61,19 @@ export interface GrpcRetryInterceptorOptions {
    * Default: none.
    */
   telemetry?: TelemetryObserver | undefined;
+  /**
+   * A circuit breaker every attempt goes through: a `CircuitBreaker`, or `keyedBreakers()` for one
+   * breaker per server name (the request URL's host for Connect, `target` for grpc-js), so that
+   * one failing server opens only its own. A status the breaker's `isFailure` counts (by default
+   * UNAVAILABLE) is a failure, OK and other statuses a success, the caller's cancellation nothing.
+   * A refused attempt is not sent: the call ends at once with UNAVAILABLE (give-up reason
+   * `'circuit-open'`), never retried by this interceptor. Default: none.
+   */
+  breaker?: CircuitBreaker | KeyedBreakers | undefined;
 }
 
 const POLICY_KEYS = ['maxAttempts', 'backoff', 'retryableStatusCodes', 'budget'] as const;
-const COMMON_KEYS = ['serviceConfig', 'jitter', ...POLICY_KEYS, 'maxRetryAfterMs', 'scheduler', 'random', 'onRetry', 'onGiveUp', 'onHookError', 'telemetry'];
+const COMMON_KEYS = ['serviceConfig', 'jitter', ...POLICY_KEYS, 'maxRetryAfterMs', 'scheduler', 'random', 'onRetry', 'onGiveUp', 'onHookError', 'telemetry', 'breaker'];
 
 /** @internal One method's retry rules, resolved from the options. */
 export interface GrpcMethodPlan {
@@ -82,6 +93,8 @@ export interface GrpcRetryPlanner {
   readonly client: string;
   /** True when the service config asks for throttling (it then needs the server's name). */
   readonly throttled: boolean;
+  /** The `breaker` option, when given. */
+  readonly breaker: BreakerLookup | undefined;
   /** The plan for `path` (`/service/method`) on `serverName`. */
   planFor(path: string, serverName: string | undefined): GrpcMethodPlan;
 }
@@ -115,7 +128,7 @@ export function grpcRetryPlanner(
   if (typeof random !== 'object' || random === null || typeof random.random !== 'function') {
     throw new InvalidOptionError(owner, 'random', random, 'must be an Rng ({ random(): number })');
   }
-  const common = { scheduler, random, options: o as GrpcRetryInterceptorOptions, telemetry: telemetryOption(owner, o.telemetry), client };
+  const common = { scheduler, random, options: o as GrpcRetryInterceptorOptions, telemetry: telemetryOption(owner, o.telemetry), client, breaker: breakerOption(owner, o.breaker) };
 
   if (o.serviceConfig !== undefined) {
     const clash = POLICY_KEYS.find((k) => o[k] !== undefined);

@@ -159,22 +159,30 @@ export function keyedBreakers(factory: (key: string) => CircuitBreaker, options?
   return new Keyed(factory, maxKeys, idleMs, clock);
 }
 
+/** @internal An adapter's breakers: one shared, or one per key. */
+export interface BreakerLookup {
+  /** True for keyed breakers (the adapter must know the key). */
+  readonly keyed: boolean;
+  /** The breaker for `key` (a host or a server name). */
+  get(key: string): CircuitBreaker;
+}
+
 /**
  * @internal An adapter's `breaker` option: a CircuitBreaker (every request shares it), a
- * KeyedBreakers (one per key), or undefined. Returns the per-key lookup, or undefined for none.
+ * KeyedBreakers (one per key), or undefined (none).
  * @throws InvalidOptionError naming `owner` and `breaker` for anything else.
  */
-export function breakerOption(owner: string, value: unknown): ((key: string) => CircuitBreaker) | undefined {
+export function breakerOption(owner: string, value: unknown): BreakerLookup | undefined {
   if (value === undefined) return undefined;
   if (typeof value === 'object' && value !== null) {
     const v = value as Partial<CircuitBreaker & KeyedBreakers>;
     if (typeof v.execute === 'function' && typeof v.tryAcquire === 'function') {
       const single = value as CircuitBreaker;
-      return () => single;
+      return { keyed: false, get: () => single };
     }
     if (typeof v.get === 'function' && typeof v.maxKeys === 'number') {
       const keyed = value as KeyedBreakers;
-      return (key) => keyed.get(key);
+      return { keyed: true, get: (key) => keyed.get(key) };
     }
   }
   throw new InvalidOptionError(owner, 'breaker', value, 'must be a CircuitBreaker (circuitBreaker()) or KeyedBreakers (keyedBreakers())');

@@ -260,6 +260,11 @@ export class CircuitBreakerMachine {
     return this.#state;
   }
 
+  /** Bumped by every state change: a permit granted in an older generation is stale. */
+  get generation(): number {
+    return this.#generation;
+  }
+
   /** True while the breaker is held open by {@link CircuitBreakerMachine.isolate}. */
   get isolated(): boolean {
     return this.#isolations > 0;
