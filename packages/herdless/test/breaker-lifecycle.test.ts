@@ -5,6 +5,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   ManualClock,
@@ -404,4 +405,66 @@ describe('two processes: a snapshot taken in one, restored in another whose cloc
       [13_000, 'sent', undefined],
     ]);
   }, 70_000);
+});
+
+describe('properties: restore round trip, sampling and isolation invariants', () => {
+  const config = fc.record({
+    sampling: fc.option(fc.record({ calls: fc.integer({ min: 1, max: 6 }), ratio: fc.double({ min: 0.05, max: 1, noNaN: true }) }), { nil: undefined }),
+    openDurationMs: fc.integer({ min: 0, max: 1000 }),
+    halfOpenTrialTimeoutMs: fc.integer({ min: 1, max: 2000 }),
+    // Whole-ms buckets, so that a bucket's start survives the trip exactly.
+    counting: fc.oneof(
+      fc.integer({ min: 1, max: 4 }).map((threshold) => consecutiveFailures({ threshold })),
+      fc.record({ minimumCalls: fc.integer({ min: 1, max: 5 }), windowMs: fc.integer({ min: 1, max: 300 }).map((n) => n * 10) }).map((o) => failureRatio(o)),
+    ),
+  });
+  const op = fc.oneof(
+    fc.record({ op: fc.constant('acquire' as const), dt: fc.integer({ min: 0, max: 400 }) }),
+    fc.record({ op: fc.constant('release' as const), dt: fc.integer({ min: 0, max: 400 }), pick: fc.nat(), outcome: fc.constantFrom('success' as const, 'failure' as const, 'ignored' as const) }),
+    fc.record({ op: fc.constant('isolate' as const), dt: fc.integer({ min: 0, max: 400 }) }),
+    fc.record({ op: fc.constant('unisolate' as const), dt: fc.integer({ min: 0, max: 400 }) }),
+    fc.record({ op: fc.constant('reset' as const), dt: fc.integer({ min: 0, max: 400 }) }),
+  );
+
+  it('after any history: invariants hold at every step, and a restored copy snapshots the same (trials aside)', () => {
+    fc.assert(
+      fc.property(config, fc.array(op, { maxLength: 120 }), ({ sampling, ...rest }, ops) => {
+        const options = { ...rest, ...(sampling === undefined ? {} : { halfOpenSampling: sampling }) };
+        const m = circuitBreakerMachine(options);
+        const permits: BreakerPermit[] = [];
+        const isolations: { release(now: number): boolean }[] = [];
+        let now = 0;
+        for (const s of ops) {
+          now += s.dt;
+          if (s.op === 'acquire') {
+            const a = m.acquire(now);
+            if (a.kind === 'permit') permits.push(a);
+            else expect(a.isolated).toBe(m.isolated);
+            if (m.isolated) expect(a.kind).toBe('rejection');
+          } else if (s.op === 'release' && permits.length > 0) {
+            m.release(permits.splice(s.pick % permits.length, 1)[0]!, s.outcome, now);
+          } else if (s.op === 'isolate') {
+            isolations.push(m.isolate(now));
+          } else if (s.op === 'unisolate' && isolations.length > 0) {
+            isolations.shift()!.release(now);
+          } else if (s.op === 'reset') {
+            m.reset(now);
+          }
+          const snap = m.snapshot(now, WALL);
+          expect(snap.halfOpenInFlight).toBeLessThanOrEqual(m.halfOpenMaxCalls);
+          if (snap.state === 'half-open') {
+            expect(snap.halfOpenFailures).toBeLessThan(m.trialFailureThreshold);
+            expect(snap.halfOpenSuccesses).toBeLessThan(m.successThreshold);
+          }
+          expect(snap.isolated).toBe(m.isolated);
+          if (snap.state === 'open' && !snap.isolated) expect(snap.remainingOpenMs).toBeGreaterThan(0);
+        }
+        const snap = JSON.parse(JSON.stringify(m.snapshot(now, WALL))) as BreakerSnapshot;
+        const copy = circuitBreakerMachine(options);
+        copy.restore(snap, now, WALL);
+        expect(copy.snapshot(now, WALL)).toEqual({ ...snap, halfOpenInFlight: 0, halfOpenSuccesses: 0, halfOpenFailures: 0 });
+        expect(copy.isolated).toBe(m.isolated);
+      }),
+    );
+  });
 });

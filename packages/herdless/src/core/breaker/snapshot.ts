@@ -111,8 +111,9 @@ export function parseBreakerSnapshot(snapshot: unknown, restoredAt: number, stra
   const openings = requiredNumber(owner, `${field}.openings`, snapshot.openings, { min: 0, integer: true });
   if (state === 'closed' && openings !== 0) throw new InvalidOptionError(owner, `${field}.openings`, openings, "must be 0 with state 'closed'");
   const timed = state !== 'closed' && !isolated;
-  // An isolation may have begun from closed, with no opening behind it.
-  if (timed && openings === 0) throw new InvalidOptionError(owner, `${field}.openings`, openings, `must be ≥ 1 with state '${String(state)}'`);
+  // Only a failure count opens a breaker that is not isolated; a half-open one may come from the
+  // release of an isolation that began while closed, with no opening behind it.
+  if (state === 'open' && !isolated && openings === 0) throw new InvalidOptionError(owner, `${field}.openings`, openings, "must be ≥ 1 with state 'open'");
   const openDurationMs = timed ? requiredNumber(owner, `${field}.openDurationMs`, snapshot.openDurationMs, { min: 0, max: MAX_DELAY_MS }) : 0;
   let remainingOpenMs = 0;
   if (state === 'open' && !isolated) {
