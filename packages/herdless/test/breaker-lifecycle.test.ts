@@ -273,6 +273,16 @@ describe('half-open sampling as a ratio', () => {
     expect(m.state(30_150)).toBe('open'); // the second expired at 30 150
   });
 
+  it('a trial released after its limit (the expiry noticed by that release) is late: the other trials keep their slots', () => {
+    const m = openedAt0({ halfOpenSampling: { calls: 4, ratio: 0.75 }, halfOpenTrialTimeoutMs: 100 });
+    const old = permit(m, 30_000);
+    const young = permit(m, 30_090);
+    expect(m.release(old, 'success', 30_150)).toBe(false); // expired at 30 100: 1 of the 3 failures that reopen
+    expect(m.snapshot(30_150, WALL)).toMatchObject({ state: 'half-open', halfOpenInFlight: 1, halfOpenFailures: 1, halfOpenSuccesses: 0 });
+    expect(m.release(young, 'success', 30_160)).toBe(false);
+    expect(m.snapshot(30_160, WALL)).toMatchObject({ halfOpenInFlight: 0, halfOpenSuccesses: 1 });
+  });
+
   const bad: [string, CircuitBreakerOptions, string][] = [
     ['not an object', { halfOpenSampling: 3 as never }, 'halfOpenSampling'],
     ['no calls', { halfOpenSampling: { ratio: 0.5 } as never }, 'halfOpenSampling.calls'],
@@ -452,6 +462,7 @@ describe('properties: restore round trip, sampling and isolation invariants', ()
           }
           const snap = m.snapshot(now, WALL);
           expect(snap.halfOpenInFlight).toBeLessThanOrEqual(m.halfOpenMaxCalls);
+          expect(snap.halfOpenInFlight).toBeGreaterThanOrEqual(0);
           if (snap.state === 'half-open') {
             expect(snap.halfOpenFailures).toBeLessThan(m.trialFailureThreshold);
             expect(snap.halfOpenSuccesses).toBeLessThan(m.successThreshold);

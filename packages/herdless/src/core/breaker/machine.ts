@@ -202,7 +202,10 @@ export class CircuitBreakerMachine {
       const at = clock === undefined ? given : checkedNow(clock, 'circuitBreaker');
       this.#expireTrials(at);
       if (permit.generation !== this.#generation) return false;
-      this.#trials.splice(this.#trials.indexOf(permit), 1);
+      const i = this.#trials.indexOf(permit);
+      // Expired just now, counted as a failed trial of a sample that goes on: its outcome is late.
+      if (i < 0) return false;
+      this.#trials.splice(i, 1);
       this.#inFlight--;
       if (!failed && outcome !== 'success') return false;
       if (failed) return this.#trialFailed(at);
