@@ -85,7 +85,10 @@ const EVENT_TYPES: readonly string[] = ['open', 'half-open', 'close', 'isolate',
  *   `successThreshold` successful trials close it; an ignored trial (caller abort) just frees its
  *   permit for the next caller.
  *
- * Allowed edges: closed → open, open → half-open, half-open → open, half-open → closed.
+ * Allowed edges: closed → open, open → half-open, half-open → open, half-open → closed; by hand,
+ * `isolate()` (any → open, isolated: every call refused until released), the release of the last
+ * isolation (→ half-open) and `reset()` (any → closed). `snapshot()` and `restore()` carry the state
+ * to another machine, in another process too (see {@link BreakerSnapshot} for the time base).
  *
  * Events are delivered synchronously, after the state has fully changed. Source of the pattern:
  * M. Nygard, "Release It!", and the Google SRE book, "Handling Overload".

@@ -42,7 +42,8 @@ export interface BreakerPolicyOptions {
    * Successful trial calls needed, in one half-open period, to close the breaker; the first failed
    * trial reopens it. Default `halfOpenMaxCalls`. A finished trial frees its slot for the next caller, so the successes may
    * come from more calls than `halfOpenMaxCalls`; the breaker can close while a trial is still running.
-   * An integer ≥ 1; it may exceed `halfOpenMaxCalls` (trials then run in turns).
+   * An integer ≥ 1; it may exceed `halfOpenMaxCalls` (trials then run in turns). Not with
+   * `halfOpenSampling`, whose sample decides.
    */
   successThreshold?: number | undefined;
   /**
