@@ -15,6 +15,7 @@ import {
   isRetryError,
   keyedBreakers,
   withRetry,
+  type BreakerSnapshot,
   type CircuitBreaker,
   type KeyedBreakers,
 } from 'herdless';
@@ -77,6 +78,26 @@ describe('keyedBreakers', () => {
     expect(breakers.delete('other')).toBe(true);
     breakers.clear();
     expect(breakers.size).toBe(0);
+  });
+
+  it('per-host state survives a restart: each host starts from its own snapshot, an unreadable one closed', async () => {
+    const clock = new ManualClock(0);
+    const options = { clock, counting: consecutiveFailures({ threshold: 1 }), openDurationMs: 60_000, now: () => 1_764_600_000_000 };
+    const before = keyedBreakers((host) => circuitBreaker({ ...options, name: host }));
+    await before.get('down.example').execute(() => Promise.reject(Object.assign(new Error('x'), { status: 503 }))).catch(() => undefined);
+    before.get('up.example');
+    const saved = JSON.parse(JSON.stringify(Object.fromEntries([...before.keys()].map((host) => [host, before.peek(host)!.snapshot()])))) as Record<string, BreakerSnapshot>;
+    saved['odd.example'] = { ...saved['up.example']!, schemaVersion: 7 as never };
+    const after = keyedBreakers((host) => {
+      try {
+        return circuitBreaker({ ...options, clock: new ManualClock(0), name: host, initialState: saved[host] });
+      } catch {
+        return circuitBreaker({ ...options, name: host });
+      }
+    });
+    expect(after.get('down.example').state).toBe('open');
+    expect(after.get('up.example').state).toBe('closed');
+    expect(after.get('odd.example').state).toBe('closed');
   });
 
   const bad: [string, () => unknown, string][] = [
