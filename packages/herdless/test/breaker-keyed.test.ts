@@ -100,6 +100,23 @@ describe('keyedBreakers', () => {
     expect(after.get('odd.example').state).toBe('closed');
   });
 
+  it('one CircuitBreaker in the option is shared by every host; the caller\'s abort is not counted', async () => {
+    const shared = circuitBreaker({ clock: new ManualClock(0), counting: consecutiveFailures({ threshold: 2 }) });
+    const hung = (_input: unknown, init?: RequestInit): Promise<Response> =>
+      new Promise((_resolve, reject) => init?.signal?.addEventListener('abort', () => reject(init.signal!.reason), { once: true }));
+    const controller = new AbortController();
+    const pending = withRetry(hung, { breaker: shared })('https://a.example/', { signal: controller.signal });
+    controller.abort(new Error('caller gave up'));
+    await expect(pending).rejects.toThrow('caller gave up');
+    expect(shared.snapshot().counts).toMatchObject({ consecutiveFailures: 0 });
+    const failing = async (): Promise<Response> => new Response('down', { status: 503 });
+    const api = withRetry(failing, { breaker: shared, maxAttempts: 1 });
+    await api('https://a.example/');
+    await api('https://b.example/');
+    expect(shared.state).toBe('open');
+    await expect(api('https://c.example/')).rejects.toMatchObject({ reason: 'circuit-open' });
+  });
+
   const bad: [string, () => unknown, string][] = [
     ['a factory that is not a function', () => keyedBreakers('x' as never), 'factory'],
     ['maxKeys 0', () => keyedBreakers(() => circuitBreaker(), { maxKeys: 0 }), 'maxKeys'],
