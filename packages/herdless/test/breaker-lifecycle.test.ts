@@ -122,6 +122,7 @@ describe('snapshot → restore (one process, the machine)', () => {
   type Case = [name: string, edit: (s: Record<string, unknown>) => unknown, field: string];
   const cases: Case[] = [
     ['not an object', () => 'open', 'snapshot'],
+    ['null', () => null, 'snapshot'],
     ['another JSON document', (s) => ({ ...s, schema: 'opossum' }), 'snapshot.schema'],
     ['a newer version', (s) => ({ ...s, schemaVersion: 2 }), 'snapshot.schemaVersion'],
     ['no takenAt', (s) => ({ ...s, takenAt: undefined }), 'snapshot.takenAt'],
@@ -138,6 +139,7 @@ describe('snapshot → restore (one process, the machine)', () => {
     ['no counts', (s) => ({ ...s, counts: undefined }), 'snapshot.counts'],
     ['counts of another strategy', (s) => ({ ...s, counts: { strategy: 'failure ratio', recent: [] } }), 'snapshot.counts.strategy'],
     ['a negative count', (s) => ({ ...s, counts: { strategy: 'consecutive failures', consecutiveFailures: -1 } }), 'snapshot.counts.consecutiveFailures'],
+    ['a fractional count', (s) => ({ ...s, counts: { strategy: 'consecutive failures', consecutiveFailures: 1.5 } }), 'snapshot.counts.consecutiveFailures'],
   ];
   it.each(cases)('refuses %s, naming the field, and changes nothing', (_name, edit, field) => {
     const good = openedAt0().snapshot(12_000, WALL) as unknown as Record<string, unknown>;
@@ -148,6 +150,7 @@ describe('snapshot → restore (one process, the machine)', () => {
     const error = invalidOption(() => m.restore(edit(good) as BreakerSnapshot, 0, WALL));
     expect(error.field).toBe(field);
     expect(error.message).toContain(`circuitBreaker: ${field}`);
+    expect(error.requirement).toMatch(/^(must|can|is) \S/);
     expect(JSON.stringify(m.snapshot(0, WALL))).toBe(before);
     expect(m.generation).toBe(generation);
   });
@@ -158,7 +161,12 @@ describe('snapshot → restore (one process, the machine)', () => {
     const bad: [unknown, string][] = [
       [undefined, 'snapshot.counts.recent'],
       [[{ ageMs: 0, calls: 1, failures: 1 }, 'x'], 'snapshot.counts.recent[1]'],
+      [[null], 'snapshot.counts.recent[0]'],
+      [[[0, 1, 1]], 'snapshot.counts.recent[0]'],
       [[{ ageMs: 0, calls: 1, failures: 2 }], 'snapshot.counts.recent[0].failures'],
+      [[{ ageMs: 0, calls: 2, failures: 0.5 }], 'snapshot.counts.recent[0].failures'],
+      [[{ ageMs: 0, calls: 1.5, failures: 0 }], 'snapshot.counts.recent[0].calls'],
+      [[{ ageMs: 0, calls: -1, failures: 0 }], 'snapshot.counts.recent[0].calls'],
       [[{ ageMs: 500, calls: 1, failures: 0 }, { ageMs: 100, calls: 1, failures: 0 }], 'snapshot.counts.recent[1].ageMs'],
       [Array.from({ length: 1001 }, (_, i) => ({ ageMs: i, calls: 1, failures: 0 })), 'snapshot.counts.recent'],
     ];
@@ -166,8 +174,48 @@ describe('snapshot → restore (one process, the machine)', () => {
       const m = circuitBreakerMachine({ counting });
       const error = invalidOption(() => m.restore({ ...base, counts: { ...base.counts, recent } } as never, 0, WALL));
       expect(error.field).toBe(field);
+      expect(error.requirement).toMatch(/^must \S/);
       expect(m.snapshot(0, WALL).counts).toMatchObject({ calls: 0 });
     }
+    // 1 000 entries, a window's most, are taken.
+    const full = circuitBreakerMachine({ counting: failureRatio({ minimumCalls: 1, ratio: 1, windowMs: 1000, buckets: 1000 }) });
+    const recent = Array.from({ length: 1000 }, (_, i) => ({ ageMs: i, calls: 1, failures: 0 }));
+    full.restore({ ...base, counts: { ...base.counts, recent } } as never, 5000, WALL);
+    expect(full.snapshot(5000, WALL).counts).toMatchObject({ calls: 1000, failures: 0 });
+  });
+
+  it('a counting strategy whose counter cannot restore starts from zero; the rest of the snapshot applies', () => {
+    let failures = 0;
+    const counting = {
+      name: 'mine',
+      toJSON: () => ({ kind: 'mine' }),
+      create: () => ({
+        timeless: true,
+        record: (failed: boolean) => (failed ? ++failures >= 3 : ((failures = 0), false)),
+        reset: () => void (failures = 0),
+        snapshot: () => ({ strategy: 'mine', failures }),
+      }),
+    };
+    const m = circuitBreakerMachine({ counting, openDurationMs: 1000 });
+    m.release(permit(m, 0), 'failure', 0);
+    m.release(permit(m, 0), 'failure', 0);
+    const open = circuitBreakerMachine({ counting: consecutiveFailures({ threshold: 1 }), openDurationMs: 1000 });
+    open.release(permit(open, 0), 'failure', 0);
+    m.restore({ ...open.snapshot(0, WALL), counts: { strategy: 'mine', failures: 2 } }, 0, WALL);
+    expect(m.snapshot(0, WALL)).toMatchObject({ state: 'open', remainingOpenMs: 1000, counts: { strategy: 'mine', failures: 0 } });
+  });
+
+  it('permits and isolation handles from before a restore stay stale, however many changes follow', () => {
+    const m = circuitBreakerMachine({ counting: consecutiveFailures({ threshold: 1 }), openDurationMs: 1000 });
+    const closed = circuitBreakerMachine({ counting: consecutiveFailures({ threshold: 1 }) }).snapshot(0, WALL);
+    const before = permit(m, 0);
+    const held = m.isolate(0);
+    m.restore(closed, 0, WALL);
+    m.release(permit(m, 0), 'failure', 0); // opens: one more change
+    m.reset(1);
+    expect(m.release(before, 'failure', 2)).toBe(false);
+    expect(held.release(2)).toBe(false);
+    expect(m.state(2)).toBe('closed');
   });
 });
 
@@ -191,6 +239,43 @@ describe('isolate, endIsolation, reset (the machine)', () => {
     ]);
     m.release(permit(m, 60), 'success', 61);
     expect(m.state(61)).toBe('closed');
+  });
+
+  it('permits and handles stay stale across any later changes (generations and isolation epochs only ever go up)', () => {
+    const m = circuitBreakerMachine({ counting: consecutiveFailures({ threshold: 1 }), openDurationMs: 1000 });
+    const p1 = permit(m, 0);
+    m.isolate(0).release(0); // isolated, then half-open: two changes
+    expect(m.release(p1, 'failure', 0)).toBe(false);
+    expect(m.state(0)).toBe('half-open');
+    m.reset(0);
+    const p2 = permit(m, 0);
+    m.reset(0);
+    m.release(permit(m, 0), 'failure', 0); // opens
+    expect(m.release(p2, 'failure', 0)).toBe(false);
+    const h1 = m.isolate(1);
+    m.endIsolation(1);
+    m.reset(1);
+    expect(h1.release(2)).toBe(false);
+    const h2 = m.isolate(3);
+    m.reset(3);
+    m.isolate(3);
+    m.endIsolation(3);
+    expect(h2.release(4)).toBe(false);
+    expect(m.state(4)).toBe('half-open');
+  });
+
+  it('every event kind reaches its listeners (none throws), and a lazily noticed half-open says released: false', () => {
+    const errors: unknown[] = [];
+    const m = circuitBreakerMachine({ counting: consecutiveFailures({ threshold: 1 }), openDurationMs: 10, onListenerError: (e) => void errors.push(e) });
+    const seen: string[] = [];
+    for (const type of ['open', 'half-open', 'close', 'isolate', 'reset'] as const) m.on(type, (e) => seen.push(`${e.type}${'released' in e ? `:${e.released}` : ''}`));
+    m.release(permit(m, 0), 'failure', 0);
+    expect(m.state(10)).toBe('half-open');
+    m.isolate(11);
+    m.endIsolation(12);
+    m.reset(13);
+    expect(seen).toEqual(['open', 'half-open:false', 'isolate', 'half-open:true', 'reset']);
+    expect(errors).toEqual([]);
   });
 
   it('trials and closed-state calls in flight when isolated are stale; reset closes, forgets counts and disarms handles', () => {
@@ -223,6 +308,7 @@ describe('isolate, endIsolation, reset (the machine)', () => {
     const r = circuitBreakerMachine({ counting: consecutiveFailures({ threshold: 1 }), openDurationMs: 30_000 });
     r.restore(snap, 0, WALL + 3_600_000);
     expect(rejection(r, 1e9).isolated).toBe(true);
+    expect(r.state(1e9)).toBe('open'); // no timer ends a restored isolation
     expect(r.endIsolation(5)).toBe(true);
     expect(r.endIsolation(6)).toBe(false);
     expect(r.state(6)).toBe('half-open');
@@ -292,10 +378,13 @@ describe('half-open sampling as a ratio', () => {
     ['ratio above 1', { halfOpenSampling: { calls: 5, ratio: 1.5 } }, 'halfOpenSampling.ratio'],
     ['a misspelt key', { halfOpenSampling: { calls: 5, ratio: 0.5, treshold: 1 } as never }, 'treshold'],
     ['with successThreshold', { halfOpenSampling: { calls: 5, ratio: 0.5 }, successThreshold: 2 }, 'successThreshold'],
+    ['fractional calls', { halfOpenSampling: { calls: 2.5, ratio: 0.5 } }, 'halfOpenSampling.calls'],
     ['more concurrent trials than the sample', { halfOpenSampling: { calls: 5, ratio: 0.5 }, halfOpenMaxCalls: 6 }, 'halfOpenMaxCalls'],
   ];
   it.each(bad)('refuses %s, naming the field', (_name, options, field) => {
-    expect(invalidOption(() => circuitBreaker(options)).field).toBe(field);
+    const error = invalidOption(() => circuitBreaker(options));
+    expect(error.field).toBe(field);
+    expect(error.requirement).toMatch(/^(must|can|is|cannot) \S/);
   });
 });
 
