@@ -205,6 +205,15 @@ describe('snapshot → restore (one process, the machine)', () => {
     expect(m.snapshot(0, WALL)).toMatchObject({ state: 'open', remainingOpenMs: 1000, counts: { strategy: 'mine', failures: 0 } });
   });
 
+  it('a permit from before a restore is stale after the change that follows it', () => {
+    const m = circuitBreakerMachine({ counting: consecutiveFailures({ threshold: 1 }), openDurationMs: 1000 });
+    const before = permit(m, 0);
+    m.restore(circuitBreakerMachine({ counting: consecutiveFailures({ threshold: 1 }) }).snapshot(0, WALL), 0, WALL);
+    m.release(permit(m, 0), 'failure', 0); // opens
+    expect(m.release(before, 'failure', 1)).toBe(false);
+    expect(m.snapshot(1, WALL)).toMatchObject({ state: 'open', openings: 1, remainingOpenMs: 999 });
+  });
+
   it('permits and isolation handles from before a restore stay stale, however many changes follow', () => {
     const m = circuitBreakerMachine({ counting: consecutiveFailures({ threshold: 1 }), openDurationMs: 1000 });
     const closed = circuitBreakerMachine({ counting: consecutiveFailures({ threshold: 1 }) }).snapshot(0, WALL);

@@ -248,8 +248,8 @@ export class CircuitBreakerMachine {
       const oldest = this.#trials[0]!;
       const expiredAt = oldest.startedAt + limit;
       if (now < expiredAt) return;
+      // Its permit's release finds it gone from the list: a late outcome, ignored.
       this.#trials.shift();
-      oldest.released = true;
       this.#inFlight--;
       if (this.#trialFailed(expiredAt)) {
         if (now >= this.#nextTrialAt) this.#halfOpen(now, false);
