@@ -89,8 +89,7 @@ export class SlidingCounts {
    * snapshots, which carry the window across processes.)
    */
   forEachBucket(fn: (startMs: number, a: number, b: number) => void): void {
-    // Stryker disable next-line ConditionalExpression: before the first event every slot is 0, so the loop would visit nothing.
-    if (this.current === -Infinity) return;
+    // Before the first event every slot is 0: the loop visits nothing.
     let slot = this.slot;
     for (let i = 0; i < this.buckets; i++) {
       const a = this.a[slot]!;
