@@ -13,10 +13,10 @@ describe('consecutiveFailures', () => {
   it('opens on the threshold-th failure in a row; a success resets the count', () => {
     const c = consecutiveFailures({ threshold: 3 }).create();
     expect([true, true, false, true, true].map((f) => c.record(f, 0))).toEqual([false, false, false, false, false]);
-    expect(c.snapshot(0)).toEqual({ strategy: 'consecutive failures', consecutiveFailures: 2, threshold: 3 });
+    expect(c.snapshot(0, 0)).toEqual({ strategy: 'consecutive failures', consecutiveFailures: 2, threshold: 3 });
     expect(c.record(true, 0)).toBe(true);
     c.reset(0);
-    expect(c.snapshot(0).consecutiveFailures).toBe(0);
+    expect(c.snapshot(0, 0).consecutiveFailures).toBe(0);
   });
 
   it('defaults to 5', () => {
@@ -29,7 +29,7 @@ describe('failureRatio', () => {
     const m = circuitBreakerMachine({ counting: failureRatio({ ratio: 0.5, minimumCalls: 10 }) });
     expect(run(m, true, 0)).toBe(false);
     expect(m.state(0)).toBe('closed');
-    expect(m.snapshot(0).counts).toMatchObject({ calls: 1, failures: 1 });
+    expect(m.snapshot(0, 0).counts).toMatchObject({ calls: 1, failures: 1 });
   });
 
   it('nine failures out of nine do not open it; the tenth call does', () => {
@@ -65,42 +65,42 @@ describe('failureRatio', () => {
     c.record(true, 0);
     c.record(false, 50);
     c.record(true, 150);
-    expect(c.snapshot(999)).toMatchObject({ calls: 3, failures: 2 });
-    expect(c.snapshot(1000)).toMatchObject({ calls: 1, failures: 1 });
-    expect(c.snapshot(1099.9)).toMatchObject({ calls: 1, failures: 1 });
-    expect(c.snapshot(1100)).toMatchObject({ calls: 0, failures: 0 });
+    expect(c.snapshot(999, 0)).toMatchObject({ calls: 3, failures: 2 });
+    expect(c.snapshot(1000, 0)).toMatchObject({ calls: 1, failures: 1 });
+    expect(c.snapshot(1099.9, 0)).toMatchObject({ calls: 1, failures: 1 });
+    expect(c.snapshot(1100, 0)).toMatchObject({ calls: 0, failures: 0 });
   });
 
   it('old failures leave the window and stop counting towards opening', () => {
     const c = failureRatio({ ratio: 0.5, windowMs: 1000, buckets: 10, minimumCalls: 4 }).create();
     for (let i = 0; i < 3; i++) c.record(true, 0);
     expect(c.record(true, 2000)).toBe(false); // the first three have left: 1 call in the window
-    expect(c.snapshot(2000)).toMatchObject({ calls: 1, failures: 1 });
+    expect(c.snapshot(2000, 0)).toMatchObject({ calls: 1, failures: 1 });
   });
 
   it('a jump far ahead clears everything; a clock stepping back counts in the latest bucket', () => {
     const c = failureRatio({ windowMs: 1000, buckets: 4 }).create();
     c.record(true, 100);
     c.record(true, 1e12);
-    expect(c.snapshot(1e12)).toMatchObject({ calls: 1, failures: 1 });
+    expect(c.snapshot(1e12, 0)).toMatchObject({ calls: 1, failures: 1 });
     c.record(false, 5);
-    expect(c.snapshot(1e12)).toMatchObject({ calls: 2, failures: 1 });
+    expect(c.snapshot(1e12, 0)).toMatchObject({ calls: 2, failures: 1 });
   });
 
   it('negative clock readings work (slots wrap correctly)', () => {
     const c = failureRatio({ windowMs: 1000, buckets: 10, minimumCalls: 100 }).create();
     c.record(true, -850); // bucket −9
     c.record(true, -50); // bucket −1
-    expect(c.snapshot(0)).toMatchObject({ calls: 2 }); // buckets −9 … 0
-    expect(c.snapshot(99)).toMatchObject({ calls: 2 });
-    expect(c.snapshot(100)).toMatchObject({ calls: 1 }); // buckets −8 … 1
+    expect(c.snapshot(0, 0)).toMatchObject({ calls: 2 }); // buckets −9 … 0
+    expect(c.snapshot(99, 0)).toMatchObject({ calls: 2 });
+    expect(c.snapshot(100, 0)).toMatchObject({ calls: 1 }); // buckets −8 … 1
   });
 
   it('reset forgets every bucket', () => {
     const c = failureRatio({ minimumCalls: 2 }).create();
     c.record(true, 0);
     c.reset(0);
-    expect(c.snapshot(0)).toMatchObject({ calls: 0, failures: 0 });
+    expect(c.snapshot(0, 0)).toMatchObject({ calls: 0, failures: 0 });
     expect(c.record(true, 1)).toBe(false);
   });
 
@@ -142,7 +142,7 @@ describe('validation names the field and the value', () => {
     ['successThreshold 0', () => circuitBreakerMachine({ successThreshold: 0 }), 'circuitBreaker: successThreshold must be ≥ 1, got 0'],
     ['random', () => circuitBreakerMachine({ random: {} as never }), 'circuitBreaker: random must be an object with a random() method'],
     ['onListenerError', () => circuitBreakerMachine({ onListenerError: 1 as never }), 'circuitBreaker: onListenerError must be a function, got 1'],
-    ['event type', () => circuitBreakerMachine().on('opened' as never, () => {}), `circuitBreaker.on: type must be 'open', 'half-open' or 'close', got "opened"`],
+    ['event type', () => circuitBreakerMachine().on('opened' as never, () => {}), `circuitBreaker.on: type must be 'open', 'half-open', 'close', 'isolate' or 'reset', got "opened"`],
     ['shell options', () => circuitBreaker(null as never), 'circuitBreaker: options must be an object, got null'],
     ['clock', () => circuitBreaker({ clock: { now: 1 } as never }), 'circuitBreaker: clock must be an object with a now() method'],
     ['isFailure', () => circuitBreaker({ isFailure: true as never }), 'circuitBreaker: isFailure must be a function, got true'],

@@ -45,7 +45,7 @@ describe('counting strategies: names, snapshots and refused options', () => {
     expect(failureRatio().name).toBe('failure ratio');
     const m = circuitBreakerMachine({ counting: failureRatio({ minimumCalls: 5 }) });
     m.release(permit(m, 0), 'failure', 0);
-    expect(m.snapshot(1).counts).toEqual({ strategy: 'failure ratio', calls: 1, failures: 1, ratio: 0.5, windowMs: 10_000, minimumCalls: 5 });
+    expect(m.snapshot(1, 0).counts).toEqual({ strategy: 'failure ratio', calls: 1, failures: 1, ratio: 0.5, windowMs: 10_000, minimumCalls: 5, recent: [{ ageMs: 1, calls: 1, failures: 1 }] });
   });
 
   it('options that are not an object are refused under the field `options`', () => {
@@ -96,7 +96,7 @@ describe('release: what a permit may change', () => {
     const b = circuitBreakerMachine({ counting });
     const p = permit(a, 0);
     expect(b.release(p, 'failure', 0)).toBe(false);
-    expect(b.snapshot(0)).toMatchObject({ state: 'closed', counts: { consecutiveFailures: 0 } });
+    expect(b.snapshot(0, 0)).toMatchObject({ state: 'closed', counts: { consecutiveFailures: 0 } });
     expect(a.release(p, 'failure', 0)).toBe(true);
     expect(a.state(0)).toBe('open');
   });
@@ -107,7 +107,7 @@ describe('release: what a permit may change', () => {
     const trial = permit(m, 1000);
     expect(trial.trial).toBe(true);
     expect(m.release(trial, 'success', 1600)).toBe(false);
-    expect(m.snapshot(1600)).toMatchObject({ state: 'open', openedAt: 1500, nextTrialAt: 2500, openings: 2 });
+    expect(m.snapshot(1600, 0)).toMatchObject({ state: 'open', remainingOpenMs: 900, openings: 2 });
   });
 
   it('an expiry noticed by a release at or after the reopened wait half-opens at that release', () => {
@@ -121,7 +121,7 @@ describe('release: what a permit may change', () => {
     expect(m.state(2600)).toBe('half-open');
     expect(events).toEqual([
       { type: 'open', from: 'half-open', at: 1500, openDurationMs: 1000, nextTrialAt: 2500, openings: 2 },
-      { type: 'half-open', from: 'open', at: 2500 },
+      { type: 'half-open', from: 'open', at: 2500, released: false },
     ]);
   });
 });
@@ -132,7 +132,7 @@ describe('the shell\'s release reads its clock', () => {
     const clock = steppingClock(100, 200);
     expect(m.releaseFrom(permit(m, 0), 'failure', clock)).toBe(true);
     expect(clock.reads).toBe(1);
-    expect(m.snapshot(150)).toMatchObject({ state: 'open', openedAt: 100, nextTrialAt: 1100 });
+    expect(m.snapshot(150, 0)).toMatchObject({ state: 'open', remainingOpenMs: 950 });
   });
 
   it('a clock that returns NaN is named in the error: closed outcome, opening of a timeless counter, trial outcome', () => {
@@ -152,13 +152,14 @@ describe('the shell\'s release reads its clock', () => {
 describe('generations and open durations through a whole cycle', () => {
   it('every state change bumps the generation: 0 closed, 1 open, 2 half-open, 3 closed again', () => {
     const m = circuitBreakerMachine({ counting: consecutiveFailures({ threshold: 1 }), openDurationMs: 1000 });
-    expect(m.snapshot(0).generation).toBe(0);
+    expect(m.generation).toBe(0);
     m.release(permit(m, 0), 'failure', 0);
-    expect(m.snapshot(0).generation).toBe(1);
+    expect(m.generation).toBe(1);
     const trial = permit(m, 1000);
-    expect(m.snapshot(1000).generation).toBe(2);
+    expect(m.generation).toBe(2);
     m.release(trial, 'success', 1001);
-    expect(m.snapshot(1001)).toMatchObject({ state: 'closed', generation: 3 });
+    expect(m.state(1001)).toBe('closed');
+    expect(m.generation).toBe(3);
   });
 
   it('after closing, the first opening gets previous = 0 from the backoff, not the last duration', () => {
@@ -186,7 +187,7 @@ describe('generations and open durations through a whole cycle', () => {
 
 describe('BreakerListeners: the lists behind on() and onStateChange()', () => {
   const open: BreakerEvent = { type: 'open', from: 'closed', at: 0, openDurationMs: 10, nextTrialAt: 10, openings: 1 };
-  const halfOpen: BreakerEvent = { type: 'half-open', from: 'open', at: 10 };
+  const halfOpen: BreakerEvent = { type: 'half-open', from: 'open', at: 10, released: false };
   const close: BreakerEvent = { type: 'close', from: 'half-open', at: 11 };
 
   it('`active` is true exactly while someone listens', () => {

@@ -30,17 +30,18 @@ describe('transitions', () => {
     expect(m.state(2)).toBe('closed');
     expect(m.release(permit(m, 10), 'failure', 10)).toBe(true);
     expect(m.state(10)).toBe('open');
-    expect(rejection(m, 10)).toEqual({ kind: 'rejection', state: 'open', retryAfterMs: 1000 });
-    expect(rejection(m, 999.5)).toEqual({ kind: 'rejection', state: 'open', retryAfterMs: 10.5 });
-    expect(m.snapshot(500)).toMatchObject({ state: 'open', openedAt: 10, nextTrialAt: 1010, openDurationMs: 1000, openings: 1 });
+    expect(rejection(m, 10)).toEqual({ kind: 'rejection', state: 'open', retryAfterMs: 1000, isolated: false });
+    expect(rejection(m, 999.5)).toEqual({ kind: 'rejection', state: 'open', retryAfterMs: 10.5, isolated: false });
+    expect(m.snapshot(500, 0)).toMatchObject({ state: 'open', remainingOpenMs: 510, openDurationMs: 1000, openings: 1 });
   });
 
   it('refusals are not counted', () => {
     const m = opened();
-    const before = m.snapshot(1);
+    const before = m.snapshot(1, 0);
+    const generation = m.generation;
     for (let t = 1; t < 1000; t++) rejection(m, t);
-    expect(m.snapshot(1).counts).toEqual(before.counts);
-    expect(m.snapshot(1).generation).toBe(before.generation);
+    expect(m.snapshot(1, 0).counts).toEqual(before.counts);
+    expect(m.generation).toBe(generation);
   });
 
   it('half-open at nextTrialAt admits exactly halfOpenMaxCalls trials', () => {
@@ -48,15 +49,15 @@ describe('transitions', () => {
     expect(m.acquire(999).kind).toBe('rejection');
     const trials = [permit(m, 1000), permit(m, 1000), permit(m, 1000)];
     expect(trials.every((p) => p.trial)).toBe(true);
-    expect(rejection(m, 1000)).toEqual({ kind: 'rejection', state: 'half-open', retryAfterMs: 1000 });
-    expect(m.snapshot(1000)).toMatchObject({ state: 'half-open', halfOpenInFlight: 3 });
+    expect(rejection(m, 1000)).toEqual({ kind: 'rejection', state: 'half-open', retryAfterMs: 1000, isolated: false });
+    expect(m.snapshot(1000, 0)).toMatchObject({ state: 'half-open', halfOpenInFlight: 3 });
   });
 
   it('a failed trial reopens at once and restarts the timer from the failure', () => {
     const m = opened({ halfOpenMaxCalls: 3 });
     const [a, b] = [permit(m, 1000), permit(m, 1000)];
     expect(m.release(a, 'failure', 1250)).toBe(true);
-    expect(m.snapshot(1250)).toMatchObject({ state: 'open', openedAt: 1250, nextTrialAt: 2250, openings: 2, halfOpenInFlight: 0 });
+    expect(m.snapshot(1250, 0)).toMatchObject({ state: 'open', remainingOpenMs: 1000, openings: 2, halfOpenInFlight: 0 });
     // The other trial, from the previous half-open period, is stale now.
     expect(m.release(b, 'success', 1300)).toBe(false);
     expect(rejection(m, 2249).retryAfterMs).toBe(1);
@@ -73,9 +74,9 @@ describe('transitions', () => {
     const c = permit(m, 1002);
     expect(m.acquire(1002).kind).toBe('rejection');
     expect(m.release(b, 'success', 1003)).toBe(true);
-    expect(m.snapshot(1003)).toMatchObject({ state: 'closed', openings: 0, halfOpenInFlight: 0 });
+    expect(m.snapshot(1003, 0)).toMatchObject({ state: 'closed', openings: 0, halfOpenInFlight: 0 });
     expect(m.release(c, 'failure', 1004)).toBe(false); // stale: the closed period started after it
-    expect(m.snapshot(1004).counts).toEqual({ strategy: 'consecutive failures', consecutiveFailures: 0, threshold: 1 });
+    expect(m.snapshot(1004, 0).counts).toEqual({ strategy: 'consecutive failures', consecutiveFailures: 0, threshold: 1 });
   });
 
   it('successThreshold above halfOpenMaxCalls runs the trials in turns', () => {
@@ -94,7 +95,7 @@ describe('transitions', () => {
     const a = permit(m, 1000);
     expect(m.acquire(1000).kind).toBe('rejection');
     expect(m.release(a, 'ignored', 1001)).toBe(false);
-    expect(m.snapshot(1001)).toMatchObject({ state: 'half-open', halfOpenInFlight: 0, halfOpenSuccesses: 0 });
+    expect(m.snapshot(1001, 0)).toMatchObject({ state: 'half-open', halfOpenInFlight: 0, halfOpenSuccesses: 0 });
     const b = permit(m, 1001);
     expect(m.release(b, 'success', 1002)).toBe(true);
   });
@@ -103,7 +104,7 @@ describe('transitions', () => {
     const m = circuitBreakerMachine({ counting: consecutiveFailures({ threshold: 2 }) });
     m.release(permit(m, 0), 'failure', 0);
     m.release(permit(m, 0), 'ignored', 0);
-    expect(m.snapshot(0).counts.consecutiveFailures).toBe(1);
+    expect(m.snapshot(0, 0).counts.consecutiveFailures).toBe(1);
     expect(m.release(permit(m, 0), 'failure', 0)).toBe(true);
   });
 });
@@ -113,9 +114,10 @@ describe('stale permits (generations)', () => {
     const m = circuitBreakerMachine({ counting: consecutiveFailures({ threshold: 1 }), openDurationMs: 1000 });
     const slow = permit(m, 0);
     m.release(permit(m, 0), 'failure', 5);
-    const g = m.snapshot(5).generation;
+    const g = m.generation;
     expect(m.release(slow, 'failure', 6)).toBe(false);
-    expect(m.snapshot(6)).toMatchObject({ state: 'open', nextTrialAt: 1005, generation: g });
+    expect(m.snapshot(6, 0)).toMatchObject({ state: 'open', remainingOpenMs: 999 });
+    expect(m.generation).toBe(g);
   });
 
   it('a closed-state success cannot close a later half-open period, nor take a trial slot', () => {
@@ -124,7 +126,7 @@ describe('stale permits (generations)', () => {
     m.release(permit(m, 0), 'failure', 0);
     const trial = permit(m, 1000);
     expect(m.release(slow, 'success', 1001)).toBe(false);
-    expect(m.snapshot(1001)).toMatchObject({ state: 'half-open', halfOpenInFlight: 1, halfOpenSuccesses: 0 });
+    expect(m.snapshot(1001, 0)).toMatchObject({ state: 'half-open', halfOpenInFlight: 1, halfOpenSuccesses: 0 });
     expect(m.acquire(1001).kind).toBe('rejection');
     expect(m.release(trial, 'success', 1002)).toBe(true);
   });
@@ -135,7 +137,7 @@ describe('stale permits (generations)', () => {
     m.release(a, 'failure', 1000); // reopens until 2000
     const [c, d] = [permit(m, 2000), permit(m, 2000)];
     expect(m.release(b, 'ignored', 2001)).toBe(false);
-    expect(m.snapshot(2001).halfOpenInFlight).toBe(2);
+    expect(m.snapshot(2001, 0).halfOpenInFlight).toBe(2);
     expect(m.acquire(2001).kind).toBe('rejection');
     expect(m.release(c, 'success', 2002)).toBe(false);
     expect(m.release(d, 'success', 2002)).toBe(true);
@@ -147,11 +149,11 @@ describe('stale permits (generations)', () => {
     const a = permit(m, 1000);
     expect(m.release(a, 'ignored', 1000)).toBe(false);
     expect(m.release(a, 'ignored', 1000)).toBe(false);
-    expect(m.snapshot(1000).halfOpenInFlight).toBe(0);
+    expect(m.snapshot(1000, 0).halfOpenInFlight).toBe(0);
     const b = permit(m, 1000);
     expect(other.release(b, 'failure', 1000)).toBe(false);
     expect(m.release({ kind: 'permit', trial: true, generation: b.generation }, 'failure', 1000)).toBe(false);
-    expect(m.snapshot(1000)).toMatchObject({ state: 'half-open', halfOpenInFlight: 1 });
+    expect(m.snapshot(1000, 0)).toMatchObject({ state: 'half-open', halfOpenInFlight: 1 });
   });
 });
 
@@ -164,21 +166,21 @@ describe('open duration', () => {
     let t = 0;
     const durations = [1000];
     for (let i = 0; i < 4; i++) {
-      t = m.snapshot(t).nextTrialAt!;
+      t += m.snapshot(t, 0).remainingOpenMs!;
       m.release(permit(m, t), 'failure', t);
-      durations.push(m.snapshot(t).openDurationMs!);
+      durations.push(m.snapshot(t, 0).openDurationMs!);
     }
     expect(durations).toEqual([1000, 2000, 4000, 5000, 5000]);
     expect(calls).toEqual([[1, 0], [2, 1000], [3, 2000], [4, 4000], [5, 5000]]);
-    t = m.snapshot(t).nextTrialAt!;
+    t += m.snapshot(t, 0).remainingOpenMs!;
     m.release(permit(m, t), 'success', t);
     m.release(permit(m, t), 'failure', t);
-    expect(m.snapshot(t)).toMatchObject({ openings: 1, openDurationMs: 1000 });
+    expect(m.snapshot(t, 0)).toMatchObject({ openings: 1, openDurationMs: 1000 });
   });
 
   it('a jittered backoff draws from the random source', () => {
     const m = opened({ openDurationMs: fullJitterBackoff({ initialBackoffMs: 1000 }), random: fixed(0.25) });
-    expect(m.snapshot(0).openDurationMs).toBe(250);
+    expect(m.snapshot(0, 0).openDurationMs).toBe(250);
   });
 
   it('openDurationMs 0 half-opens at the very next acquire', () => {
@@ -199,7 +201,7 @@ describe('open duration', () => {
       }
       expect(isInvalidOptionError(thrown)).toBe(true);
       expect((thrown as Error).message).toMatch(/^circuitBreaker: backoff\.delay\(\) must return a number of ms in \[0, 2147483647\]/);
-      expect(m.snapshot(0)).toMatchObject({ state: 'closed', openings: 0 });
+      expect(m.snapshot(0, 0)).toMatchObject({ state: 'closed', openings: 0 });
     },
   );
 });
@@ -216,9 +218,9 @@ describe('events', () => {
     m.release(permit(m, 2400), 'success', 2500);
     expect(all).toEqual([
       { type: 'open', from: 'closed', at: 5, openDurationMs: 1000, nextTrialAt: 1005, openings: 1 },
-      { type: 'half-open', from: 'open', at: 1200 },
+      { type: 'half-open', from: 'open', at: 1200, released: false },
       { type: 'open', from: 'half-open', at: 1300, openDurationMs: 1000, nextTrialAt: 2300, openings: 2 },
-      { type: 'half-open', from: 'open', at: 2400 },
+      { type: 'half-open', from: 'open', at: 2400, released: false },
       { type: 'close', from: 'half-open', at: 2500 },
     ]);
     expect(opens).toEqual([1005, 2300]);
@@ -249,7 +251,7 @@ describe('events', () => {
     });
     m.onStateChange((e) => seen.push(e.type));
     expect(m.release(permit(m, 0), 'failure', 0)).toBe(true);
-    expect(m.snapshot(1)).toMatchObject({ state: 'open', nextTrialAt: 10 });
+    expect(m.snapshot(1, 0)).toMatchObject({ state: 'open', remainingOpenMs: 9 });
     expect(seen).toEqual(['open']);
     expect(reported).toEqual([[boom, 'open']]);
     expect(permit(m, 10).trial).toBe(true);
@@ -277,32 +279,34 @@ describe('events', () => {
     });
     expect(m.acquire(1000).kind).toBe('rejection');
     expect(inside?.kind).toBe('permit');
-    expect(m.snapshot(1000).halfOpenInFlight).toBe(1);
+    expect(m.snapshot(1000, 0).halfOpenInFlight).toBe(1);
   });
 });
 
 describe('snapshot', () => {
   it('is plain JSON with the documented fields', () => {
     const m = circuitBreakerMachine();
-    const s = m.snapshot(0);
+    const s = m.snapshot(0, 1_764_600_000_000);
     expect(JSON.parse(JSON.stringify(s))).toEqual(s);
     expect(s).toEqual({
+      schema: 'herdless/circuit-breaker',
+      schemaVersion: 1,
+      takenAt: 1_764_600_000_000,
       state: 'closed',
-      generation: 0,
+      isolated: false,
       openings: 0,
       halfOpenInFlight: 0,
       halfOpenSuccesses: 0,
-      halfOpenMaxCalls: 1,
-      successThreshold: 1,
+      halfOpenFailures: 0,
       counts: { strategy: 'consecutive failures', consecutiveFailures: 0, threshold: 5 },
     });
   });
 
   it('reading the state at nextTrialAt half-opens', () => {
     const m = opened();
-    expect(m.snapshot(999).state).toBe('open');
-    const s = m.snapshot(1000);
-    expect(s).toMatchObject({ state: 'half-open', openedAt: 0, openDurationMs: 1000 });
-    expect(s).not.toHaveProperty('nextTrialAt');
+    expect(m.snapshot(999, 0).state).toBe('open');
+    const s = m.snapshot(1000, 0);
+    expect(s).toMatchObject({ state: 'half-open', openDurationMs: 1000 });
+    expect(s).not.toHaveProperty('remainingOpenMs');
   });
 });

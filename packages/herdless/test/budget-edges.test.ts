@@ -104,6 +104,23 @@ describe('three decimals of maxTokens and tokenRatio, in exponent form too (gRFC
 });
 
 describe('the sliding window (shared by the ratio budget, Finagle and the failure-ratio breaker)', () => {
+  it('forEachBucket visits the buckets that hold a count in either counter, newest first, with their start', () => {
+    const w = new SlidingCounts(100, 10);
+    const seen: number[][] = [];
+    w.forEachBucket((start, a, b) => seen.push([start, a, b]));
+    expect(seen).toEqual([]);
+    w.advance(1050);
+    w.add(2, 0);
+    w.advance(1320);
+    w.add(0, 1);
+    w.advance(1400);
+    w.forEachBucket((start, a, b) => seen.push([start, a, b]));
+    expect(seen).toEqual([
+      [1300, 0, 1],
+      [1000, 2, 0],
+    ]);
+  });
+
   it('after reset() the window starts afresh at the next advance, and old counts still expire', () => {
     const w = new SlidingCounts(100, 10);
     w.advance(5000);

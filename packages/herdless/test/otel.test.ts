@@ -176,6 +176,11 @@ describe('herdless/otel with the OpenTelemetry SDK (a real loopback server)', ()
     await breaker.execute(() => 1);
     expect(await total('herdless.breaker.transitions', { 'herdless.breaker.to': 'closed' })).toBe(1);
     expect(await total('herdless.breaker.transitions', { 'herdless.breaker.to': 'half-open' })).toBe(1);
+    breaker.isolate();
+    breaker.reset();
+    expect(await total('herdless.breaker.transitions', { 'herdless.breaker.to': 'open', 'herdless.breaker.cause': 'isolate' })).toBe(1);
+    expect(await total('herdless.breaker.transitions', { 'herdless.breaker.from': 'open', 'herdless.breaker.to': 'closed', 'herdless.breaker.cause': 'reset' })).toBe(1);
+    expect(await total('herdless.breaker.transitions', { 'herdless.breaker.to': 'open' })).toBe(2);
     // retry() makes no spans (only HTTP attempts are client spans).
     expect(exporter.getFinishedSpans()).toEqual([]);
     await expect(retry(() => 1, { telemetry: otel })).resolves.toBe(1);

@@ -6,6 +6,9 @@ import { GrpcCallRetry } from '../grpc/call-retry.js';
 import type { GrpcMethodPlan, GrpcRetryPlanner } from '../grpc/interceptor-options.js';
 import { GRPC_PUSHBACK_HEADER } from '../grpc/pushback.js';
 import type { CallRetryBuffer } from '../grpc/retry-buffer.js';
+import { isCircuitOpenError } from '../core/breaker/circuit-open-error.js';
+import type { BreakerPermit } from '../core/breaker/machine.js';
+import type { BreakerSettlement, CircuitBreaker } from '../runtime/breaker.js';
 
 const PREVIOUS_ATTEMPTS = 'grpc-previous-rpc-attempts';
 
@@ -80,12 +83,15 @@ export class ConnectCall {
   committed: string | undefined;
   readonly #timeoutMs: number | undefined;
   readonly #startedAt: number;
+  /** The breaker's permit for the attempt in flight. */
+  #permit: BreakerPermit | undefined;
 
   constructor(
     private readonly planner: GrpcRetryPlanner,
     plan: GrpcMethodPlan,
     path: string,
     private readonly req: UnaryRequest | StreamRequest,
+    private readonly breaker: CircuitBreaker | undefined,
   ) {
     this.#timeoutMs = readTimeoutMs(req.header);
     this.#startedAt = planner.clock.now();
@@ -93,13 +99,38 @@ export class ConnectCall {
     this.buffer = planner.buffers.call();
   }
 
-  /** The headers of the attempt about to start (the first attempt keeps the caller's). */
+  /**
+   * The headers of the attempt about to start (the first attempt keeps the caller's). The breaker
+   * decides before the attempt counts as started: a refused attempt is not sent, and the call ends
+   * with UNAVAILABLE (give-up reason `'circuit-open'`), the `CircuitOpenError` as its cause.
+   */
   header(): Headers {
     const attempt = this.retry.attempt;
+    if (this.breaker !== undefined) {
+      const permit = this.breaker.tryAcquire();
+      if (isCircuitOpenError(permit)) {
+        this.retry.gaveUp(Code.Unavailable, 'circuit-open', permit.message);
+        throw new ConnectError(permit.message, Code.Unavailable, undefined, undefined, permit);
+      }
+      this.#permit = permit;
+    }
     this.retry.started();
     if (attempt === 1) return this.req.header;
     const left = this.#timeoutMs === undefined ? undefined : this.#timeoutMs - (this.planner.clock.now() - this.#startedAt);
     return retryHeaders(this.req, attempt, left);
+  }
+
+  /** The attempt in flight was answered: a unary response, or a stream whose response began. */
+  answered(value: unknown): void {
+    this.#settle({ value });
+  }
+
+  /** Gives the attempt's permit back to the breaker, once. */
+  #settle(settlement: BreakerSettlement): void {
+    const permit = this.#permit;
+    if (permit === undefined) return;
+    this.#permit = undefined;
+    this.breaker!.settle(permit, settlement);
   }
 
   /**
@@ -107,9 +138,13 @@ export class ConnectCall {
    * rejects with `error` (unchanged) when none follows.
    */
   async failed(error: unknown): Promise<void> {
-    // The caller's abort or the deadline's: never retried.
-    if (this.req.signal.aborted) throw error;
+    // The caller's abort or the deadline's: never retried, and not the server's fault.
+    if (this.req.signal.aborted) {
+      this.#settle('ignored');
+      throw error;
+    }
     const failure = ConnectError.from(error);
+    this.#settle({ error: failure });
     if (this.committed !== undefined) {
       this.retry.gaveUp(failure.code, 'committed', this.committed);
       throw error;

@@ -17,6 +17,7 @@ async function unaryCall(call: ConnectCall, req: UnaryRequest, next: (req: Unary
       const header = call.header();
       try {
         const res = await next(header === req.header ? req : { ...req, header });
+        call.answered(res);
         call.retry.succeeded();
         return res;
       } catch (error) {
@@ -75,9 +76,11 @@ export function connectRetryInterceptor(options: ConnectRetryInterceptorOptions)
   const planner = grpcRetryPlanner(OWNER, options, [], 'connect');
   return (next) => async (req) => {
     const path = `/${req.service.typeName}/${req.method.name}`;
-    const plan = planner.planFor(path, grpcServerName(req.url));
-    if (plan.policy.maxAttempts <= 1 && plan.policy.budget === undefined) return next(req);
-    const call = new ConnectCall(planner, plan, path, req);
+    const serverName = grpcServerName(req.url);
+    const plan = planner.planFor(path, serverName);
+    const breaker = planner.breaker?.get(serverName);
+    if (plan.policy.maxAttempts <= 1 && plan.policy.budget === undefined && breaker === undefined) return next(req);
+    const call = new ConnectCall(planner, plan, path, req, breaker);
     return req.stream
       ? streamCall(call, req, next as (req: StreamRequest) => Promise<StreamResponse>, planner)
       : unaryCall(call, req, next as (req: UnaryRequest) => Promise<UnaryResponse>, planner);

@@ -67,6 +67,7 @@ export async function streamCall(call: ConnectCall, req: StreamRequest, next: (r
         continue;
       }
       call.committed ??= headersCommit ? HEADERS_COMMIT : MESSAGE_COMMIT;
+      call.answered(res);
       replay.commit();
       handedOver = true;
       return { ...res, message: committedStream(call, first, rest, done) };

@@ -48,6 +48,8 @@ export {
 export {
   CIRCUIT_OPEN,
   DEFAULT_HALF_OPEN_TRIAL_TIMEOUT_MS,
+  BREAKER_SNAPSHOT_SCHEMA,
+  BREAKER_SNAPSHOT_VERSION,
   CircuitBreakerMachine,
   circuitBreakerMachine,
   type BreakerOutcome,

@@ -3,6 +3,7 @@ import type { Interceptor, InterceptorOptions, NextCall } from '@grpc/grpc-js';
 import { InvalidOptionError } from '../core/errors.js';
 import { grpcRetryPlanner, type GrpcRetryInterceptorOptions } from '../grpc/interceptor-options.js';
 import { RetryingCall } from './retrying-call.js';
+import { grpcServerName } from '../grpc/throttles.js';
 
 const OWNER = 'grpcRetryInterceptor';
 
@@ -62,10 +63,17 @@ export function grpcRetryInterceptor(options: GrpcJsRetryInterceptorOptions): In
   if (planner.throttled && target === undefined) {
     throw new InvalidOptionError(OWNER, 'target', target, 'is required with retryThrottling (the throttle is kept per server name)');
   }
+  if (planner.breaker?.keyed === true && target === undefined) {
+    throw new InvalidOptionError(OWNER, 'target', target, 'is required with keyed breakers (they are kept per server name)');
+  }
+  // One interceptor serves one channel: its breaker is the server name's (looked up per call, so that
+  // keyed breakers see it used and never drop it as idle while calls flow).
+  const serverName = target === undefined ? '' : grpcServerName(target);
   return (callOptions: InterceptorOptions, nextCall: NextCall) => {
     const definition = callOptions.method_definition;
     const plan = planner.planFor(definition.path, target);
-    if (plan.policy.maxAttempts <= 1 && plan.policy.budget === undefined) return new InterceptingCall(nextCall(callOptions));
-    return new InterceptingCall(new RetryingCall(planner, plan, callOptions, nextCall));
+    const breaker = planner.breaker?.get(serverName);
+    if (plan.policy.maxAttempts <= 1 && plan.policy.budget === undefined && breaker === undefined) return new InterceptingCall(nextCall(callOptions));
+    return new InterceptingCall(new RetryingCall(planner, plan, callOptions, nextCall, breaker));
   };
 }

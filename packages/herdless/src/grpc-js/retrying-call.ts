@@ -4,6 +4,9 @@ import { GrpcCallRetry } from '../grpc/call-retry.js';
 import type { GrpcMethodPlan, GrpcRetryPlanner } from '../grpc/interceptor-options.js';
 import { GRPC_PUSHBACK_HEADER } from '../grpc/pushback.js';
 import type { CallRetryBuffer } from '../grpc/retry-buffer.js';
+import { isCircuitOpenError } from '../core/breaker/circuit-open-error.js';
+import type { BreakerPermit } from '../core/breaker/machine.js';
+import type { CircuitBreaker } from '../runtime/breaker.js';
 
 /** The header that tells the server how many attempts came before this one (gRFC A6). */
 const PREVIOUS_ATTEMPTS = 'grpc-previous-rpc-attempts';
@@ -68,12 +71,15 @@ export class RetryingCall implements Call {
   readonly #unary: boolean;
   readonly #retry: GrpcCallRetry;
   readonly #buffer: CallRetryBuffer;
+  /** The breaker's permit for the attempt in flight. */
+  #permit: BreakerPermit | undefined;
 
   constructor(
     private readonly planner: GrpcRetryPlanner,
     plan: GrpcMethodPlan,
     private readonly options: InterceptorOptions,
     private readonly nextCall: NextCall,
+    private readonly breaker: CircuitBreaker | undefined,
   ) {
     this.#unary = !options.method_definition.responseStream;
     this.#retry = new GrpcCallRetry(planner, plan, options.method_definition.path, deadlineRemainingMs(options.deadline));
@@ -87,6 +93,16 @@ export class RetryingCall implements Call {
   }
 
   #startAttempt(): void {
+    if (this.breaker !== undefined) {
+      const permit = this.breaker.tryAcquire();
+      if (isCircuitOpenError(permit)) {
+        // Not sent: the call ends with UNAVAILABLE, delivered after start() returns, as a real status would be.
+        this.#retry.gaveUp(Status.UNAVAILABLE, 'circuit-open', permit.message);
+        queueMicrotask(() => this.#finish({ code: Status.UNAVAILABLE, details: permit.message, metadata: new Metadata() }));
+        return;
+      }
+      this.#permit = permit;
+    }
     const number = this.#retry.attempt;
     const call = this.nextCall(this.options);
     const attempt: Attempt = { call, next: this.#offset, writing: false, halfClosed: false };
@@ -192,7 +208,21 @@ export class RetryingCall implements Call {
     this.#listener?.onReceiveStatus?.(status);
   }
 
+  /** Gives the attempt's permit back: OK is a success, a cancelled call not counted, other statuses as the breaker classifies them. */
+  #settle(status: StatusObject): void {
+    const permit = this.#permit;
+    if (permit === undefined) return;
+    this.#permit = undefined;
+    try {
+      this.breaker!.settle(permit, status.code === Status.OK ? { value: status } : this.#cancelled ? 'ignored' : { error: status });
+    } catch {
+      // The breaker's own classifier threw: the permit was given back uncounted, and the call's
+      // status must still reach the caller (a callback API has no rejection to carry the error).
+    }
+  }
+
   #onStatus(status: StatusObject): void {
+    this.#settle(status);
     if (status.code === Status.OK) {
       this.#retry.succeeded();
       this.#finish(status);

@@ -9,6 +9,8 @@ import type { HookName } from '../runtime/hooks.js';
 import { systemScheduler, type Scheduler } from '../runtime/scheduler.js';
 import { systemRandom } from '../runtime/system-random.js';
 import { telemetryOption, type TelemetryObserver } from '../runtime/telemetry.js';
+import type { CircuitBreaker } from '../runtime/breaker.js';
+import { breakerOption, type BreakerLookup, type KeyedBreakers } from '../runtime/keyed-breakers.js';
 import { GRPC_MAX_ATTEMPTS_CAP, MAX_RETRY_ATTEMPTS_RULE, parseGrpcServiceConfig, type GrpcRetryConfig } from './service-config.js';
 import { DEFAULT_PER_RPC_BUFFER_LIMIT, DEFAULT_RETRY_BUFFER_SIZE, RetryBufferPool } from './retry-buffer.js';
 import { GRPC_STATUS_CODES, grpcStatusName, type GrpcStatusName } from './status.js';
@@ -114,10 +116,19 @@ export interface GrpcRetryInterceptorOptions {
    * Default: none.
    */
   telemetry?: TelemetryObserver | undefined;
+  /**
+   * A circuit breaker every attempt goes through: a `CircuitBreaker`, or `keyedBreakers()` for one
+   * breaker per server name (the request URL's host for Connect, `target` for grpc-js), so that
+   * one failing server opens only its own. A status the breaker's `isFailure` counts (by default
+   * UNAVAILABLE) is a failure, OK and other statuses a success, the caller's cancellation nothing.
+   * A refused attempt is not sent: the call ends at once with UNAVAILABLE (give-up reason
+   * `'circuit-open'`), never retried by this interceptor. Default: none.
+   */
+  breaker?: CircuitBreaker | KeyedBreakers | undefined;
 }
 
 const POLICY_KEYS = ['maxAttempts', 'backoff', 'retryableStatusCodes', 'budget'] as const;
-const COMMON_KEYS = ['serviceConfig', 'jitter', 'maxRetryAttempts', ...POLICY_KEYS, 'perRpcBufferLimit', 'retryBufferSize', 'maxRetryAfterMs', 'clock', 'random', 'onRetry', 'onGiveUp', 'onHookError', 'telemetry'];
+const COMMON_KEYS = ['serviceConfig', 'jitter', 'maxRetryAttempts', ...POLICY_KEYS, 'perRpcBufferLimit', 'retryBufferSize', 'maxRetryAfterMs', 'clock', 'random', 'onRetry', 'onGiveUp', 'onHookError', 'telemetry', 'breaker'];
 
 /** @internal One method's retry rules, resolved from the options. */
 export interface GrpcMethodPlan {
@@ -139,6 +150,8 @@ export interface GrpcRetryPlanner {
   readonly throttled: boolean;
   /** The bytes held for replay by this interceptor's calls. */
   readonly buffers: RetryBufferPool;
+  /** The `breaker` option, when given. */
+  readonly breaker: BreakerLookup | undefined;
   /** The plan for `path` (`/service/method`) on `serverName`. */
   planFor(path: string, serverName: string | undefined): GrpcMethodPlan;
 }
@@ -177,7 +190,7 @@ export function grpcRetryPlanner(
     numberOption(owner, 'retryBufferSize', o.retryBufferSize, DEFAULT_RETRY_BUFFER_SIZE, byteRule),
     numberOption(owner, 'perRpcBufferLimit', o.perRpcBufferLimit, DEFAULT_PER_RPC_BUFFER_LIMIT, byteRule),
   );
-  const common = { clock, random, options: o as GrpcRetryInterceptorOptions, telemetry: telemetryOption(owner, o.telemetry), client, buffers };
+  const common = { clock, random, options: o as GrpcRetryInterceptorOptions, telemetry: telemetryOption(owner, o.telemetry), client, buffers, breaker: breakerOption(owner, o.breaker) };
 
   if (o.serviceConfig !== undefined) {
     const clash = POLICY_KEYS.find((k) => o[k] !== undefined);

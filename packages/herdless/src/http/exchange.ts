@@ -11,6 +11,7 @@ import { AttemptTimeoutError, RetryError, isRetryError, type GiveUpReason } from
 import { callHook, type RetryEvent } from '../runtime/hooks.js';
 import { retry, type RetryContext, type RetryOptions } from '../runtime/retry.js';
 import { CallTelemetry } from '../runtime/telemetry.js';
+import { hostKey } from '../runtime/keyed-breakers.js';
 import { bodyKind } from './body.js';
 import { AttemptLink } from './attempt-link.js';
 import { idempotencyKeyOption, type HttpConfig, type IdempotencyKeyOption } from './options.js';
@@ -204,9 +205,12 @@ export async function runExchange<R extends StatusLike>(config: HttpConfig, exch
   };
 
   const options: RetryOptions = { ...config.retryOptions, retryable, onRetry, signal: exchange.signal };
+  // Each attempt goes through the breaker of the request's host (retry outside, breaker inside).
+  const breaker = config.breaker?.get(hostKey(exchange.url));
+  const abort = exchange.signal === undefined ? undefined : { signal: exchange.signal };
   let response: R;
   try {
-    response = await retry(operation, options);
+    response = await retry(breaker === undefined ? operation : (context) => breaker.execute(() => operation(context), abort), options);
   } catch (error) {
     const signal = exchange.signal;
     if (signal !== undefined && signal.aborted && error === signal.reason) {

@@ -9,6 +9,8 @@ import { systemScheduler } from '../runtime/scheduler.js';
 import { telemetryOption, type TelemetryObserver } from '../runtime/telemetry.js';
 import { ATTEMPT_HEADER, headerNameOption } from '../core/wire.js';
 import { DEFAULT_RETRY_STATUSES, RETRYABLE_HTTP_METHODS } from './data.js';
+import type { CircuitBreaker } from '../runtime/breaker.js';
+import { breakerOption, type BreakerLookup, type KeyedBreakers } from '../runtime/keyed-breakers.js';
 import { newIdempotencyKey } from './idempotency-key.js';
 
 /**
@@ -171,6 +173,16 @@ export interface HttpRetryOptions<R = Response> extends Omit<RetrierOptions, 'on
    * an HTTP client span. Default: none.
    */
   telemetry?: TelemetryObserver | undefined;
+  /**
+   * A circuit breaker every attempt goes through: a `CircuitBreaker` shared by all requests, or
+   * `keyedBreakers()` for one breaker per request host (`host:port` of the URL), so that one failing
+   * host opens only its own. A retried status (503…) or a network failure counts as a failure, any
+   * other response as a success, the caller's abort not at all. A refused attempt is not sent and
+   * ends the call at once (reason `'circuit-open'`, a `RetryError` whose `cause` is the
+   * `CircuitOpenError`): the retry sits outside the breaker and never retries its refusals.
+   * Default: none.
+   */
+  breaker?: CircuitBreaker | KeyedBreakers | undefined;
 }
 
 /**
@@ -201,10 +213,12 @@ export interface HttpConfig {
   readonly telemetry: TelemetryObserver | undefined;
   /** The monotonic clock attempts are timed on (the `clock` option). */
   readonly clock: { now(): number };
+  /** The breaker of a request's host, when the `breaker` option is given. */
+  readonly breaker: BreakerLookup | undefined;
 }
 
 const RETRY_KEYS = RETRY_POLICY_KEYS;
-const HTTP_KEYS: readonly string[] = ['retryMethods', 'retryStatuses', 'idempotencyKey', 'now', 'attemptHeader', ...RETRY_OBSERVER_KEYS];
+const HTTP_KEYS: readonly string[] = ['retryMethods', 'retryStatuses', 'idempotencyKey', 'now', 'attemptHeader', 'breaker', ...RETRY_OBSERVER_KEYS];
 const CALL_KEYS: readonly string[] = ['idempotencyKey', 'bodyFactory'];
 
 /** Every option name `withRetry` (or, with `callKeys`, `fetchWithRetry`) takes, for the misspelling error. */
@@ -302,6 +316,7 @@ export function parseHttpOptions(options: FetchWithRetryOptions | HttpRetryOptio
     onHookError: options.onHookError,
     telemetry: telemetryOption(owner, options.telemetry),
     clock: options.clock ?? systemScheduler,
+    breaker: breakerOption(owner, options.breaker),
   };
 }
 

@@ -209,7 +209,12 @@ class OtelAdapter implements OtelTelemetry {
         this.#refusals.add(1, { ...layerAttributes(event.call), 'herdless.budget.kind': event.budget });
         return;
       case 'breaker-state':
-        this.#transitions.add(1, { 'herdless.breaker.name': event.breaker, 'herdless.breaker.from': event.from, 'herdless.breaker.to': event.to });
+        this.#transitions.add(
+          1,
+          event.cause === undefined
+            ? { 'herdless.breaker.name': event.breaker, 'herdless.breaker.from': event.from, 'herdless.breaker.to': event.to }
+            : { 'herdless.breaker.name': event.breaker, 'herdless.breaker.from': event.from, 'herdless.breaker.to': event.to, 'herdless.breaker.cause': event.cause },
+        );
         return;
       case 'breaker-rejection':
         this.#rejections.add(1, { 'herdless.breaker.name': event.breaker, 'herdless.breaker.state': event.state });

@@ -2,8 +2,9 @@ import { isNotFatal } from '../core/classify/classify.js';
 import { isGivenUp } from '../core/classify/hints.js';
 import { CircuitOpenError, isCircuitOpenError } from '../core/breaker/circuit-open-error.js';
 import type { BreakerEvent, BreakerEventOf, BreakerEventType, BreakerState, Unsubscribe } from '../core/breaker/events.js';
-import { CircuitBreakerMachine, type BreakerOutcome, type BreakerPermit, type BreakerRejection, type BreakerSnapshot } from '../core/breaker/machine.js';
+import { CircuitBreakerMachine, type BreakerOutcome, type BreakerPermit, type BreakerRejection, type MachineIsolation } from '../core/breaker/machine.js';
 import { BREAKER_POLICY_KEYS, type BreakerPolicyOptions } from '../core/breaker/options.js';
+import type { BreakerSnapshot } from '../core/breaker/snapshot.js';
 import { InvalidOptionError } from '../core/errors.js';
 import { checkedRng, type Rng } from '../core/rng.js';
 import { checkedNow, type Clock } from '../core/time.js';
@@ -11,7 +12,7 @@ import { functionOption, objectOption } from '../core/validate.js';
 import { subscribe, unsubscribe } from './abort-link.js';
 import { systemClock } from './system-clock.js';
 import { systemRandom } from './system-random.js';
-import { emitTelemetry, telemetryOption, type TelemetryObserver } from './telemetry.js';
+import { emitTelemetry, telemetryOption, type BreakerStateEvent, type TelemetryObserver } from './telemetry.js';
 
 /**
  * The signal of `execute()`'s options, checked: a misspelt key would otherwise be ignored, and a
@@ -55,7 +56,53 @@ export interface CircuitBreakerOptions extends BreakerPolicyOptions {
   telemetry?: TelemetryObserver | undefined;
   /** The breaker's name in telemetry events (e.g. the dependency it guards). Default `'default'`. */
   name?: string | undefined;
+  /**
+   * Start from this state instead of closed: a {@link BreakerSnapshot} from `snapshot()`, perhaps
+   * taken by another process (a previous instance of a serverless function, another pod), read
+   * back from JSON. An open breaker stays open for what is left of its open period (wall-clock
+   * time since the snapshot subtracted), then half-opens; see {@link BreakerSnapshot} for the time
+   * base and `CircuitBreakerMachine.restore` for each state. All or nothing: a snapshot that is not
+   * a version-1 herdless breaker snapshot of the same counting strategy makes the constructor throw
+   * an `InvalidOptionError` naming the field (`initialState.remainingOpenMs`, …) and the value.
+   * Default: closed.
+   */
+  initialState?: BreakerSnapshot | undefined;
+  /**
+   * The wall clock, in ms since the Unix epoch, that stamps snapshots (`takenAt`) and measures a
+   * restored snapshot's age. Default `Date.now`. (Everything else uses `clock`, a monotonic clock.)
+   * A reading that is not a finite number is refused with an `InvalidOptionError` naming `now()`.
+   */
+  now?: (() => number) | undefined;
 }
+
+/**
+ * One isolation of a {@link CircuitBreaker}, from {@link CircuitBreaker.isolate}.
+ * @example
+ * ```ts
+ * const isolation: BreakerIsolation = breaker.isolate();
+ * isolation.release();
+ * ```
+ */
+export interface BreakerIsolation {
+  /**
+   * Ends this isolation; when it was the last one held, the breaker half-opens (trial calls decide
+   * whether it closes). Returns true when this call ended the breaker's isolation. Calling it
+   * again, or after `reset()` / `endIsolation()`, does nothing.
+   * @throws InvalidOptionError when the breaker's clock returns something other than a finite number.
+   */
+  release(): boolean;
+}
+
+/**
+ * How a call admitted by {@link CircuitBreaker.tryAcquire} ended, for {@link CircuitBreaker.settle}:
+ * the value it produced, the error it failed with, or `'ignored'` (the caller gave up: counted
+ * neither way).
+ * @example
+ * ```ts
+ * breaker.settle(permit, { error: status });
+ * ```
+ */
+export type BreakerSettlement = { readonly value: unknown } | { readonly error: unknown } | 'ignored';
 
 /** What {@link CircuitBreaker.execute} passes to the operation. */
 export interface BreakerCallContext {
@@ -119,11 +166,12 @@ export class CircuitBreaker {
   readonly #telemetry: TelemetryObserver | undefined;
   /** The name telemetry events carry. */
   readonly name: string;
+  readonly #now: () => number;
 
   /** @throws InvalidOptionError naming the field and the value. */
   constructor(options?: CircuitBreakerOptions) {
-    const o = objectOption('circuitBreaker', 'options', options, [...BREAKER_POLICY_KEYS, 'clock', 'isFailure', 'isResultFailure', 'telemetry', 'name']);
-    const { clock: _clock, isFailure: _isFailure, isResultFailure: _isResultFailure, telemetry: _telemetry, name: _name, ...policy } = o;
+    const o = objectOption('circuitBreaker', 'options', options, [...BREAKER_POLICY_KEYS, 'clock', 'isFailure', 'isResultFailure', 'telemetry', 'name', 'initialState', 'now']);
+    const { clock: _clock, isFailure: _isFailure, isResultFailure: _isResultFailure, telemetry: _telemetry, name: _name, initialState, now: _now, ...policy } = o;
     this.machine = new CircuitBreakerMachine({ ...policy, random: o.random === undefined ? systemRandom : checkedRng(o.random, 'circuitBreaker', 'random') });
     this.clock = o.clock ?? systemClock;
     if (typeof this.clock !== 'object' || this.clock === null || typeof this.clock.now !== 'function') {
@@ -133,11 +181,14 @@ export class CircuitBreaker {
     this.#isResultFailure = functionOption('circuitBreaker', 'isResultFailure', o.isResultFailure) ?? isGivenUp;
     if (o.name !== undefined && (typeof o.name !== 'string' || o.name === '')) throw new InvalidOptionError('circuitBreaker', 'name', o.name, 'must be a non-empty string');
     this.name = o.name ?? 'default';
+    const now = functionOption('circuitBreaker', 'now', o.now) ?? Date.now;
+    const wall = { now };
+    this.#now = () => checkedNow(wall, 'circuitBreaker', 'now()', 'must return a finite number of ms since the epoch, as Date.now() does');
+    if (initialState !== undefined) this.machine.restore(initialState, checkedNow(this.clock, 'circuitBreaker'), this.#now(), 'initialState');
     const telemetry = (this.#telemetry = telemetryOption('circuitBreaker', o.telemetry));
     if (telemetry !== undefined) {
       this.machine.onStateChange((event) => {
-        const to: BreakerState = event.type === 'close' ? 'closed' : event.type;
-        emitTelemetry(telemetry, { type: 'breaker-state', breaker: this.name, from: event.from, to, at: event.at }, undefined);
+        emitTelemetry(telemetry, breakerStateEvent(this.name, event), undefined);
       });
     }
   }
@@ -187,12 +238,55 @@ export class CircuitBreaker {
       // A broken injected clock (its now() not a finite number): the call fails, naming it.
       return Promise.reject(invalid);
     }
-    if (admission.kind === 'rejection') {
-      if (this.#telemetry !== undefined) emitTelemetry(this.#telemetry, { type: 'breaker-rejection', breaker: this.name, state: admission.state }, undefined);
-      const cause = this.#lastFailure;
-      return Promise.reject(new CircuitOpenError(admission.state, admission.retryAfterMs, cause === undefined ? undefined : { cause }));
-    }
+    if (admission.kind === 'rejection') return Promise.reject(this.#refusal(admission));
     return signal === undefined ? this.#runLean(fn, admission) : this.#run(fn, admission, signal);
+  }
+
+  /** A refusal as the error callers get, reported to telemetry. */
+  #refusal(rejection: BreakerRejection): CircuitOpenError {
+    if (this.#telemetry !== undefined) {
+      emitTelemetry(this.#telemetry, { type: 'breaker-rejection', breaker: this.name, state: rejection.state, isolated: rejection.isolated }, undefined);
+    }
+    const cause = this.#lastFailure;
+    return new CircuitOpenError(rejection.state, rejection.retryAfterMs, cause === undefined || rejection.isolated ? { isolated: rejection.isolated } : { cause, isolated: false });
+  }
+
+  /**
+   * Asks to run one call now, for clients that are not promise-shaped (callback or event APIs,
+   * such as grpc-js interceptors): a {@link BreakerPermit} to give back exactly once with
+   * {@link CircuitBreaker.settle}, or the {@link CircuitOpenError} that `execute()` would have
+   * rejected with (returned, not thrown; reported to telemetry the same way). Prefer `execute()`
+   * wherever the call is a promise.
+   *
+   * @throws InvalidOptionError when the breaker's clock returns something other than a finite number.
+   * @example
+   * ```ts
+   * const permit = breaker.tryAcquire();
+   * if (isCircuitOpenError(permit)) return callback(permit);
+   * startCall((error, value) => {
+   *   breaker.settle(permit, error === null ? { value } : { error });
+   *   callback(error, value);
+   * });
+   * ```
+   */
+  tryAcquire(): BreakerPermit | CircuitOpenError {
+    const admission = this.machine.acquireFrom(this.clock);
+    return admission.kind === 'rejection' ? this.#refusal(admission) : admission;
+  }
+
+  /**
+   * Gives back a permit from {@link CircuitBreaker.tryAcquire}, counting the call as `execute()`
+   * would: `{ value }` through `isResultFailure`, `{ error }` through `isFailure` (a
+   * `CircuitOpenError` of a nested breaker is not counted), `'ignored'` not at all. Only the first
+   * settlement of a permit counts.
+   *
+   * @throws what a classifier throws (the permit is then given back uncounted), or an
+   *   InvalidOptionError for a broken clock or a custom open-duration backoff's bad delay.
+   */
+  settle(permit: BreakerPermit, settlement: BreakerSettlement): void {
+    if (settlement === 'ignored') this.#finish(permit, 'ignored');
+    else if ('error' in settlement) this.#settleError(permit, settlement.error, false);
+    else this.#settleValue(permit, settlement.value);
   }
 
   /** Counts an outcome: gives the permit back, and keeps (or forgets) the failure behind a state change. */
@@ -341,9 +435,73 @@ export class CircuitBreaker {
     return this.machine.state(typeof now === 'number' && now > -Infinity && now < Infinity ? now : -Infinity);
   }
 
-  /** The state now as plain JSON; see {@link BreakerSnapshot}. */
+  /** True while the breaker is isolated (held open by {@link CircuitBreaker.isolate}). */
+  get isolated(): boolean {
+    return this.machine.isolated;
+  }
+
+  /**
+   * The state now as plain, versioned JSON that another process can restore
+   * (`circuitBreaker({ initialState })`); see {@link BreakerSnapshot} for the fields and the time
+   * base (durations from the snapshot, stamped with the wall clock `now()`).
+   *
+   * @throws InvalidOptionError when `clock.now()` or `now()` returns something other than a finite number.
+   * @example
+   * ```ts
+   * await store.put('breaker:payments', JSON.stringify(breaker.snapshot()));
+   * // in the next process:
+   * const breaker = circuitBreaker({ ...options, initialState: JSON.parse(await store.get('breaker:payments')) });
+   * ```
+   */
   snapshot(): BreakerSnapshot {
-    return this.machine.snapshot(checkedNow(this.clock, 'circuitBreaker'));
+    return this.machine.snapshot(checkedNow(this.clock, 'circuitBreaker'), this.#now());
+  }
+
+  /**
+   * Forces the breaker open until released: every call is refused at once with a
+   * `CircuitOpenError` whose `isolated` is true (and `retryAfterMs` `Infinity`), whatever the
+   * counts say — to take a dependency out of service during an incident or a deploy. Isolations
+   * nest (the breaker stays isolated while any is held) and survive a snapshot. Releasing the last
+   * one half-opens the breaker, so that trial calls, not every client at once, find out whether the
+   * dependency is back; {@link CircuitBreaker.reset} closes it instead. Emits `'isolate'` (the
+   * first isolation only) and telemetry `breaker-state` with `cause: 'isolate'`.
+   *
+   * @throws InvalidOptionError when the breaker's clock returns something other than a finite number.
+   * @example
+   * ```ts
+   * const isolation = breaker.isolate();
+   * await deploy();
+   * isolation.release(); // half-open: a trial call goes first
+   * ```
+   */
+  isolate(): BreakerIsolation {
+    const handle: MachineIsolation = this.machine.isolate(checkedNow(this.clock, 'circuitBreaker'));
+    return { release: () => handle.release(checkedNow(this.clock, 'circuitBreaker')) };
+  }
+
+  /**
+   * Ends every isolation at once, even those no handle holds (one restored from a snapshot, or a
+   * lost handle), and half-opens the breaker. Returns false (doing nothing) when it was not isolated.
+   *
+   * @throws InvalidOptionError when the breaker's clock returns something other than a finite number.
+   */
+  endIsolation(): boolean {
+    return this.machine.endIsolation(checkedNow(this.clock, 'circuitBreaker'));
+  }
+
+  /**
+   * Closes the breaker as new: isolations ended, counts and openings forgotten; calls in flight
+   * are no longer counted. Emits `'reset'` and telemetry `breaker-state` with `cause: 'reset'`.
+   *
+   * @throws InvalidOptionError when the breaker's clock returns something other than a finite number.
+   * @example
+   * ```ts
+   * breaker.reset(); // the dependency was replaced: start afresh
+   * ```
+   */
+  reset(): void {
+    this.machine.reset(checkedNow(this.clock, 'circuitBreaker'));
+    this.#lastFailure = undefined;
   }
 
   /** Same as {@link CircuitBreaker.snapshot}, so `JSON.stringify(breaker)` works. */
@@ -366,6 +524,17 @@ export class CircuitBreaker {
   }
 }
 
+/** The state an event leaves the breaker in. */
+const STATE_AFTER: Readonly<Record<BreakerEvent['type'], BreakerState>> = { open: 'open', 'half-open': 'half-open', close: 'closed', isolate: 'open', reset: 'closed' };
+
+/** A machine event as telemetry's `breaker-state`, with the manual cause when there is one. */
+function breakerStateEvent(breaker: string, event: BreakerEvent): BreakerStateEvent {
+  const base = { type: 'breaker-state', breaker, from: event.from, to: STATE_AFTER[event.type], at: event.at } as const;
+  if (event.type === 'isolate' || event.type === 'reset') return { ...base, cause: event.type };
+  if (event.type === 'half-open' && event.released) return { ...base, cause: 'release' };
+  return base;
+}
+
 /**
  * A circuit breaker for calls to one dependency (closed → open → half-open → closed), so that a
  * failing dependency is given time to recover instead of a steady stream of calls. Share one
@@ -375,6 +544,10 @@ export class CircuitBreaker {
  * 1 success closes it, a failure reopens it for another open period. Every thrown error counts as a
  * failure except its own refusals and aborts by the caller. Time comes from `clock` (default
  * `performance.now()`); nothing is scheduled, so an idle breaker holds no timers.
+ *
+ * Manual control: `isolate()` (forced open until released), `endIsolation()`, `reset()`. State
+ * across restarts: `snapshot()`, and `initialState` to start from one. Per host or per server:
+ * `keyedBreakers()`.
  *
  * Compose with retry from the OUTSIDE: `retry(() => breaker.execute(op))`. Its refusals carry
  * `doNotRetry: true`, so the retry gives up at once instead of sleeping and trying again.

@@ -120,6 +120,12 @@ export interface BreakerStateEvent {
   readonly to: BreakerState;
   /** When, in ms on the breaker's clock. */
   readonly at: number;
+  /**
+   * Set when a person or a program moved the breaker by hand, not its counts or timers:
+   * `'isolate'` (forced open), `'release'` (the last isolation ended: half-open) or `'reset'`
+   * (closed as new; `from` may then equal `to`).
+   */
+  readonly cause?: 'isolate' | 'release' | 'reset';
 }
 
 /** A circuit breaker refused a call (open, or half-open with its trial slots taken). */
@@ -127,6 +133,8 @@ export interface BreakerRejectionEvent {
   readonly type: 'breaker-rejection';
   readonly breaker: string;
   readonly state: BreakerState;
+  /** True when the breaker refused because it is isolated (`isolate()`). */
+  readonly isolated?: boolean;
 }
 
 /** A server shed a request (answered 503 without running its handler). */

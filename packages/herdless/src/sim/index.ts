@@ -85,6 +85,7 @@ export {
   type BreakerOutcome,
   type BreakerPermit,
   type BreakerRejection,
+  type MachineIsolation,
 } from '../core/breaker/index.js';
 export { backoffFromSpec, BACKOFF_KINDS } from '../core/backoff/index.js';
 export { budgetFromSpec, BUDGET_KINDS, ARTICLE_RETRY_RATIO } from '../core/budget/index.js';

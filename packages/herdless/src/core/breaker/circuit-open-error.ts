@@ -13,6 +13,8 @@ export const CIRCUIT_OPEN = 'ERR_HERDLESS_CIRCUIT_OPEN';
  *   (0 if they succeed, a new open period if one fails), so it reports the open duration last used:
  *   the conservative estimate.
  * - `state`: `'open'` or `'half-open'` at the moment of the refusal.
+ * - `isolated`: true when the breaker is held open by `isolate()` (an operator's decision, not a
+ *   failure count); `retryAfterMs` is then `Infinity`: no trial comes until someone releases it.
  * - `doNotRetry: true`: a mark for retry loops. A refusal is the breaker's answer "overloaded; don't
  *   retry": retry the breaker from the outside, never its refusals (a retry that sleeps and tries
  *   again only queues more load for the moment the breaker half-opens). The error also carries
@@ -39,20 +41,26 @@ export class CircuitOpenError extends HerdlessError {
   readonly retryAfterMs: number;
   /** The breaker's state when it refused the call. */
   readonly state: 'open' | 'half-open';
+  /** True when the breaker is isolated (held open by `isolate()` until released). */
+  readonly isolated: boolean;
   /** Always `true`: a refusal must not be retried (see the class comment). */
   readonly doNotRetry = true as const;
 
-  constructor(state: 'open' | 'half-open', retryAfterMs: number, options?: { cause?: unknown }) {
+  constructor(state: 'open' | 'half-open', retryAfterMs: number, options?: { cause?: unknown; isolated?: boolean }) {
+    const isolated = options?.isolated === true;
     super(
       CIRCUIT_OPEN,
-      state === 'open'
-        ? `circuit breaker is open: next trial call in ${Math.ceil(retryAfterMs)} ms`
-        : `circuit breaker is half-open and its trial calls are in flight: retry after about ${Math.ceil(retryAfterMs)} ms`,
-      options,
+      isolated
+        ? 'circuit breaker is isolated: every call is refused until the isolation is released'
+        : state === 'open'
+          ? `circuit breaker is open: next trial call in ${Math.ceil(retryAfterMs)} ms`
+          : `circuit breaker is half-open and its trial calls are in flight: retry after about ${Math.ceil(retryAfterMs)} ms`,
+      options === undefined || !('cause' in options) ? undefined : { cause: options.cause },
     );
     this.name = 'CircuitOpenError';
     this.state = state;
     this.retryAfterMs = retryAfterMs;
+    this.isolated = isolated;
     markDoNotRetry(this);
   }
 }

@@ -1,5 +1,6 @@
 import { numberOption, objectOption } from '../validate.js';
 import type { BreakerCounts, CountingStrategy, FailureCounter } from './counting.js';
+import { requiredNumber } from './snapshot.js';
 
 /** Options of {@link consecutiveFailures}. */
 export interface ConsecutiveFailuresOptions {
@@ -32,6 +33,12 @@ class ConsecutiveCounter implements FailureCounter {
   }
   snapshot(): ConsecutiveFailuresCounts {
     return { strategy: 'consecutive failures', consecutiveFailures: this.#failures, threshold: this.threshold };
+  }
+  /** A count in a row carries over whatever its age: no success has been seen since. */
+  restore(counts: BreakerCounts, _now: number, _ageMs: number, owner: string, field: string): void {
+    // A count at or above this threshold (a snapshot of a breaker with a higher one) stays as it
+    // is: the next failure opens the breaker, as it would have here.
+    this.#failures = requiredNumber(owner, `${field}.consecutiveFailures`, counts.consecutiveFailures, { min: 0, integer: true });
   }
 }
 

@@ -8,11 +8,20 @@
  * never share counts.
  */
 
+/**
+ * A JSON value, as the counts of a snapshot hold them.
+ * @example
+ * ```ts
+ * const recent: BreakerCountsValue = [{ ageMs: 250, calls: 12, failures: 7 }];
+ * ```
+ */
+export type BreakerCountsValue = string | number | boolean | null | readonly BreakerCountsValue[] | { readonly [field: string]: BreakerCountsValue };
+
 /** The counts a strategy reports in a breaker snapshot: plain JSON, `strategy` names the kind. */
 export interface BreakerCounts {
   /** The strategy's name, e.g. `'consecutive failures'`. */
   readonly strategy: string;
-  readonly [field: string]: string | number;
+  readonly [field: string]: BreakerCountsValue;
 }
 
 /**
@@ -28,8 +37,19 @@ export interface FailureCounter {
   record(failed: boolean, now: number): boolean;
   /** Forget everything: the breaker closed at `now` ms and starts a fresh count. */
   reset(now: number): void;
-  /** The current counts at `now` ms, for snapshots. */
+  /**
+   * The current counts at `now` ms, for snapshots. Times in them are ages (ms before the snapshot),
+   * never readings of the clock, so that another process can restore them.
+   */
   snapshot(now: number): BreakerCounts;
+  /**
+   * Optional: take over `counts`, from `snapshot()` of a counter of the same strategy (perhaps in
+   * another process), as they were `ageMs` ago; `now` is the time on this breaker's clock. It must
+   * check everything first and change nothing when it throws: an `InvalidOptionError` naming
+   * `field` + `.` + the field. `counts.strategy` has already been checked. A counter without it
+   * starts from zero when a breaker is restored.
+   */
+  restore?(counts: BreakerCounts, now: number, ageMs: number, owner: string, field: string): void;
   /**
    * `true` when `record` never reads its `now` (e.g. consecutive failures): a breaker that reads a
    * clock can then skip reading it for a call's outcome. Default: the time is needed.

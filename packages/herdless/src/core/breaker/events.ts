@@ -19,14 +19,17 @@ export interface BreakerOpenEvent {
 }
 
 /**
- * The open period ended and the breaker admits trial calls. The breaker notices this lazily, on the
- * first acquire, state read or snapshot at or after `nextTrialAt`; `at` is that moment.
+ * The breaker admits trial calls: its open period ended (noticed lazily, on the first acquire,
+ * state read or snapshot at or after `nextTrialAt`; `at` is that moment), or the last isolation
+ * was released (`released: true`; `at` is the release).
  */
 export interface BreakerHalfOpenEvent {
   readonly type: 'half-open';
   readonly from: 'open';
-  /** When the breaker noticed the open period had ended, in ms on the breaker's clock. */
+  /** When the breaker half-opened, in ms on the breaker's clock. */
   readonly at: number;
+  /** True when the half-open period began because the last isolation ended, not because a timer ran out. */
+  readonly released: boolean;
 }
 
 /** Enough trial calls succeeded: the breaker closed and counts afresh. */
@@ -37,10 +40,40 @@ export interface BreakerCloseEvent {
   readonly at: number;
 }
 
-/** A state change of a circuit breaker; `type` is the new state's event name. */
-export type BreakerEvent = BreakerOpenEvent | BreakerHalfOpenEvent | BreakerCloseEvent;
+/**
+ * The breaker was isolated: forced open by `isolate()` (an operator's decision, not a failure
+ * count). It refuses every call until the last isolation is released (it then half-opens) or
+ * `reset()` closes it. Only the first of overlapping isolations emits it.
+ */
+export interface BreakerIsolateEvent {
+  readonly type: 'isolate';
+  /** The state before the isolation. */
+  readonly from: BreakerState;
+  /** When, in ms on the breaker's clock. */
+  readonly at: number;
+}
 
-/** The names of the breaker's events: `'open'`, `'half-open'` and `'close'`. */
+/**
+ * `reset()` closed the breaker by hand: counts, openings and isolations forgotten, as a new
+ * breaker's. Emitted on every reset, even of a breaker that was already closed.
+ */
+export interface BreakerResetEvent {
+  readonly type: 'reset';
+  /** The state before the reset. */
+  readonly from: BreakerState;
+  /** Whether the reset ended an isolation. */
+  readonly wasIsolated: boolean;
+  /** When, in ms on the breaker's clock. */
+  readonly at: number;
+}
+
+/**
+ * An event of a circuit breaker. `type` names what happened and so the state after it:
+ * `'open'` and `'isolate'` → open, `'half-open'` → half-open, `'close'` and `'reset'` → closed.
+ */
+export type BreakerEvent = BreakerOpenEvent | BreakerHalfOpenEvent | BreakerCloseEvent | BreakerIsolateEvent | BreakerResetEvent;
+
+/** The names of the breaker's events: `'open'`, `'half-open'`, `'close'`, `'isolate'` and `'reset'`. */
 export type BreakerEventType = BreakerEvent['type'];
 
 /** The event of type `T`. */
@@ -58,7 +91,7 @@ type Listener = (event: BreakerEvent) => void;
  * breaker half-way through a transition.
  */
 export class BreakerListeners {
-  #byType: Record<BreakerEventType | 'change', readonly Listener[]> = { open: [], 'half-open': [], close: [], change: [] };
+  #byType: Record<BreakerEventType | 'change', readonly Listener[]> = { open: [], 'half-open': [], close: [], isolate: [], reset: [], change: [] };
   #count = 0;
 
   constructor(private readonly onError: (error: unknown, event: BreakerEvent) => void) {}

@@ -1,6 +1,8 @@
 import { numberOption, objectOption } from '../validate.js';
 import { SlidingCounts } from '../budget/sliding-window.js';
+import { InvalidOptionError } from '../errors.js';
 import type { BreakerCounts, CountingStrategy, FailureCounter } from './counting.js';
+import { requiredNumber } from './snapshot.js';
 
 /** Options of {@link failureRatio}. */
 export interface FailureRatioOptions {
@@ -30,6 +32,21 @@ export interface FailureRatioCounts extends BreakerCounts {
   readonly ratio: number;
   readonly windowMs: number;
   readonly minimumCalls: number;
+  /**
+   * The window's buckets that hold calls, newest first: `ageMs` is how long before the snapshot
+   * the bucket began. What a restore needs to age the counts out on time, in another process too.
+   */
+  readonly recent: readonly RecentCalls[];
+}
+
+/** One bucket of a failure-ratio window in a snapshot. */
+export interface RecentCalls {
+  readonly [field: string]: number;
+  /** How long before the snapshot the bucket began, in ms (≥ 0). */
+  readonly ageMs: number;
+  readonly calls: number;
+  /** Of those, the failures. */
+  readonly failures: number;
 }
 
 /**
@@ -64,7 +81,42 @@ class RatioCounter implements FailureCounter {
     const w = this.#window;
     w.advance(now);
     const { ratio, windowMs, minimumCalls } = this.o;
-    return { strategy: 'failure ratio', calls: w.sumA, failures: w.sumB, ratio, windowMs, minimumCalls };
+    const recent: RecentCalls[] = [];
+    // A clock that stepped back leaves `now` before the current bucket: its age is then 0.
+    w.forEachBucket((start, calls, failures) => recent.push({ ageMs: Math.max(0, now - start), calls, failures }));
+    return { strategy: 'failure ratio', calls: w.sumA, failures: w.sumB, ratio, windowMs, minimumCalls, recent };
+  }
+
+  /**
+   * Puts each bucket of `counts.recent` back at the time it began, as seen from here (`ageMs` and
+   * the snapshot's age before now), oldest first, then slides the window to `now`: calls older than
+   * this window drop out, the others age out on time (to within one bucket, as always).
+   */
+  restore(counts: BreakerCounts, now: number, ageMs: number, owner: string, field: string): void {
+    const recent = counts.recent;
+    if (!Array.isArray(recent)) throw new InvalidOptionError(owner, `${field}.recent`, recent, 'must be an array of { ageMs, calls, failures }');
+    // Bounded work whatever the input: a window never has more than 1 000 buckets.
+    if (recent.length > 1000) throw new InvalidOptionError(owner, `${field}.recent`, recent, 'must have at most 1000 entries');
+    const checked: RecentCalls[] = [];
+    let previousAge = 0;
+    recent.forEach((entry: unknown, i) => {
+      const at = `${field}.recent[${i}]`;
+      if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) throw new InvalidOptionError(owner, at, entry, 'must be an object { ageMs, calls, failures }');
+      const e = entry as Record<string, unknown>;
+      const age = requiredNumber(owner, `${at}.ageMs`, e.ageMs, { min: previousAge });
+      const calls = requiredNumber(owner, `${at}.calls`, e.calls, { min: 0, integer: true });
+      const failures = requiredNumber(owner, `${at}.failures`, e.failures, { min: 0, max: calls, integer: true });
+      previousAge = age;
+      checked.push({ ageMs: age, calls, failures });
+    });
+    const w = this.#window;
+    w.reset();
+    for (let i = checked.length - 1; i >= 0; i--) {
+      const entry = checked[i]!;
+      w.advance(now - ageMs - entry.ageMs);
+      w.add(entry.calls, entry.failures);
+    }
+    w.advance(now);
   }
 }
 

@@ -1,9 +1,10 @@
 import { checkedDelay } from '../backoff/backoff.js';
 import { InvalidOptionError } from '../errors.js';
 import { checkedNow, type Clock } from '../time.js';
-import type { BreakerCounts, FailureCounter } from './counting.js';
+import type { FailureCounter } from './counting.js';
 import { BreakerListeners, type BreakerEvent, type BreakerEventOf, type BreakerEventType, type BreakerState, type Unsubscribe } from './events.js';
-import { normaliseBreakerPolicy, type BreakerPolicyOptions, type NormalisedBreakerPolicy } from './options.js';
+import { normaliseBreakerPolicy, type BreakerPolicyOptions, type HalfOpenSampling, type NormalisedBreakerPolicy } from './options.js';
+import { BREAKER_SNAPSHOT_SCHEMA, BREAKER_SNAPSHOT_VERSION, parseBreakerSnapshot, type BreakerSnapshot } from './snapshot.js';
 
 /**
  * How a call admitted by the breaker ended, as the breaker counts it:
@@ -34,31 +35,26 @@ export interface BreakerRejection {
   readonly kind: 'rejection';
   /** The state that refused. */
   readonly state: 'open' | 'half-open';
-  /** Ms until the next trial may be admitted; while half-open, the last open duration as an estimate. */
+  /**
+   * Ms until the next trial may be admitted; while half-open, the last open duration as an
+   * estimate; `Infinity` while isolated (no trial until someone releases the isolation).
+   */
   readonly retryAfterMs: number;
+  /** True when the breaker refused because it is isolated (`isolate()`), not because of failures. */
+  readonly isolated: boolean;
 }
 
-/** A breaker's state as plain JSON (all times in ms on the breaker's clock). */
-export interface BreakerSnapshot {
-  readonly state: BreakerState;
-  /** Bumped by every state change; permits from an older generation are stale. */
-  readonly generation: number;
-  /** Openings since the breaker last closed (0 while closed). */
-  readonly openings: number;
-  /** When the breaker last opened (open and half-open only). */
-  readonly openedAt?: number;
-  /** The duration of the last opening, in ms (open and half-open only). */
-  readonly openDurationMs?: number;
-  /** When the first trial may be admitted (open only). */
-  readonly nextTrialAt?: number;
-  /** Trial calls in flight (0 unless half-open). */
-  readonly halfOpenInFlight: number;
-  /** Trial calls that succeeded in this half-open period (0 unless half-open). */
-  readonly halfOpenSuccesses: number;
-  readonly halfOpenMaxCalls: number;
-  readonly successThreshold: number;
-  /** The counting strategy's counts, over the calls admitted while closed (reset when the breaker closes). */
-  readonly counts: BreakerCounts;
+/**
+ * One isolation from {@link CircuitBreakerMachine.isolate}. The breaker stays isolated while any
+ * isolation is held.
+ */
+export interface MachineIsolation {
+  /**
+   * Ends this isolation at `now` ms; when it was the last, the breaker half-opens. Returns true
+   * when this call ended the isolation of the breaker. A second call, or a call after `reset()` or
+   * `endIsolation()`, does nothing.
+   */
+  release(now: number): boolean;
 }
 
 class Permit implements BreakerPermit {
@@ -73,7 +69,7 @@ class Permit implements BreakerPermit {
   ) {}
 }
 
-const EVENT_TYPES: readonly string[] = ['open', 'half-open', 'close'];
+const EVENT_TYPES: readonly string[] = ['open', 'half-open', 'close', 'isolate', 'reset'];
 
 /**
  * The circuit breaker's state machine: closed → open → half-open → closed (or back to open),
@@ -89,7 +85,10 @@ const EVENT_TYPES: readonly string[] = ['open', 'half-open', 'close'];
  *   `successThreshold` successful trials close it; an ignored trial (caller abort) just frees its
  *   permit for the next caller.
  *
- * Allowed edges: closed → open, open → half-open, half-open → open, half-open → closed.
+ * Allowed edges: closed → open, open → half-open, half-open → open, half-open → closed; by hand,
+ * `isolate()` (any → open, isolated: every call refused until released), the release of the last
+ * isolation (→ half-open) and `reset()` (any → closed). `snapshot()` and `restore()` carry the state
+ * to another machine, in another process too (see {@link BreakerSnapshot} for the time base).
  *
  * Events are delivered synchronously, after the state has fully changed. Source of the pattern:
  * M. Nygard, "Release It!", and the Google SRE book, "Handling Overload".
@@ -108,6 +107,10 @@ export class CircuitBreakerMachine {
   readonly halfOpenMaxCalls: number;
   /** Successful trials that close the breaker. */
   readonly successThreshold: number;
+  /** Failed trials, in one half-open period, that reopen the breaker: 1, or more with `halfOpenSampling`. */
+  readonly trialFailureThreshold: number;
+  /** The half-open sample, when the policy has one. */
+  readonly halfOpenSampling: HalfOpenSampling | undefined;
 
   readonly #policy: NormalisedBreakerPolicy;
   readonly #counter: FailureCounter;
@@ -115,20 +118,26 @@ export class CircuitBreakerMachine {
   #state: BreakerState = 'closed';
   #generation = 0;
   #openings = 0;
-  #openedAt = 0;
   #openDurationMs = 0;
   #nextTrialAt = 0;
   #inFlight = 0;
   #successes = 0;
-  /** Admission times of the trials in flight, oldest first (at most halfOpenMaxCalls). */
+  #trialFailures = 0;
+  /** The trials in flight, oldest first (at most halfOpenMaxCalls). */
   // Stryker disable next-line ArrayDeclaration: the trial list is read only while half-open, and #halfOpen empties it on entry, so its first value is never read.
-  #trialStarts: number[] = [];
+  #trials: Permit[] = [];
+  /** Isolations held (`isolate()` not yet released); the breaker is isolated while it is > 0. */
+  #isolations = 0;
+  /** Bumped when isolations end all at once (`reset()`, `endIsolation()`): older handles then do nothing. */
+  #isolationEpoch = 0;
 
   /** @throws InvalidOptionError naming the field and the value (see {@link BreakerPolicyOptions}). */
   constructor(options?: BreakerPolicyOptions) {
     this.#policy = normaliseBreakerPolicy(options);
     this.halfOpenMaxCalls = this.#policy.halfOpenMaxCalls;
     this.successThreshold = this.#policy.successThreshold;
+    this.trialFailureThreshold = this.#policy.trialFailureThreshold;
+    this.halfOpenSampling = this.#policy.halfOpenSampling;
     this.#counter = this.#policy.counting.create();
     this.#listeners = new BreakerListeners(this.#policy.onListenerError);
   }
@@ -141,18 +150,20 @@ export class CircuitBreakerMachine {
     // Stryker disable next-line ConditionalExpression: outside half-open the trial list is empty (#open and #close empty it), so #expireTrials would return at once; the check only skips the call.
     if (this.#state === 'half-open') this.#expireTrials(now);
     if (this.#state === 'open') {
-      if (now < this.#nextTrialAt) return { kind: 'rejection', state: 'open', retryAfterMs: this.#nextTrialAt - now };
-      this.#halfOpen(now);
+      if (this.#isolations > 0) return { kind: 'rejection', state: 'open', retryAfterMs: Infinity, isolated: true };
+      if (now < this.#nextTrialAt) return { kind: 'rejection', state: 'open', retryAfterMs: this.#nextTrialAt - now, isolated: false };
+      this.#halfOpen(now, false);
       // A listener may have acquired or released in between: decide on the state as it is now.
       return this.acquire(now);
     }
     if (this.#state === 'closed') return new Permit(this, this.#generation, false);
     if (this.#inFlight < this.halfOpenMaxCalls) {
       this.#inFlight++;
-      this.#trialStarts.push(now);
-      return new Permit(this, this.#generation, true, now);
+      const permit = new Permit(this, this.#generation, true, now);
+      this.#trials.push(permit);
+      return permit;
     }
-    return { kind: 'rejection', state: 'half-open', retryAfterMs: this.#openDurationMs };
+    return { kind: 'rejection', state: 'half-open', retryAfterMs: this.#openDurationMs, isolated: false };
   }
 
   /**
@@ -194,16 +205,13 @@ export class CircuitBreakerMachine {
       const at = clock === undefined ? given : checkedNow(clock, 'circuitBreaker');
       this.#expireTrials(at);
       if (permit.generation !== this.#generation) return false;
-      this.#trialStarts.splice(this.#trialStarts.indexOf(permit.startedAt), 1);
-      if (!failed && outcome !== 'success') {
-        this.#inFlight--;
-        return false;
-      }
+      const i = this.#trials.indexOf(permit);
+      // Expired just now, counted as a failed trial of a sample that goes on: its outcome is late.
+      if (i < 0) return false;
+      this.#trials.splice(i, 1);
       this.#inFlight--;
-      if (failed) {
-        this.#open(at, 'half-open');
-        return true;
-      }
+      if (!failed && outcome !== 'success') return false;
+      if (failed) return this.#trialFailed(at);
       this.#successes++;
       if (this.#successes < this.successThreshold) return false;
       this.#close(at);
@@ -218,46 +226,197 @@ export class CircuitBreakerMachine {
     return true;
   }
 
+  /** A trial failed at `at` (its slot already freed): reopens once `trialFailureThreshold` have. */
+  #trialFailed(at: number): boolean {
+    this.#trialFailures++;
+    if (this.#trialFailures < this.trialFailureThreshold) return false;
+    this.#open(at, 'half-open');
+    return true;
+  }
+
   /**
-   * Expires the oldest trial if it has run past its time limit by `now`: a failed trial, as of the
-   * moment its limit passed (so the reopened breaker's wait runs from then, as a timer would have
-   * had it), which reopens the breaker — and, if that wait is over too, half-opens it again.
+   * Expires the trials that have run past their time limit by `now`, oldest first: each is a
+   * failed trial as of the moment its limit passed (so a reopened breaker's wait runs from then,
+   * as a timer would have had it), and its late outcome is ignored. If that reopens the breaker
+   * and the wait is over too, it half-opens again.
    */
   #expireTrials(now: number): void {
     const limit = this.#policy.halfOpenTrialTimeoutMs;
-    if (this.#trialStarts.length === 0) return;
     // Stryker disable next-line ConditionalExpression: without a limit the expiry is start + Infinity, which no finite clock reading reaches (the check below returns); this only skips the addition.
     if (limit === Infinity) return;
-    const expiredAt = this.#trialStarts[0]! + limit;
-    if (now < expiredAt) return;
-    this.#open(expiredAt, 'half-open');
-    if (now >= this.#nextTrialAt) this.#halfOpen(now);
+    while (this.#trials.length > 0) {
+      const oldest = this.#trials[0]!;
+      const expiredAt = oldest.startedAt + limit;
+      if (now < expiredAt) return;
+      // Its permit's release finds it gone from the list: a late outcome, ignored.
+      this.#trials.shift();
+      this.#inFlight--;
+      if (this.#trialFailed(expiredAt)) {
+        if (now >= this.#nextTrialAt) this.#halfOpen(now, false);
+        return;
+      }
+    }
   }
 
   /** The state at `now` ms (an open breaker whose open period has ended half-opens here). */
   state(now: number): BreakerState {
     // Stryker disable next-line ConditionalExpression: outside half-open the trial list is empty, so #expireTrials would return at once.
     if (this.#state === 'half-open') this.#expireTrials(now);
-    if (this.#state === 'open' && now >= this.#nextTrialAt) this.#halfOpen(now);
+    // An isolated breaker's nextTrialAt is Infinity: no reading reaches it.
+    if (this.#state === 'open' && now >= this.#nextTrialAt) this.#halfOpen(now, false);
     return this.#state;
   }
 
-  /** The state at `now` ms as plain JSON; see {@link BreakerSnapshot}. */
-  snapshot(now: number): BreakerSnapshot {
+  /** Bumped by every state change: a permit granted in an older generation is stale. */
+  get generation(): number {
+    return this.#generation;
+  }
+
+  /** True while the breaker is held open by {@link CircuitBreakerMachine.isolate}. */
+  get isolated(): boolean {
+    return this.#isolations > 0;
+  }
+
+  /**
+   * The state at `now` ms (monotonic, the breaker's clock) as plain JSON, stamped `takenAt` (ms
+   * since the Unix epoch, a wall clock); see {@link BreakerSnapshot} for the time base. Reading it
+   * changes nothing but what reading the state would (an ended open period half-opens).
+   */
+  snapshot(now: number, takenAt: number): BreakerSnapshot {
     const state = this.state(now);
+    const isolated = this.#isolations > 0;
     const base = {
+      schema: BREAKER_SNAPSHOT_SCHEMA,
+      schemaVersion: BREAKER_SNAPSHOT_VERSION,
+      takenAt,
       state,
-      generation: this.#generation,
+      isolated,
       openings: this.#openings,
       halfOpenInFlight: this.#inFlight,
       halfOpenSuccesses: this.#successes,
-      halfOpenMaxCalls: this.halfOpenMaxCalls,
-      successThreshold: this.successThreshold,
+      halfOpenFailures: this.#trialFailures,
       counts: this.#counter.snapshot(now),
+    } as const;
+    if (state === 'closed' || isolated) return base;
+    if (state === 'half-open') return { ...base, openDurationMs: this.#openDurationMs };
+    return { ...base, openDurationMs: this.#openDurationMs, remainingOpenMs: this.#nextTrialAt - now };
+  }
+
+  /**
+   * Takes over the state of `snapshot` (from `snapshot()`, perhaps of a breaker in another process)
+   * at `now` ms on this breaker's clock, `restoredAt` ms since the Unix epoch on the wall clock:
+   * - open: open for what is left of its period (the wall-clock time since `takenAt` subtracted,
+   *   never less than 0), then half-open; the next opening continues the backoff (`openings`);
+   * - isolated: isolated, by an isolation no handle holds — `endIsolation()` or `reset()` ends it;
+   * - half-open: half-open with no trial in flight and no trial result (the restorer runs its own);
+   * - closed: closed;
+   * - the counts are the counting strategy's to restore (a strategy that cannot starts from zero).
+   *
+   * All or nothing: the snapshot is checked whole before anything changes. Permits granted before
+   * are stale afterwards. No event is emitted: it is how a breaker starts, not a transition.
+   *
+   * @param field the name the errors give the snapshot. Default `'snapshot'`.
+   * @throws InvalidOptionError naming the field (`snapshot.remainingOpenMs`, …) and the value, for
+   *   anything but a version-1 herdless breaker snapshot of this counting strategy.
+   */
+  restore(snapshot: BreakerSnapshot, now: number, restoredAt: number, field = 'snapshot'): void {
+    const s = parseBreakerSnapshot(snapshot, restoredAt, this.#policy.counting.name, 'circuitBreaker', field);
+    // The counter checks its counts before changing them: the last step that can throw.
+    this.#counter.restore?.(s.counts, now, s.ageMs, 'circuitBreaker', `${field}.counts`);
+    if (this.#counter.restore === undefined) this.#counter.reset(now);
+    this.#generation++;
+    this.#state = s.state;
+    this.#openings = s.openings;
+    this.#openDurationMs = s.openDurationMs;
+    this.#nextTrialAt = now + s.remainingOpenMs;
+    this.#inFlight = 0;
+    this.#successes = 0;
+    this.#trialFailures = 0;
+    this.#trials = [];
+    this.#isolationEpoch++;
+    this.#isolations = s.isolated ? 1 : 0;
+    if (s.isolated) this.#nextTrialAt = Infinity;
+  }
+
+  /**
+   * Isolates the breaker at `now` ms: it is forced open and refuses every call
+   * (`retryAfterMs: Infinity`, `isolated: true`) until every isolation is released, whatever its
+   * counts and timers say — for an incident or a deploy of the dependency. Isolations nest: the
+   * breaker stays isolated while any is held. The first emits an `'isolate'` event; trials in
+   * flight become stale. Releasing the last one half-opens the breaker (trial calls decide, so
+   * releasing many clients at once does not send them all at the dependency); `reset()` closes it.
+   *
+   * @example
+   * ```ts
+   * const isolation = m.isolate(now);
+   * // … the dependency is being redeployed …
+   * isolation.release(later); // half-open: trials decide
+   * ```
+   */
+  isolate(now: number): MachineIsolation {
+    const from = this.state(now);
+    // Stryker disable next-line ConditionalExpression: forcing open again under a nested isolation changes nothing one can observe (already open, no trials, every older permit already stale); the check only skips the work.
+    if (this.#isolations === 0) {
+      this.#generation++;
+      this.#state = 'open';
+      this.#nextTrialAt = Infinity;
+      this.#inFlight = 0;
+      this.#successes = 0;
+      this.#trialFailures = 0;
+      // Stryker disable next-line ArrayDeclaration: the trial list is read only while half-open, and #halfOpen empties it on entry; emptying it here only frees the entries early.
+      this.#trials = [];
+    }
+    this.#isolations++;
+    const epoch = this.#isolationEpoch;
+    let held = true;
+    // Stryker disable next-line ConditionalExpression: emit() with no listener calls nobody; the check only skips building the event.
+    if (this.#isolations === 1 && this.#listeners.active) this.#listeners.emit({ type: 'isolate', from, at: now });
+    return {
+      release: (at: number): boolean => {
+        if (!held || epoch !== this.#isolationEpoch) return false;
+        held = false;
+        this.#isolations--;
+        if (this.#isolations > 0) return false;
+        this.#halfOpen(at, true);
+        return true;
+      },
     };
-    if (state === 'closed') return base;
-    const opened = { ...base, openedAt: this.#openedAt, openDurationMs: this.#openDurationMs };
-    return state === 'open' ? { ...opened, nextTrialAt: this.#nextTrialAt } : opened;
+  }
+
+  /**
+   * Ends every isolation at once at `now` ms (held handles then do nothing), and half-opens the
+   * breaker. For an isolation no handle holds: one restored from a snapshot, or a lost handle.
+   * Returns false (and does nothing) when the breaker was not isolated.
+   */
+  endIsolation(now: number): boolean {
+    if (this.#isolations === 0) return false;
+    this.#isolations = 0;
+    this.#isolationEpoch++;
+    this.#halfOpen(now, true);
+    return true;
+  }
+
+  /**
+   * Closes the breaker by hand at `now` ms, as new: isolations ended (held handles then do
+   * nothing), counts, openings and trials forgotten, permits granted before stale. Emits a
+   * `'reset'` event, even when the breaker was closed already.
+   */
+  reset(now: number): void {
+    const wasIsolated = this.#isolations > 0;
+    const from = wasIsolated ? 'open' : this.state(now);
+    this.#isolations = 0;
+    this.#isolationEpoch++;
+    this.#generation++;
+    this.#state = 'closed';
+    this.#openings = 0;
+    this.#inFlight = 0;
+    this.#successes = 0;
+    this.#trialFailures = 0;
+    // Stryker disable next-line ArrayDeclaration: the trial list is read only while half-open, and #halfOpen empties it on entry; emptying it here only frees the entries early.
+    this.#trials = [];
+    this.#counter.reset(now);
+    // Stryker disable next-line ConditionalExpression: emit() with no listener calls nobody; the check only skips building the event.
+    if (this.#listeners.active) this.#listeners.emit({ type: 'reset', from, wasIsolated, at: now });
   }
 
   /**
@@ -269,7 +428,7 @@ export class CircuitBreakerMachine {
    */
   on<T extends BreakerEventType>(type: T, listener: (event: BreakerEventOf<T>) => void): Unsubscribe {
     if (!EVENT_TYPES.includes(type)) {
-      throw new InvalidOptionError('circuitBreaker.on', 'type', type, "must be 'open', 'half-open' or 'close'");
+      throw new InvalidOptionError('circuitBreaker.on', 'type', type, "must be 'open', 'half-open', 'close', 'isolate' or 'reset'");
     }
     return this.#listeners.add(type, listener as (event: BreakerEvent) => void);
   }
@@ -285,27 +444,28 @@ export class CircuitBreakerMachine {
     this.#generation++;
     this.#openings++;
     this.#state = 'open';
-    this.#openedAt = now;
     this.#openDurationMs = duration;
     this.#nextTrialAt = now + duration;
     this.#inFlight = 0;
     this.#successes = 0;
+    this.#trialFailures = 0;
     // Stryker disable next-line ArrayDeclaration: the trial list is read only while half-open, and #halfOpen empties it on entry; emptying it here only frees the expired trials' entries early.
-    this.#trialStarts = [];
+    this.#trials = [];
     // Stryker disable next-line ConditionalExpression: emit() with no listener calls nobody; the check only skips building the event.
     if (this.#listeners.active) {
       this.#listeners.emit({ type: 'open', from, at: now, openDurationMs: duration, nextTrialAt: this.#nextTrialAt, openings: this.#openings });
     }
   }
 
-  #halfOpen(now: number): void {
+  #halfOpen(now: number, released: boolean): void {
     this.#generation++;
     this.#state = 'half-open';
     this.#inFlight = 0;
     this.#successes = 0;
-    this.#trialStarts = [];
+    this.#trialFailures = 0;
+    this.#trials = [];
     // Stryker disable next-line ConditionalExpression: emit() with no listener calls nobody; the check only skips building the event.
-    if (this.#listeners.active) this.#listeners.emit({ type: 'half-open', from: 'open', at: now });
+    if (this.#listeners.active) this.#listeners.emit({ type: 'half-open', from: 'open', at: now, released });
   }
 
   #close(now: number): void {
@@ -314,8 +474,9 @@ export class CircuitBreakerMachine {
     this.#openings = 0;
     this.#inFlight = 0;
     this.#successes = 0;
+    this.#trialFailures = 0;
     // Stryker disable next-line ArrayDeclaration: the trial list is read only while half-open, and #halfOpen empties it on entry; emptying it here only frees the entries of trials still running when the breaker closed.
-    this.#trialStarts = [];
+    this.#trials = [];
     this.#counter.reset(now);
     // Stryker disable next-line ConditionalExpression: emit() with no listener calls nobody; the check only skips building the event.
     if (this.#listeners.active) this.#listeners.emit({ type: 'close', from: 'half-open', at: now });

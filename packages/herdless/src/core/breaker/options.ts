@@ -16,18 +16,34 @@ export interface BreakerPolicyOptions {
   counting?: CountingStrategy | undefined;
   /**
    * How long the breaker stays open before it admits a trial call, in ms: a number in
-   * [0, 2^31 − 1], or a {@link Backoff} whose `delay(n, previous, rng)` gives the nth opening since
+   * [0, 2^31 − 1], or a {@link Backoff} whose `delay(n, previous, random)` gives the nth opening since
    * the breaker last closed (n = 1, 2, …; `previous` is the last open duration, 0 at first). A
    * failed trial reopens with the next n; closing resets n. Default 5 000.
    */
   openDurationMs?: number | Backoff | undefined;
-  /** How many trial calls the half-open breaker admits at once; others are refused. Default 1. An integer ≥ 1. */
+  /**
+   * How many trial calls the half-open breaker admits at once; others are refused. Default 1, or
+   * `halfOpenSampling.calls` when that is given. An integer ≥ 1 (≤ `halfOpenSampling.calls`).
+   */
   halfOpenMaxCalls?: number | undefined;
+  /**
+   * Judge the half-open period by a sample of trial calls rather than by the first failure:
+   * among `calls` trials, the breaker reopens as soon as the failures reach `ratio` of `calls`,
+   * and closes as soon as enough have succeeded that they no longer can. Both are decided as
+   * early as the outcomes allow, so at most `calls` trial outcomes are ever needed. With
+   * `{ calls: 10, ratio: 0.5 }`: 5 failed trials reopen it, 6 successful ones close it. The same
+   * rule as cockatiel's `halfOpenSampling` (cockatiel counts the failures allowed, herdless the
+   * share that reopens, as `failureRatio()` does for the closed state). Cannot be given with
+   * `successThreshold`. Default: none — the first failed trial reopens, `successThreshold`
+   * successes close. `calls`: an integer ≥ 1; `ratio`: in (0, 1].
+   */
+  halfOpenSampling?: HalfOpenSampling | undefined;
   /**
    * Successful trial calls needed, in one half-open period, to close the breaker; the first failed
    * trial reopens it. Default `halfOpenMaxCalls`. A finished trial frees its slot for the next caller, so the successes may
    * come from more calls than `halfOpenMaxCalls`; the breaker can close while a trial is still running.
-   * An integer ≥ 1; it may exceed `halfOpenMaxCalls` (trials then run in turns).
+   * An integer ≥ 1; it may exceed `halfOpenMaxCalls` (trials then run in turns). Not with
+   * `halfOpenSampling`, whose sample decides.
    */
   successThreshold?: number | undefined;
   /**
@@ -52,12 +68,29 @@ export interface BreakerPolicyOptions {
   onListenerError?: ((error: unknown, event: BreakerEvent) => void) | undefined;
 }
 
+/**
+ * The half-open sample of {@link BreakerPolicyOptions.halfOpenSampling}.
+ * @example
+ * ```ts
+ * const sampling: HalfOpenSampling = { calls: 10, ratio: 0.5 }; // 5 failures reopen, 6 successes close
+ * ```
+ */
+export interface HalfOpenSampling {
+  /** Trial calls in the sample. An integer ≥ 1. */
+  readonly calls: number;
+  /** The share of `calls` that, once failed, reopens the breaker. In (0, 1]. */
+  readonly ratio: number;
+}
+
 /** {@link BreakerPolicyOptions} after validation and defaults. */
 export interface NormalisedBreakerPolicy {
   counting: CountingStrategy;
   openDurationMs: number | Backoff;
   halfOpenMaxCalls: number;
   successThreshold: number;
+  /** Failed trials, in one half-open period, that reopen the breaker (1 without sampling). */
+  trialFailureThreshold: number;
+  halfOpenSampling: HalfOpenSampling | undefined;
   halfOpenTrialTimeoutMs: number;
   random: Rng | undefined;
   onListenerError: (error: unknown, event: BreakerEvent) => void;
@@ -70,6 +103,7 @@ export const BREAKER_POLICY_KEYS: readonly string[] = [
   'counting',
   'openDurationMs',
   'halfOpenMaxCalls',
+  'halfOpenSampling',
   'successThreshold',
   'halfOpenTrialTimeoutMs',
   'random',
@@ -117,8 +151,19 @@ export function normaliseBreakerPolicy(options: BreakerPolicyOptions | undefined
     openDurationMs = numberOption(OWNER, 'openDurationMs', o.openDurationMs, 5_000, { min: 0, max: MAX_DELAY_MS });
   }
 
-  const halfOpenMaxCalls = numberOption(OWNER, 'halfOpenMaxCalls', o.halfOpenMaxCalls, 1, { min: 1, integer: true });
-  const successThreshold = numberOption(OWNER, 'successThreshold', o.successThreshold, halfOpenMaxCalls, { min: 1, integer: true });
+  const sampling = samplingOption(o.halfOpenSampling);
+  const halfOpenMaxCalls = numberOption(OWNER, 'halfOpenMaxCalls', o.halfOpenMaxCalls, sampling?.calls ?? 1, { min: 1, max: sampling?.calls, integer: true });
+  let successThreshold: number;
+  let trialFailureThreshold = 1;
+  if (sampling === undefined) {
+    successThreshold = numberOption(OWNER, 'successThreshold', o.successThreshold, halfOpenMaxCalls, { min: 1, integer: true });
+  } else {
+    if (o.successThreshold !== undefined) {
+      throw new InvalidOptionError(OWNER, 'successThreshold', o.successThreshold, 'cannot be given with halfOpenSampling (the sample decides when the breaker closes)');
+    }
+    trialFailureThreshold = failuresThatReopen(sampling);
+    successThreshold = sampling.calls - trialFailureThreshold + 1;
+  }
 
   const halfOpenTrialTimeoutMs =
     o.halfOpenTrialTimeoutMs === Infinity
@@ -133,5 +178,26 @@ export function normaliseBreakerPolicy(options: BreakerPolicyOptions | undefined
   if (typeof onListenerError !== 'function') {
     throw new InvalidOptionError(OWNER, 'onListenerError', onListenerError, 'must be a function');
   }
-  return { counting, openDurationMs, halfOpenMaxCalls, successThreshold, halfOpenTrialTimeoutMs, random, onListenerError };
+  return { counting, openDurationMs, halfOpenMaxCalls, successThreshold, trialFailureThreshold, halfOpenSampling: sampling, halfOpenTrialTimeoutMs, random, onListenerError };
+}
+
+function samplingOption(value: unknown): HalfOpenSampling | undefined {
+  if (value === undefined) return undefined;
+  const o = objectOption<HalfOpenSampling>(OWNER, 'halfOpenSampling', value as HalfOpenSampling, ['calls', 'ratio']);
+  if (o.calls === undefined) throw new InvalidOptionError(OWNER, 'halfOpenSampling.calls', o.calls, 'is required (the trial calls in the sample)');
+  if (o.ratio === undefined) throw new InvalidOptionError(OWNER, 'halfOpenSampling.ratio', o.ratio, 'is required (the share of failed trials that reopens)');
+  const calls = numberOption(OWNER, 'halfOpenSampling.calls', o.calls, 1, { min: 1, integer: true });
+  const ratio = numberOption(OWNER, 'halfOpenSampling.ratio', o.ratio, 1, { min: 0, minExclusive: true, max: 1 });
+  return { calls, ratio };
+}
+
+/**
+ * The fewest failed trials f with f ÷ calls ≥ ratio. Compared by division, not f ≥ ratio × calls,
+ * so that both sides are correctly rounded (3 of 10 meets 0.3 exactly; 0.3 × 10 is 3.0000000000000004).
+ */
+function failuresThatReopen({ calls, ratio }: HalfOpenSampling): number {
+  // Stryker disable next-line MethodExpression,ArithmeticOperator: any start at or below the answer gives the same answer (the loop climbs to it); this start only makes the loop O(1).
+  let f = Math.max(1, Math.floor(ratio * calls) - 1);
+  while (f / calls < ratio) f++;
+  return f;
 }

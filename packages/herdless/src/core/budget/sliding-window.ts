@@ -83,6 +83,22 @@ export class SlidingCounts {
     this.sumB += db;
   }
 
+  /**
+   * Calls `fn(startMs, a, b)` for each bucket of the window that holds a count, newest first;
+   * `startMs` is the time the bucket begins. Call {@link advance} first. (For the breaker's
+   * snapshots, which carry the window across processes.)
+   */
+  forEachBucket(fn: (startMs: number, a: number, b: number) => void): void {
+    // Before the first event every slot is 0: the loop visits nothing.
+    let slot = this.slot;
+    for (let i = 0; i < this.buckets; i++) {
+      const a = this.a[slot]!;
+      const b = this.b[slot]!;
+      if (a !== 0 || b !== 0) fn((this.current - i) * this.bucketMs, a, b);
+      slot = slot === 0 ? this.buckets - 1 : slot - 1;
+    }
+  }
+
   /** Element count of the ring (for the bounded-memory test): constant for the object's life. */
   get capacity(): number {
     return this.a.length + this.b.length;
