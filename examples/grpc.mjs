@@ -3,7 +3,7 @@
 // then it fails with INVALID_ARGUMENT, which is never retried.
 import { Buffer } from 'node:buffer';
 import * as grpc from '@grpc/grpc-js';
-import { grpcRetryInterceptor } from 'herdless/grpc';
+import { grpcRetryInterceptor } from 'herdless/grpc-js';
 
 // A tiny service without a .proto file: JSON messages.
 const json = { serialize: (v) => Buffer.from(JSON.stringify(v)), deserialize: (b) => JSON.parse(b.toString()) };

@@ -1,19 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  markDoNotRetry,
-  DEFAULT_HALF_OPEN_TRIAL_TIMEOUT_MS,
-  ManualClock as VirtualClock,
-  CircuitOpenError,
-  circuitBreaker,
-  consecutiveFailures,
-  failureRatio,
-  isCircuitOpenError,
-  isHerdlessError,
-  isInvalidOptionError,
-  type BreakerCallContext,
-  type CircuitBreaker,
-  type CircuitBreakerOptions,
-} from 'herdless';
+import { markDoNotRetry, ManualClock as VirtualClock, CircuitOpenError, circuitBreaker, consecutiveFailures, failureRatio, isCircuitOpenError, isHerdlessError, isInvalidOptionError, type BreakerCallContext, type CircuitBreaker, type CircuitBreakerOptions } from 'herdless';
+import { DEFAULT_HALF_OPEN_TRIAL_TIMEOUT_MS } from 'herdless/core';
 
 interface ManualClock {
   t: number;

@@ -1,7 +1,9 @@
 // Every option type says `field?: T | undefined`, for projects with `exactOptionalPropertyTypes`:
 // an option explicitly set to `undefined` must then mean exactly what leaving it out means.
 import { describe, expect, it } from 'vitest';
-import { awsRetryQuota, circuitBreaker, consecutiveFailures, constantBackoff, createRetry, decorrelatedJitterBackoff, equalJitterBackoff, exponentialBackoff, failureRatio, finagleRetryBudget, fullJitterBackoff, keyedBudgets, parseGrpcServiceConfig, parseRetryPolicy, proportionalJitterBackoff, retry, retryRatioBudget, retryThrottlingBudget } from 'herdless';
+import { awsRetryQuota, circuitBreaker, consecutiveFailures, constantBackoff, createRetry, decorrelatedJitterBackoff, equalJitterBackoff, exponentialBackoff, failureRatio, finagleRetryBudget, fullJitterBackoff, keyedBudgets, proportionalJitterBackoff, retry, retryRatioBudget, retryThrottlingBudget } from 'herdless';
+import { parseGrpcServiceConfig } from 'herdless/grpc';
+import { parseRetryPolicy } from 'herdless/core';
 import { circuitBreakerMachine } from 'herdless/sim';
 import { withRetry } from 'herdless/http';
 import { budgetScenario, herdScenario } from 'herdless/sim';

@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
-import { grpcRetryInterceptor, grpcThrottleOf, type GrpcGiveUpEvent, type GrpcRetryEvent, type GrpcJsRetryInterceptorOptions } from 'herdless/grpc';
+import { grpcThrottleOf, type GrpcGiveUpEvent, type GrpcRetryEvent } from 'herdless/grpc';
+import { grpcRetryInterceptor, type GrpcJsRetryInterceptorOptions } from 'herdless/grpc-js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FlakyClient, a6ServiceConfig, expectA6Waits, startFlakyServer, type FlakyClientInstance, type FlakyServer, type Outcome } from './support/grpc-server.js';
 import { invalidOption } from './support/invalid-option.js';

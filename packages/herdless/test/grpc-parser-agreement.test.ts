@@ -6,7 +6,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { isInvalidOptionError, parseGrpcServiceConfig, type GrpcStatusName } from 'herdless';
+import { isInvalidOptionError } from 'herdless';
+import { parseGrpcServiceConfig, type GrpcStatusName } from 'herdless/grpc';
 import { describe, expect, it } from 'vitest';
 
 const require = createRequire(import.meta.url);

@@ -4,7 +4,8 @@
  * "don't retry" mark, network failures, telemetry. Waits run on a ManualClock that the test drives.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock, constantBackoff, isRetryError, type HttpRetryEvent, type HttpRetryOptions, type TelemetryEvent } from 'herdless';
+import { ManualClock, constantBackoff, isRetryError, type TelemetryEvent } from 'herdless';
+import { type HttpRetryEvent, type HttpRetryOptions } from 'herdless/http';
 import { httpClients, type ClientOutcome, type ClientRequest, type HttpClientDriver } from './support/http-clients.js';
 import { startScriptedServer, type ScriptedServer } from './support/scripted-server.js';
 

@@ -1,17 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  ManualClock,
-  constantBackoff,
-  fetchWithRetry,
-  isAttemptTimeoutError,
-  isRetryError,
-  retryInfo,
-  retryThrottlingBudget,
-  withRetry,
-  type HttpGiveUpEvent,
-  type HttpRetryEvent,
-  type RetryError,
-} from 'herdless';
+import { ManualClock, constantBackoff, isAttemptTimeoutError, isRetryError, retryThrottlingBudget, type RetryError } from 'herdless';
+import { fetchWithRetry, retryInfo, withRetry, type HttpGiveUpEvent, type HttpRetryEvent } from 'herdless/http';
 import { startScriptedServer, type ScriptedServer } from './support/scripted-server.js';
 
 /** A ManualClock that records the delay of every timer and lets a test await the next one. */
@@ -38,7 +27,7 @@ class TimerClock extends ManualClock {
   }
 }
 
-/** The wall clock of the example: 21 Oct 2015 07:28:00 GMT, moving with the virtual clock. */
+/** The wall clock of MDN's Retry-After example: 21 Oct 2015 07:28:00 GMT, moving with the virtual clock. */
 const WALL = Date.UTC(2015, 9, 21, 7, 28, 0);
 const noWait = constantBackoff();
 

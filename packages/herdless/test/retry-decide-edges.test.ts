@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { constantBackoff, parseRetryPolicy, retryAfter, type Rng } from 'herdless';
+import { constantBackoff, type Rng } from 'herdless';
+import { parseRetryPolicy, retryAfter } from 'herdless/core';
 import { RETRYABLE_THROTTLED, decide, describeGiveUp, startRetry } from 'herdless/sim';
 
 // The give-up sentences at their edges: one attempt (no plural), and a hint exactly at

@@ -1,7 +1,8 @@
 import { getEventListeners } from 'node:events';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { MAX_DELAY_MS, ManualClock, constantBackoff, createRetry, exponentialBackoff, fullJitterBackoff, isAttemptTimeoutError, isDoNotRetry, isInvalidOptionError, isRetryError, markDoNotRetry, retry, type RetryBudget, type RetryContext, type RetryError, type RetryOptions, type Scheduler } from 'herdless';
+import { ManualClock, constantBackoff, createRetry, exponentialBackoff, fullJitterBackoff, isAttemptTimeoutError, isDoNotRetry, isInvalidOptionError, isRetryError, markDoNotRetry, retry, type RetryBudget, type RetryContext, type RetryError, type RetryOptions, type Scheduler } from 'herdless';
+import { MAX_DELAY_MS } from 'herdless/core';
 import { PyRandom } from 'herdless/sim';
 import { invalidOption } from './support/invalid-option.js';
 

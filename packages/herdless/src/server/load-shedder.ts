@@ -130,7 +130,7 @@ function toResponse(answer: ServerAnswer, body: string): Response {
  * ```ts
  * import http from 'node:http';
  * import { loadShedder } from 'herdless/server';
- * import { withRetry, throwIfNotOk } from 'herdless';
+ * import { withRetry, throwIfNotOk } from 'herdless/http';
  *
  * const shedding = loadShedder({ maxInFlight: 64, maxQueue: 64, maxQueueWaitMs: 250 });
  * const db = withRetry(fetch, { maxAttempts: 3 });

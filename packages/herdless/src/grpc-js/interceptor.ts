@@ -219,7 +219,7 @@ class RetryingCall implements Call {
  * @example
  * ```ts
  * import { credentials } from '@grpc/grpc-js';
- * import { grpcRetryInterceptor } from 'herdless/grpc';
+ * import { grpcRetryInterceptor } from 'herdless/grpc-js';
  *
  * const target = 'dns:///greeter.internal:50051';
  * const client = new GreeterClient(target, credentials.createInsecure(), {
