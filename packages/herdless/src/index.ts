@@ -62,6 +62,11 @@ export {
   type AwsRetryQuotaOptions,
   type KeyedBudgets,
   type KeyedBudgetsOptions,
+  adaptiveThrottling,
+  type AttemptThrottle,
+  type AdaptiveThrottling,
+  type AdaptiveThrottlingOptions,
+  type ThrottleSpec,
 } from './core/budget/index.js';
 
 // The circuit breaker.
@@ -139,6 +144,7 @@ export type {
   RetryScheduledEvent,
   GiveUpTelemetryEvent,
   BudgetRefusalEvent,
+  ThrottleRejectionEvent,
   BreakerStateEvent,
   BreakerRejectionEvent,
   ShedEvent,
