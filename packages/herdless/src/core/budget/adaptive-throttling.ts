@@ -1,5 +1,4 @@
 import type { Verdict } from '../classify/verdict.js';
-import type { RetryBudget } from './budget.js';
 import { fromSpec } from '../spec.js';
 import { numberOption, objectOption } from '../validate.js';
 import type { Rng } from '../rng.js';
@@ -7,7 +6,7 @@ import { SlidingCounts } from './sliding-window.js';
 
 /**
  * A limit on attempts — first tries included — shared by many calls on purpose (one per client
- * process, or per backend), asked before every attempt. Where a {@link RetryBudget} limits only
+ * process, or per backend), asked before every attempt. Where a retry budget (`RetryBudget`) limits only
  * retries, a throttle may refuse a first try too: it stops a client from sending what the backend
  * would refuse anyway.
  *
