@@ -63,9 +63,9 @@ const perSecondFigure = defineFigure<PerSecondPoint>({
       `dashed line throughout; the 10% ratio adds a visible layer of retries during the outage, twice as thick when retries are counted ` +
       `only when sent. Finagle’s budget and the AWS retry quota spend their reserves in a burst as the outage begins, then throttle. ` +
       `Adaptive throttling (the SRE book's K = 2 over two minutes) refuses first tries too: beside the 10% ratio, arrivals in the outage's ` +
-      `last 5 s are ${formatFixed(share(points, '4 attempts + 10% retry ratio (at decision) + adaptive throttling', 10, 15), 2)}× the new ` +
+      `last 5 s are ${formatFixed(share(points, '4 attempts + ratio + adaptive throttling', 10, 15), 2)}× the new ` +
       `requests; but after it the client lets traffic back only as its window fills with accepts again ` +
-      `(${formatFixed(share(points, '4 attempts + 10% retry ratio (at decision) + adaptive throttling', 15, 20), 2)}× the new requests from 15 to 20 s).`
+      `(${formatFixed(share(points, '4 attempts + ratio + adaptive throttling', 15, 20), 2)}× the new requests from 15 to 20 s).`
     );
   },
   command: 'npm run lab -- budget --trace 0 --series per-second',

@@ -21,7 +21,7 @@ export const BUDGET_POLICIES = [
   '4 attempts + Finagle budget',
   '4 attempts + AWS retry quota',
   '4 attempts + adaptive throttling',
-  '4 attempts + 10% retry ratio (at decision) + adaptive throttling',
+  '4 attempts + ratio + adaptive throttling',
 ] as const;
 /** One of {@link BUDGET_POLICIES}. */
 export type BudgetPolicyName = (typeof BUDGET_POLICIES)[number];
@@ -34,7 +34,8 @@ export type BudgetPolicyName = (typeof BUDGET_POLICIES)[number];
  * time (ours: the same ratio, window and floor 0, but a retry counts when it is granted);
  * Finagle's and the AWS SDK's budgets with their defaults; the SRE book's client-side adaptive
  * throttling (`adaptiveThrottling()` with its defaults: K = 2 over two minutes), alone and beside
- * the 10% ratio, as the book pairs them — it may refuse first tries too.
+ * the 10% ratio counted at decision ('ratio + adaptive throttling'), as the book pairs them — it
+ * may refuse first tries too.
  *
  * @throws InvalidOptionError for a name that is not one of {@link BUDGET_POLICIES}.
  */
@@ -58,7 +59,7 @@ export function budgetPolicy(name: BudgetPolicyName): ClientPolicy {
       return with4(() => awsRetryQuota());
     case '4 attempts + adaptive throttling':
       return { ...with4(), throttle: () => adaptiveThrottling() };
-    case '4 attempts + 10% retry ratio (at decision) + adaptive throttling':
+    case '4 attempts + ratio + adaptive throttling':
       return { ...with4(() => retryRatioBudget({ ...ARTICLE_RETRY_RATIO, countAt: 'decision' })), throttle: () => adaptiveThrottling() };
     default:
       // From JavaScript (or a name read from a file), not one of the nine: say so here, not later
