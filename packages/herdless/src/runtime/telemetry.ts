@@ -146,7 +146,7 @@ export interface BreakerRejectionEvent {
 export interface ShedEvent {
   readonly type: 'shed';
   readonly layer: TelemetryLayer;
-  /** Why: `'queue-full'` (the in-flight limit reached and no room to queue) or `'queue-timeout'`. */
+  /** Why: `'queue-full'` (the in-flight limit reached and no room to queue), `'queue-timeout'`, or `'event-loop-delay'` (`maxEventLoopDelayMs`). */
   readonly reason: string;
   /** The request was itself a retry (its attempt header said ≥ 2). */
   readonly retry: boolean;

@@ -1,5 +1,6 @@
 import { parseLoadShedderOptions, type LoadShedderConfig, type LoadShedderOptions } from './options.js';
 import { emitTelemetry } from '../runtime/telemetry.js';
+import { eventLoopDelayMonitor, type EventLoopDelay } from './event-loop.js';
 
 /**
  * What a {@link LoadShedder} has counted since it was made: the gauges `inFlight` and `queued`,
@@ -32,8 +33,11 @@ export interface LoadShedderStats {
   readonly givenUp: number;
 }
 
-/** Why a request was shed: the in-flight limit with no queue or a full queue, or a queue wait that ran out. */
-export type ShedReason = 'queue-full' | 'queue-timeout';
+/**
+ * Why a request was shed: the in-flight limit with no queue or a full queue, a queue wait that ran
+ * out, or the event loop running later than `maxEventLoopDelayMs`.
+ */
+export type ShedReason = 'queue-full' | 'queue-timeout' | 'event-loop-delay';
 
 /**
  * The verdict on one request: admitted (call `release()` exactly once when its answer is done), or
@@ -87,6 +91,10 @@ export class LoadShedder {
   readonly #windowSources: (string | undefined)[];
   /** Retries in the window per source. */
   readonly #sourceRetries = new Map<string, number>();
+  /** The event loop's delay, when `maxEventLoopDelayMs` is set. */
+  readonly #loop: EventLoopDelay | undefined;
+  /** The loop monitor this shedder made itself (and closes). */
+  readonly #ownLoop: EventLoopDelay | undefined;
 
   /**
    * @param options see {@link LoadShedderOptions}; `maxInFlight` is required.
@@ -96,6 +104,23 @@ export class LoadShedder {
     this.config = parseLoadShedderOptions(options);
     this.#window = new Uint8Array(this.config.retryRatioWindow);
     this.#windowSources = new Array<string | undefined>(this.config.retryRatioWindow);
+    if (this.config.maxEventLoopDelayMs !== Infinity || this.config.maxEventLoopUtilization !== Infinity) {
+      this.#ownLoop = this.config.eventLoopDelay === undefined ? eventLoopDelayMonitor() : undefined;
+      this.#loop = this.config.eventLoopDelay ?? this.#ownLoop;
+    }
+  }
+
+  /**
+   * Stops what the shedder measures in the background (the event-loop monitor it made for
+   * `maxEventLoopDelayMs`; one passed as `eventLoopDelay` is the caller's to close). Its timer is
+   * unref'd, so forgetting this never keeps a process alive. Idempotent.
+   * @example
+   * ```ts
+   * server.on('close', () => shedder.close());
+   * ```
+   */
+  close(): void {
+    this.#ownLoop?.close();
   }
 
   /**
@@ -152,6 +177,11 @@ export class LoadShedder {
     const retry = attempt >= 2;
     if (retry) this.#retries++;
     this.#observe(retry, source);
+    // The loop is late: whatever the in-flight count, a new request would only wait behind it.
+    const loop = this.#loop;
+    if (loop !== undefined && (loop.delayMs() > this.config.maxEventLoopDelayMs || loop.utilization() > this.config.maxEventLoopUtilization)) {
+      return this.#shedOne('event-loop-delay', attempt);
+    }
     if (this.#inFlight < this.config.maxInFlight && this.#queueHead === this.#queue.length) return this.#enter();
     if (this.#queue.length - this.#queueHead >= this.config.maxQueue) return this.#shedOne('queue-full', attempt);
     return new Promise<Admission>((resolve) => {
