@@ -4,6 +4,7 @@
 // line: [{ status, ms }] per request, ms from its send to its answer's end (status 0: a failure).
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { setTimeout } from 'node:timers';
 
 const [origin, rate, duration] = [process.argv[2], Number(process.argv[3]), Number(process.argv[4])];
 const total = Math.round((rate * duration) / 1000);
