@@ -7,6 +7,7 @@ import type { Rng } from '../core/rng.js';
 import { systemScheduler, type Scheduler } from '../runtime/scheduler.js';
 import { systemRandom } from '../runtime/system-random.js';
 import type { EventLoopDelay } from './event-loop.js';
+import type { AdaptiveLimitOptions } from './gradient-limit.js';
 
 /** The node:http request as `clientKey` sees it (headers, and the socket's peer address). */
 export interface NodeRequestLike {
@@ -22,8 +23,20 @@ export interface NodeRequestLike {
  * ```
  */
 export interface LoadShedderOptions {
-  /** Requests handled at once (admitted, not yet answered). Required: an integer ≥ 1. */
+  /**
+   * Requests handled at once (admitted, not yet answered). Required: an integer ≥ 1. With
+   * `adaptiveLimit`, the ceiling of the adaptive limit.
+   */
   maxInFlight: number;
+  /**
+   * Find the in-flight limit from measured latency instead of guessing it: `true` or the
+   * algorithm's options (see `AdaptiveLimitOptions`; the gradient algorithm of Netflix's
+   * concurrency-limits). The limit then moves between `minLimit` and `maxInFlight`, growing while
+   * latency stays at its lowest and shrinking as requests start to queue. Each admitted request's
+   * time from admission to its answer is a sample. Read the current limit in `stats().limit`.
+   * Default: none (the fixed `maxInFlight`).
+   */
+  adaptiveLimit?: boolean | AdaptiveLimitOptions | undefined;
   /**
    * Requests that may wait for a slot when `maxInFlight` are being handled, first come first
    * served; one more is shed at once. Integer ≥ 0. Default 0: no queue, shed as soon as the
@@ -162,6 +175,7 @@ export interface LoadShedderConfig {
   readonly telemetry: TelemetryObserver | undefined;
   readonly maxEventLoopDelayMs: number;
   readonly maxEventLoopUtilization: number;
+  readonly adaptiveLimit: AdaptiveLimitOptions | undefined;
   readonly eventLoopDelay: EventLoopDelay | undefined;
 }
 
@@ -184,6 +198,7 @@ const KEYS: readonly string[] = [
   'telemetry',
   'maxEventLoopDelayMs',
   'maxEventLoopUtilization',
+  'adaptiveLimit',
   'eventLoopDelay',
 ];
 /** Timers beyond 2^31 − 1 ms fire at once in Node.js and browsers. */
@@ -192,6 +207,15 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 const reportHandlerError = (error: unknown): void => {
   console.error('herdless/server: the handler failed', error);
 };
+
+function adaptiveOption(value: unknown): AdaptiveLimitOptions | undefined {
+  if (value === undefined || value === false) return undefined;
+  if (value === true) return {};
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new InvalidOptionError(OWNER, 'adaptiveLimit', value, 'must be true, false or an object of AdaptiveLimitOptions');
+  }
+  return value as AdaptiveLimitOptions;
+}
 
 /** @internal Checks `options`; the error names the field and the value. */
 export function parseLoadShedderOptions(options: LoadShedderOptions | undefined): LoadShedderConfig {
@@ -243,5 +267,6 @@ export function parseLoadShedderOptions(options: LoadShedderOptions | undefined)
     maxEventLoopDelayMs: numberOption(OWNER, 'maxEventLoopDelayMs', o.maxEventLoopDelayMs, Infinity, { min: 0, minExclusive: true, allowInfinity: true }),
     maxEventLoopUtilization: numberOption(OWNER, 'maxEventLoopUtilization', o.maxEventLoopUtilization, Infinity, { min: 0, minExclusive: true, max: 1, allowInfinity: true }),
     eventLoopDelay: delay,
+    adaptiveLimit: adaptiveOption(o.adaptiveLimit),
   });
 }

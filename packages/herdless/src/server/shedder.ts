@@ -1,6 +1,7 @@
 import { parseLoadShedderOptions, type LoadShedderConfig, type LoadShedderOptions } from './options.js';
 import { emitTelemetry } from '../runtime/telemetry.js';
 import { eventLoopDelayMonitor, type EventLoopDelay } from './event-loop.js';
+import { GradientLimit } from './gradient-limit.js';
 
 /**
  * What a {@link LoadShedder} has counted since it was made: the gauges `inFlight` and `queued`,
@@ -13,6 +14,8 @@ import { eventLoopDelayMonitor, type EventLoopDelay } from './event-loop.js';
 export interface LoadShedderStats {
   /** Requests being handled now (admitted, not yet answered); never above `maxInFlight`. */
   readonly inFlight: number;
+  /** The in-flight limit now: `maxInFlight`, or the adaptive limit's current value. */
+  readonly limit: number;
   /** Requests waiting in the queue now; never above `maxQueue`. */
   readonly queued: number;
   /** The most requests ever in flight at once. */
@@ -93,6 +96,8 @@ export class LoadShedder {
   readonly #sourceRetries = new Map<string, number>();
   /** The event loop's delay, when `maxEventLoopDelayMs` is set. */
   readonly #loop: EventLoopDelay | undefined;
+  /** The adaptive in-flight limit, with `adaptiveLimit`. */
+  readonly #adaptive: GradientLimit | undefined;
   /** The loop monitor this shedder made itself (and closes). */
   readonly #ownLoop: EventLoopDelay | undefined;
 
@@ -104,6 +109,7 @@ export class LoadShedder {
     this.config = parseLoadShedderOptions(options);
     this.#window = new Uint8Array(this.config.retryRatioWindow);
     this.#windowSources = new Array<string | undefined>(this.config.retryRatioWindow);
+    this.#adaptive = this.config.adaptiveLimit === undefined ? undefined : new GradientLimit(this.config.adaptiveLimit, this.config.maxInFlight);
     if (this.config.maxEventLoopDelayMs !== Infinity || this.config.maxEventLoopUtilization !== Infinity) {
       this.#ownLoop = this.config.eventLoopDelay === undefined ? eventLoopDelayMonitor() : undefined;
       this.#loop = this.config.eventLoopDelay ?? this.#ownLoop;
@@ -133,6 +139,7 @@ export class LoadShedder {
   stats(): LoadShedderStats {
     return {
       inFlight: this.#inFlight,
+      limit: this.#limit(),
       queued: this.#queue.length - this.#queueHead,
       peakInFlight: this.#peak,
       requests: this.#requests,
@@ -182,7 +189,7 @@ export class LoadShedder {
     if (loop !== undefined && (loop.delayMs() > this.config.maxEventLoopDelayMs || loop.utilization() > this.config.maxEventLoopUtilization)) {
       return this.#shedOne('event-loop-delay', attempt);
     }
-    if (this.#inFlight < this.config.maxInFlight && this.#queueHead === this.#queue.length) return this.#enter();
+    if (this.#inFlight < this.#limit() && this.#queueHead === this.#queue.length) return this.#enter();
     if (this.#queue.length - this.#queueHead >= this.config.maxQueue) return this.#shedOne('queue-full', attempt);
     return new Promise<Admission>((resolve) => {
       const waiter: Waiter = { resolve, attempt, timer: undefined, done: false };
@@ -247,16 +254,24 @@ export class LoadShedder {
     return counted / filled > max;
   }
 
+  #limit(): number {
+    return this.#adaptive === undefined ? this.config.maxInFlight : this.#adaptive.limit;
+  }
+
   #enter(): Admission {
     this.#inFlight++;
     this.#admitted++;
     if (this.#inFlight > this.#peak) this.#peak = this.#inFlight;
     let released = false;
+    const adaptive = this.#adaptive;
+    const inFlight = this.#inFlight;
+    const admittedAt = adaptive === undefined ? 0 : this.config.clock.now();
     return {
       kind: 'admitted',
       release: () => {
         if (released) return;
         released = true;
+        if (adaptive !== undefined) adaptive.onSample(this.config.clock.now() - admittedAt, inFlight);
         this.#inFlight--;
         this.#next();
       },
@@ -265,7 +280,7 @@ export class LoadShedder {
 
   /** A slot is free: the oldest waiter still waiting takes it. */
   #next(): void {
-    while (this.#queueHead < this.#queue.length && this.#inFlight < this.config.maxInFlight) {
+    while (this.#queueHead < this.#queue.length && this.#inFlight < this.#limit()) {
       const waiter = this.#queue[this.#queueHead]!;
       this.#queue[this.#queueHead] = undefined as never;
       this.#queueHead++;
