@@ -107,6 +107,8 @@ describe('live: 20 processes share one budget through a real Redis during an out
     // process's own bucket admit one more. Figures for the notes: retries, fallbacks, decisions.
     console.info(`stall fleet: ${requests} requests, ${retries} retries, ${fallbacks} fallbacks, ${decisions} shared decisions`);
     expect(retries).toBeLessThanOrEqual(8);
+    // A fresh bucket: the first failures to reach it are granted, so the test cannot pass by admitting nothing.
+    expect(retries).toBeGreaterThanOrEqual(1);
     expect(decisions).toBeGreaterThan(0);
   }, 240_000);
 });

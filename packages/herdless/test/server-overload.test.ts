@@ -93,7 +93,9 @@ describe('40 clients leaving after 100 ms, maxInFlight 4, handlers that work 1 s
     // Everyone still connected was shed (the four who were admitted left before their answer).
     expect(answered.every((status) => status === 503)).toBe(true);
     const stats = shedding.stats();
-    expect(stats).toMatchObject({ requests: CLIENTS, inFlight: 0, admitted: meter.ran, shed: CLIENTS - meter.ran });
+    // (A client that left before the server read its request is not counted: on a very busy machine, a few may.)
+    expect(stats).toMatchObject({ inFlight: 0, admitted: meter.ran, shed: stats.requests - meter.ran });
+    expect(stats.requests).toBeLessThanOrEqual(CLIENTS);
     expect(stats.peakInFlight).toBeLessThanOrEqual(4);
   }, 30_000);
 
@@ -116,7 +118,7 @@ describe('40 clients leaving after 100 ms, maxInFlight 4, handlers that work 1 s
     expect(meter.ran).toBeGreaterThanOrEqual(4);
     // A route's res.send() after its client left still ends the work: the slot is free.
     for (let i = 0; i < 100 && shedding.stats().inFlight > 0; i++) await sleep(10);
-    expect(shedding.stats()).toMatchObject({ requests: CLIENTS, inFlight: 0, admitted: meter.ran });
+    expect(shedding.stats()).toMatchObject({ inFlight: 0, admitted: meter.ran });
   }, 30_000);
 
   it('handlers that listen to the signal stop when their client leaves, so the slot serves others sooner', async () => {
@@ -186,6 +188,25 @@ describe('the slot is held until the work ends', () => {
     expect(await response.text()).toBe('ok');
     for (let i = 0; i < 100 && shedding.stats().inFlight > 0; i++) await sleep(5);
     expect([shedding.stats().inFlight, signal?.aborted]).toEqual([0, false]);
+  });
+
+  it('fetch-style: a request whose client aborted keeps its slot until the handler returns', async () => {
+    const shedding = loadShedder({ maxInFlight: 1 });
+    let finish: () => void = () => undefined;
+    let sawAbort = false;
+    const handler = shedding.fetch(async (request) => {
+      await new Promise<void>((resolve) => (finish = resolve));
+      sawAbort = request.signal.aborted;
+      return new Response('late');
+    });
+    const client = new AbortController();
+    const first = handler(new Request('http://app.invalid/', { signal: client.signal }));
+    client.abort();
+    const second = await handler(new Request('http://app.invalid/'));
+    expect([second.status, shedding.stats().inFlight]).toEqual([503, 1]);
+    finish();
+    await first;
+    expect([sawAbort, shedding.stats().inFlight]).toEqual([true, 0]);
   });
 
   it('requestSignal is undefined for a request no shedder admitted', () => {
@@ -279,6 +300,15 @@ describe('a client forging the attempt header', () => {
       return Array.from({ length: 10 }, (_, i) => (shedder.admit(i % 2 === 0 ? attempt : 1) as Admission).kind);
     };
     expect(admittedWith(2)).toEqual(admittedWith(1));
+  });
+
+  it('a clientKey that throws makes the source unknown and is reported; the request is served', async () => {
+    const errors: unknown[] = [];
+    const shedding = loadShedder({ maxInFlight: 1, clientKey: () => { throw new Error('no key'); }, onHandlerError: (e) => errors.push(e) });
+    const origin = await serve(shedding.node((_req, res) => res.end('ok')));
+    expect(await (await fetch(origin)).text()).toBe('ok');
+    expect(await (await shedding.fetch(async () => new Response('ok'))(new Request('http://app.invalid/'))).text()).toBe('ok');
+    expect(errors.map((e) => (e as Error).message)).toEqual(['no key', 'no key']);
   });
 
   it('clientKey reads the request: node:http gets the IncomingMessage', async () => {

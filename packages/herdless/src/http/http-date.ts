@@ -86,13 +86,8 @@ function toEpochMs(year: number, monthName: string, day: number, hour: number, m
  * ```
  */
 export function parseHttpDate(value: string | null | undefined, nowMs = 0): number | undefined {
-  if (typeof value !== 'string') {
-    if (value === null || value === undefined) return undefined;
-    throw new InvalidOptionError('parseHttpDate', 'value', value, "must be the header's text (a string), or null or undefined when the header is absent");
-  }
-  if (typeof nowMs !== 'number' || !(nowMs > -Infinity && nowMs < Infinity)) {
-    throw new InvalidOptionError('parseHttpDate', 'nowMs', nowMs, 'must be a finite number of ms since the epoch, such as Date.now()');
-  }
+  if (typeof value !== 'string') return absentHeader('parseHttpDate', value);
+  checkNowMs('parseHttpDate', nowMs);
   const text = trimOws(value);
   let m = IMF_FIXDATE.exec(text);
   if (m !== null) return toEpochMs(Number(m[3]), m[2]!, Number(m[1]), Number(m[4]), Number(m[5]), Number(m[6]));
@@ -108,6 +103,27 @@ export function parseHttpDate(value: string | null | undefined, nowMs = 0): numb
     return toEpochMs(year, m[2]!, Number(m[1]), Number(m[4]), Number(m[5]), Number(m[6]));
   }
   return undefined;
+}
+
+/**
+ * @internal What a header parser is given instead of the header's text: `null`/`undefined` (an absent
+ * header) is no value; anything else is the caller's bug.
+ * @throws InvalidOptionError naming `owner` and the value.
+ */
+export function absentHeader(owner: string, value: unknown): undefined {
+  if (value === null || value === undefined) return undefined;
+  throw new InvalidOptionError(owner, 'value', value, "must be the header's text (a string), or null or undefined when the header is absent");
+}
+
+/**
+ * @internal A caller's "now" for an HTTP-date: a missing or broken one would silently turn every
+ * date into no hint.
+ * @throws InvalidOptionError naming `owner` and the value.
+ */
+export function checkNowMs(owner: string, nowMs: unknown): void {
+  if (typeof nowMs !== 'number' || !(nowMs > -Infinity && nowMs < Infinity)) {
+    throw new InvalidOptionError(owner, 'nowMs', nowMs, 'must be a finite number of ms since the epoch, such as Date.now()');
+  }
 }
 
 /** @internal Removes leading and trailing optional whitespace (spaces and tabs, RFC 9110 §5.6.3). */

@@ -112,10 +112,16 @@ function toResponse(answer: ServerAnswer, body: string): Response {
  *   (first come, first served) for at most `maxQueueWaitMs`. Any other request is shed: `503`
  *   with `Retry-After` (seconds) and `retry-after-ms`. Every request gets exactly one answer,
  *   shed or served; a queued request whose client leaves is dropped from the queue (`abandoned`).
+ * - **The work, not the connection**: an admitted request holds its slot until its handler's work
+ *   ends (the response ended, or `node()`'s handler settled), whatever its client does; a client
+ *   that hangs up does not stop the work, so freeing its slot would let timeouts and retries
+ *   multiply the server's load. The handler's signal (`context.signal`, {@link requestSignal},
+ *   `request.signal`) aborts when its client leaves, so that it can stop early.
  * - **Don't retry**: a shed request that is itself a retry (`x-herdless-attempt` ≥ 2, which
  *   `withRetry()` sends), and every shed request while the share of retries among the latest
  *   `retryRatioWindow` requests is above `maxRetryRatio`, gets `X-Herdless-Retry: no`: the caller's
- *   herdless client returns it at once instead of retrying, so only one layer retries.
+ *   herdless client returns it at once instead of retrying, so only one layer retries. The
+ *   attempt header is the client's word: see `attemptHeader` and `clientKey`.
  * - **Propagation**: when the handler's own call through herdless gave up (`isGivenUp()`), the
  *   answer takes the downstream status (503 by default) and the mark (unless `propagate: false`,
  *   for the edge server whose callers should retry).
@@ -134,8 +140,8 @@ function toResponse(answer: ServerAnswer, body: string): Response {
  *
  * const shedding = loadShedder({ maxInFlight: 64, maxQueue: 64, maxQueueWaitMs: 250 });
  * const db = withRetry(fetch, { maxAttempts: 3 });
- * http.createServer(shedding.node(async (req, res) => {
- *   const rows = await throwIfNotOk(await db(`${dbUrl}/rows`)).text(); // a give-up → 503 + X-Herdless-Retry: no
+ * http.createServer(shedding.node(async (req, res, { signal }) => {
+ *   const rows = await throwIfNotOk(await db(`${dbUrl}/rows`, { signal })).text(); // a give-up → 503 + X-Herdless-Retry: no
  *   res.end(rows);
  * })).listen(8080);
  * ```
@@ -148,7 +154,14 @@ export function loadShedder(options: LoadShedderOptions): LoadShedding {
   const sourceOf = (request: NodeRequest | Request): string | undefined => {
     const key = config.clientKey;
     if (key === undefined) return undefined;
-    const value = key(request as never);
+    let value: unknown;
+    try {
+      value = key(request as never);
+    } catch (error) {
+      // Who sent it is only a weight in the retry share: a failing clientKey makes it unknown, reported, never a crash.
+      config.onHandlerError(error);
+      return undefined;
+    }
     return typeof value === 'string' ? value : undefined;
   };
 
@@ -353,6 +366,8 @@ class HeldSlot {
       return end.apply(res, args);
     };
     this.#timer = this.#config.clock.setTimeout(() => this.#free(), this.#config.maxHoldAfterCloseMs);
+    // A bound on a slot, not work of its own: it must not keep a process that is shutting down alive.
+    (this.#timer as { unref?: () => void } | null)?.unref?.();
     this.#controller.abort(new DOMException('herdless/server: the client closed the connection', 'AbortError'));
   }
 

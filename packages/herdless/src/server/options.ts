@@ -94,7 +94,8 @@ export interface LoadShedderOptions {
    * `maxRetryRatio`, never over it, so it cannot alone turn other clients' answers into "don't
    * retry"; honest overload, where many sources retry, is counted as before. Do not key by peer
    * address behind a proxy: every request would be one source, and the share could never pass
-   * the threshold. Default: none (every retry counts, whoever sent it).
+   * the threshold. A `clientKey` that throws makes the source unknown; the error goes to
+   * `onHandlerError`. Default: none (every retry counts, whoever sent it).
    */
   clientKey?: ((request: NodeRequestLike | Request) => string | undefined) | undefined;
   /**

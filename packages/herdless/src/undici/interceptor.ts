@@ -20,6 +20,8 @@ interface Head extends UndiciResponseHead {
   error: Error | undefined;
   state: 'held' | 'committed' | 'discarded';
   discardedBytes: number;
+  /** Stops listening to the attempt's signal: once the call has decided on the response, it aborts nothing more. */
+  readonly detach: () => void;
 }
 
 
@@ -190,7 +192,7 @@ class UndiciCall {
         },
         onResponseStart: (c, status, headers, statusMessage) => {
           c.pause();
-          head = { status, statusText: statusMessage ?? '', headers, controller: c, chunks: [], trailers: undefined, error: undefined, state: 'held', discardedBytes: 0 };
+          head = { status, statusText: statusMessage ?? '', headers, controller: c, chunks: [], trailers: undefined, error: undefined, state: 'held', discardedBytes: 0, detach: release };
           resolve(head);
         },
         onResponseData: (c, chunk) => {
@@ -227,6 +229,7 @@ class UndiciCall {
   /** A response nobody will read: drained so that its connection is reused, or aborted past the limit. */
   #discard(head: Head): void {
     if (head.state !== 'held') return;
+    head.detach();
     head.state = 'discarded';
     head.chunks = [];
     if (head.trailers === undefined && head.error === undefined) head.controller.resume();
@@ -243,6 +246,7 @@ class UndiciCall {
       this.#fail(this.#caller.signal.reason as Error);
       return;
     }
+    head.detach();
     head.state = 'committed';
     const proxy = this.#proxy;
     proxy.target = head.controller;

@@ -24,7 +24,9 @@ if (mode === 'shared' || mode === 'race' || mode === 'stall') {
   client.on('error', () => {});
   // A generous timeout for `shared` and `race`: they measure the sharing; the fallback has its own tests.
   const timeoutMs = mode === 'stall' ? (timeoutArg === undefined ? undefined : Number(timeoutArg)) : 2000;
-  budget = redisRetryThrottlingBudget({ client, server: mode === 'race' ? 'race' : server, timeoutMs, onFallback: () => fallbacks++ });
+  // `stall` keeps a bucket of its own (its prefix): the other modes drain the server's bucket first.
+  const keyPrefix = mode === 'stall' ? 'herdless-stall:' : undefined;
+  budget = redisRetryThrottlingBudget({ client, server: mode === 'race' ? 'race' : server, keyPrefix, timeoutMs, onFallback: () => fallbacks++ });
   if (mode === 'stall') await client.ping(); // connected before the calls start, as a long-lived process is
 } else {
   budget = retryThrottlingBudget({ maxTokens: 10, tokenRatio: 0.1 });
