@@ -67,7 +67,7 @@ const sayHello = (name) =>
 for (const name of ['flaky', 'pushback', 'invalid']) {
   waits.length = 0;
   const result = await sayHello(name);
-  const how = waits.map((w) => `${Math.round(w.delayMs)} ms${w.hinted ? ' (pushback)' : ''}`).join(', ');
+  const how = waits.map((w) => `${Math.round(w.delayMs)} ms${w.delaySource === 'pushback' ? ' (pushback)' : ''}`).join(', ');
   console.log(`${name}: ${result} after ${seen.get(name)} attempt${seen.get(name) === 1 ? "" : "s"}${how ? `; waits ${how}` : ''}`);
 }
 client.close();

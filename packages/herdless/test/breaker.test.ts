@@ -457,7 +457,7 @@ describe('shell', () => {
     await expect(breaker.execute(() => 'ok', {})).resolves.toBe('ok');
   });
 
-  it('runs with the default clock and rng', async () => {
+  it('runs with the default clock and random source', async () => {
     const breaker = circuitBreaker();
     await expect(breaker.execute(() => 'x')).resolves.toBe('x');
     expect(breaker.snapshot()).toMatchObject({ state: 'closed', counts: { consecutiveFailures: 0, threshold: 5 } });

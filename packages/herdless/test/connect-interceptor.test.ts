@@ -88,7 +88,7 @@ describe.each(Object.keys(PROTOCOLS) as Protocol[])('connectRetryInterceptor ove
     expect(error).toBeUndefined();
     const arrivals = arrivalsOf(id);
     expect(arrivals).toHaveLength(3);
-    expect(c.retries.map((r) => r.hinted)).toEqual([true, false]);
+    expect(c.retries.map((r) => r.delaySource)).toEqual(['pushback', 'backoff']);
     expect(c.retries[0]!.delayMs).toBe(2000);
     expect(c.retries[1]!.delayMs).toBeGreaterThanOrEqual(80);
     expect(c.retries[1]!.delayMs).toBeLessThanOrEqual(120);

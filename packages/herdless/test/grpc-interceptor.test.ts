@@ -68,9 +68,9 @@ describe('grpcRetryInterceptor against a real grpc-js server (gRFC A6 behaviour 
     expect(value).toEqual({ ok: true, attempt: 3 });
     const arrivals = arrivalsOf(id);
     expect(arrivals.map((a) => a.previous)).toEqual(['', '1', '2']);
-    expect(c.retries.map((r) => [r.attempt, r.code, r.hinted])).toEqual([
-      [1, UNAVAILABLE, false],
-      [2, UNAVAILABLE, false],
+    expect(c.retries.map((r) => [r.attempt, r.code, r.delaySource])).toEqual([
+      [1, UNAVAILABLE, 'backoff'],
+      [2, UNAVAILABLE, 'backoff'],
     ]);
     expectA6Waits(c.retries.map((r) => r.delayMs), arrivals);
   });
@@ -100,9 +100,9 @@ describe('grpcRetryInterceptor against a real grpc-js server (gRFC A6 behaviour 
     expect(error).toBeNull();
     const arrivals = arrivalsOf(id);
     expect(arrivals).toHaveLength(3);
-    expect(c.retries.map((r) => [r.delayMs, r.hinted])).toEqual([
-      [2000, true],
-      [expect.any(Number), false],
+    expect(c.retries.map((r) => [r.delayMs, r.delaySource])).toEqual([
+      [2000, 'pushback'],
+      [expect.any(Number), 'backoff'],
     ]);
     const next = c.retries[1]!.delayMs;
     expect(next).toBeGreaterThanOrEqual(80);

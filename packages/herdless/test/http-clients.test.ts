@@ -95,9 +95,9 @@ for (const client of httpClients(origin)) {
       expect(await send({ path: '/' })).toEqual({ status: 200, body: 'ok', reason: undefined });
       // The date is 30 s after WALL; the clock (and the response's Date) had moved 2 s by then.
       expect(delays).toEqual([
-        [2000, 'server'],
-        [28_000, 'server'],
-        [1500, 'server'],
+        [2000, 'server-hint'],
+        [28_000, 'server-hint'],
+        [1500, 'server-hint'],
         [7, 'backoff'],
       ]);
       expect(server.requests).toHaveLength(5);

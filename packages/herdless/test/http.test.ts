@@ -98,7 +98,7 @@ describe('Retry-After (virtual time for waits, an injected wall clock for dates)
         status: 503,
         error: expect.objectContaining({ name: 'HttpStatusError', status: 503, retryAfterMs: 10_000 }),
         delayMs: 10_000,
-        delaySource: 'server',
+        delaySource: 'server-hint',
       },
     ]);
     expect(retryInfo(res)).toEqual({ attempts: 2, reason: undefined, error: undefined });
@@ -124,7 +124,7 @@ describe('Retry-After (virtual time for waits, an injected wall clock for dates)
     expect(await ok(res)).toBe('ok');
     expect(clock.delays).toEqual([]);
     expect(server.requests.map((r) => r.at)).toEqual([0, 0]);
-    expect(events.map((e) => [e.delayMs, e.delaySource])).toEqual([[0, 'server']]);
+    expect(events.map((e) => [e.delayMs, e.delaySource])).toEqual([[0, 'server-hint']]);
   });
 
   it('client clock 10 s fast, Date: T, Retry-After: T + 5 s → the second request after 5 000 ms, not at once', async () => {
@@ -216,7 +216,7 @@ describe('Retry-After (virtual time for waits, an injected wall clock for dates)
     await clock.advance(2000);
     expect((await promise).status).toBe(200);
     expect(clock.delays).toEqual([2000]);
-    expect(events.map((e) => [e.status, e.delayMs, e.delaySource])).toEqual([[status, 2000, 'server']]);
+    expect(events.map((e) => [e.status, e.delayMs, e.delaySource])).toEqual([[status, 2000, 'server-hint']]);
   });
 
   it('ignoreHints: an absurd Retry-After is ignored and the backoff applies (no hint-too-long give-up)', async () => {

@@ -533,8 +533,8 @@ describe('hooks are observers', () => {
     await clock.runAll();
     await p;
     expect(log).toEqual([
-      ['retry', { attempt: 1, delayMs: 100, hinted: false, error: errors[0] }],
-      ['retry', { attempt: 2, delayMs: 200, hinted: false, error: errors[1] }],
+      ['retry', { attempt: 1, delayMs: 100, delaySource: 'backoff', error: errors[0] }],
+      ['retry', { attempt: 2, delayMs: 200, delaySource: 'backoff', error: errors[1] }],
       ['give-up', { reason: 'exhausted', attempts: 3, error: errors[2] }],
     ]);
   });

@@ -39,14 +39,14 @@ function retryHeaders(req: UnaryRequest, attempt: number, leftMs: number | undef
   return header;
 }
 
-/** Waits `ms` on the scheduler; rejects with the signal's reason (as a ConnectError) if it aborts first. */
-function wait(scheduler: Scheduler, ms: number, signal: AbortSignal): Promise<void> {
+/** Waits `ms` on the clock; rejects with the signal's reason (as a ConnectError) if it aborts first. */
+function wait(clock: Scheduler, ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     const onAbort = (): void => {
-      scheduler.clearTimeout(handle);
+      clock.clearTimeout(handle);
       reject(ConnectError.from(signal.reason, Code.Canceled));
     };
-    const handle = scheduler.setTimeout(() => {
+    const handle = clock.setTimeout(() => {
       signal.removeEventListener('abort', onAbort);
       resolve();
     }, ms);
@@ -88,19 +88,19 @@ function wait(scheduler: Scheduler, ms: number, signal: AbortSignal): Promise<vo
  */
 export function connectRetryInterceptor(options: ConnectRetryInterceptorOptions): Interceptor {
   const planner = grpcRetryPlanner(OWNER, options, [], 'connect');
-  const { scheduler } = planner;
+  const { clock } = planner;
   return (next) => async (req) => {
     if (req.stream) return next(req);
     const path = `/${req.service.typeName}/${req.method.name}`;
     const plan = planner.planFor(path, grpcServerName(req.url));
     if (plan.policy.maxAttempts <= 1 && plan.policy.budget === undefined) return next(req);
     const timeoutMs = readTimeoutMs(req.header);
-    const startedAt = scheduler.now();
+    const startedAt = clock.now();
     const call = new GrpcCallRetry(planner, plan, path, timeoutMs ?? Infinity);
     for (;;) {
       const attempt = call.attempt;
       const attemptReq: UnaryRequest =
-        attempt === 1 ? req : { ...req, header: retryHeaders(req, attempt, timeoutMs === undefined ? undefined : timeoutMs - (scheduler.now() - startedAt)) };
+        attempt === 1 ? req : { ...req, header: retryHeaders(req, attempt, timeoutMs === undefined ? undefined : timeoutMs - (clock.now() - startedAt)) };
       call.started();
       try {
         const res = await next(attemptReq);
@@ -112,7 +112,7 @@ export function connectRetryInterceptor(options: ConnectRetryInterceptorOptions)
         const failure = ConnectError.from(error);
         const command = call.failed(failure.code, failure.metadata.get(GRPC_PUSHBACK_HEADER) ?? undefined);
         if (command.kind === 'give-up') throw error;
-        if (command.delayMs > 0) await wait(scheduler, command.delayMs, req.signal);
+        if (command.delayMs > 0) await wait(clock, command.delayMs, req.signal);
       }
     }
   };

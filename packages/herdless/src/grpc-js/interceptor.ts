@@ -142,13 +142,13 @@ class RetryingCall implements Call {
     }
     this.#current = undefined;
     this.#held = undefined;
-    const { scheduler } = this.planner;
+    const { clock } = this.planner;
     const run = (): void => {
       this.#timer = undefined;
       if (!this.#done) this.#startAttempt();
     };
     if (command.delayMs === 0) run();
-    else this.#timer = scheduler.setTimeout(run, command.delayMs);
+    else this.#timer = clock.setTimeout(run, command.delayMs);
   }
 
   sendMessageWithContext(context: MessageContext, message: unknown): void {
@@ -180,7 +180,7 @@ class RetryingCall implements Call {
       current.cancelWithStatus(code, details);
       return;
     }
-    if (this.#timer !== undefined) this.planner.scheduler.clearTimeout(this.#timer);
+    if (this.#timer !== undefined) this.planner.clock.clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#retry.gaveUp(code, 'aborted', 'the caller cancelled the call during a backoff wait');
     this.#finish({ code, details, metadata: new Metadata() });

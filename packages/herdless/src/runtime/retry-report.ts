@@ -17,9 +17,9 @@ export function callTelemetry(settings: RetrySettings): CallTelemetry | undefine
 
 /** @internal A retry is scheduled after attempt `attempt` failed with `error`: telemetry, then `onRetry`. */
 export function reportRetry(settings: RetrySettings, tel: CallTelemetry | undefined, attempt: number, step: RetryStep, error: unknown): void {
-  if (tel !== undefined) tel.retry(attempt, step.delayMs, step.hinted ? 'server-hint' : 'backoff', error);
+  if (tel !== undefined) tel.retry(attempt, step.delayMs, step.delaySource, error);
   if (settings.onRetry !== undefined) {
-    callHook(settings.onRetry, { attempt, delayMs: step.delayMs, hinted: step.hinted, error }, 'onRetry', settings.onHookError);
+    callHook(settings.onRetry, { attempt, delayMs: step.delayMs, delaySource: step.delaySource, error }, 'onRetry', settings.onHookError);
   }
 }
 

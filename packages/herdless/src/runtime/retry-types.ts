@@ -63,7 +63,7 @@ export interface RetrierOptions extends RetryPolicyOptions {
   throttle?: AttemptThrottle | undefined;
   /** The randomness the backoff draws from. Default `systemRandom` (`Math.random`); pass a seeded `Rng` (`new PyRandom(seed)` from `herdless/sim`) for repeatable waits. */
   random?: Rng | undefined;
-  /** The clock and timers. Default `systemScheduler` (`performance.now`, `setTimeout`); pass a {@link ManualClock} in tests. */
+  /** The clock and timers. Default `systemScheduler` (`performance.now`, `setTimeout`); pass a `ManualClock` (from `herdless`) in tests. */
   clock?: Scheduler | undefined;
   /**
    * `true` unrefs every timer the call schedules, so a pending retry does not keep a Node.js process

@@ -20,5 +20,5 @@ export { GradientLimit, type AdaptiveLimitOptions } from './gradient-limit.js';
 export { eventLoopDelayMonitor, type EventLoopDelay, type EventLoopDelayMonitorOptions } from './event-loop.js';
 export type { LoadShedderOptions, LoadShedderConfig, NodeRequestLike } from './options.js';
 export { giveUpAnswer, type ServerAnswer } from './answers.js';
-export { ATTEMPT_HEADER, DO_NOT_RETRY_HEADER } from '../http/data.js';
+export { ATTEMPT_HEADER, DO_NOT_RETRY_HEADER } from '../core/wire.js';
 export { isGivenUp } from '../core/classify/hints.js';

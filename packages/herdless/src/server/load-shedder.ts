@@ -1,6 +1,6 @@
 import { isGivenUp } from '../core/classify/hints.js';
 import { InvalidOptionError } from '../core/errors.js';
-import { DO_NOT_RETRY_HEADER } from '../http/data.js';
+import { DO_NOT_RETRY_HEADER } from '../core/wire.js';
 import { giveUpAnswer, parseAttempt, shedAnswer, type ServerAnswer } from './answers.js';
 import type { LoadShedderConfig, LoadShedderOptions } from './options.js';
 import { LoadShedder, type Admission, type LoadShedderStats } from './shedder.js';
