@@ -93,12 +93,16 @@ export function connectRetryInterceptor(options: ConnectRetryInterceptorOptions)
     if (req.stream) return next(req);
     const path = `/${req.service.typeName}/${req.method.name}`;
     const plan = planner.planFor(path, grpcServerName(req.url));
-    if (plan.policy.maxAttempts <= 1 && plan.policy.budget === undefined) return next(req);
+    if (plan.policy.maxAttempts <= 1 && plan.policy.budget === undefined && planner.throttle === undefined) return next(req);
     const timeoutMs = readTimeoutMs(req.header);
     const startedAt = clock.now();
     const call = new GrpcCallRetry(planner, plan, path, timeoutMs ?? Infinity);
+    let lastError: unknown;
     for (;;) {
       const attempt = call.attempt;
+      if (!call.admit(lastError === undefined ? Code.Unavailable : ConnectError.from(lastError).code)) {
+        throw lastError ?? new ConnectError('adaptive throttling rejected the call locally', Code.Unavailable);
+      }
       const attemptReq: UnaryRequest =
         attempt === 1 ? req : { ...req, header: retryHeaders(req, attempt, timeoutMs === undefined ? undefined : timeoutMs - (clock.now() - startedAt)) };
       call.started();
@@ -112,6 +116,7 @@ export function connectRetryInterceptor(options: ConnectRetryInterceptorOptions)
         const failure = ConnectError.from(error);
         const command = call.failed(failure.code, failure.metadata.get(GRPC_PUSHBACK_HEADER) ?? undefined);
         if (command.kind === 'give-up') throw error;
+        lastError = error;
         if (command.delayMs > 0) await wait(clock, command.delayMs, req.signal);
       }
     }

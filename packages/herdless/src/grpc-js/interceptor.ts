@@ -48,6 +48,8 @@ class RetryingCall implements Call {
   #current: Call | undefined;
   #timer: unknown;
   #held: { message: unknown } | undefined;
+  /** The status of the last failed attempt, for a retry the throttle refuses. */
+  #lastStatus: StatusObject | undefined;
   readonly #unary: boolean;
   readonly #retry: GrpcCallRetry;
 
@@ -69,6 +71,14 @@ class RetryingCall implements Call {
 
   #startAttempt(): void {
     const attempt = this.#retry.attempt;
+    const last = this.#lastStatus;
+    if (!this.#retry.admit(last === undefined ? Status.UNAVAILABLE : last.code)) {
+      // Not sent: the call ends with the last attempt's status, or UNAVAILABLE before any — after
+      // start() returns, as grpc-js delivers its own statuses.
+      const status = last ?? { code: Status.UNAVAILABLE, details: 'adaptive throttling rejected the call locally', metadata: new Metadata() };
+      queueMicrotask(() => this.#finish(status));
+      return;
+    }
     const call = this.nextCall(this.options);
     this.#current = call;
     const metadata = this.#metadata!.clone();
@@ -142,6 +152,7 @@ class RetryingCall implements Call {
     }
     this.#current = undefined;
     this.#held = undefined;
+    this.#lastStatus = status;
     const { clock } = this.planner;
     const run = (): void => {
       this.#timer = undefined;
@@ -242,7 +253,7 @@ export function grpcRetryInterceptor(options: GrpcJsRetryInterceptorOptions): In
     // A6 buffers a client stream to replay it; herdless retries single-request calls only.
     if (definition.requestStream) return new InterceptingCall(nextCall(callOptions));
     const plan = planner.planFor(definition.path, target);
-    if (plan.policy.maxAttempts <= 1 && plan.policy.budget === undefined) return new InterceptingCall(nextCall(callOptions));
+    if (plan.policy.maxAttempts <= 1 && plan.policy.budget === undefined && planner.throttle === undefined) return new InterceptingCall(nextCall(callOptions));
     return new InterceptingCall(new RetryingCall(planner, plan, callOptions, nextCall));
   };
 }
