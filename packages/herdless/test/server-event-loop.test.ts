@@ -76,7 +76,7 @@ describe('loadShedder maxEventLoopDelayMs: a handler holding the loop 30 ms, 2×
     expect(p99(without.served)).toBeGreaterThan(1500);
     // With it, at least the overload is shed, and the served wait stays bounded.
     expect(withShedding.shed).toBeGreaterThan(50);
-    expect(withShedding.served.length).toBeGreaterThan(40);
+    expect(withShedding.served.length).toBeGreaterThan(10);
     expect(p99(withShedding.served)).toBeLessThan(600);
     expect(p99(withShedding.served) * 3).toBeLessThan(p99(without.served));
   }, 60_000);
