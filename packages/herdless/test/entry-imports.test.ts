@@ -31,8 +31,8 @@ describe('run-time imports of each entry', () => {
   it('herdless (main): none at all', () => {
     expect([...externals('index.ts')]).toEqual([]);
   });
-  it('herdless/connect: @connectrpc/connect only', () => {
-    expect([...externals('connect/index.ts')]).toEqual(['@connectrpc/connect']);
+  it('herdless/connect: @connectrpc/connect and its own peer @bufbuild/protobuf only', () => {
+    expect([...externals('connect/index.ts')].sort()).toEqual(['@bufbuild/protobuf', '@connectrpc/connect']);
   });
   it('herdless/grpc-js: @grpc/grpc-js only', () => {
     expect([...externals('grpc-js/index.ts')]).toEqual(['@grpc/grpc-js']);

@@ -109,8 +109,22 @@ describe('parseGrpcServiceConfig', () => {
     const c = parseGrpcServiceConfig({ ...A6_POLICY, maxAttempts: 7 });
     expect(c.retryPolicy).toMatchObject({ maxAttempts: 5, requestedMaxAttempts: 7, maxAttemptsCapped: true });
     expect(c.retryOptions.maxAttempts).toBe(5);
-    expect(c.warnings).toEqual(['retryPolicy.maxAttempts: 7 is treated as 5 (gRFC A6 caps it)']);
+    expect(c.warnings).toEqual(["retryPolicy.maxAttempts: 7 is treated as 5 (gRFC A6's client-side maximum, maxRetryAttempts)"]);
     expect(parseGrpcServiceConfig({ ...A6_POLICY, maxAttempts: 5 }).retryPolicy!.maxAttemptsCapped).toBe(false);
+  });
+
+  it('maxRetryAttempts moves the cap: up (7 of 7) or down (3 of 4); 1 means no retries', () => {
+    expect(parseGrpcServiceConfig({ ...A6_POLICY, maxAttempts: 7 }, { maxRetryAttempts: 7 }).retryPolicy).toMatchObject({ maxAttempts: 7, maxAttemptsCapped: false });
+    expect(parseGrpcServiceConfig({ ...A6_POLICY, maxAttempts: 9 }, { maxRetryAttempts: 7 }).retryPolicy).toMatchObject({ maxAttempts: 7, maxAttemptsCapped: true });
+    const lower = parseGrpcServiceConfig(A6_POLICY, { maxRetryAttempts: 3 });
+    expect(lower.retryPolicy).toMatchObject({ maxAttempts: 3, requestedMaxAttempts: 4, maxAttemptsCapped: true });
+    expect(lower.warnings).toEqual(["retryPolicy.maxAttempts: 4 is treated as 3 (gRFC A6's client-side maximum, maxRetryAttempts)"]);
+    expect(parseGrpcServiceConfig(A6_POLICY, { maxRetryAttempts: 1 }).retryOptions.maxAttempts).toBe(1);
+    for (const bad of [0, -1, 2.5, '7', Infinity, NaN]) {
+      const error = invalidOption(() => parseGrpcServiceConfig(A6_POLICY, { maxRetryAttempts: bad as number }));
+      expect(error.field).toBe('options.maxRetryAttempts');
+      expect(error.value).toBe(bad);
+    }
   });
 
   it('normalises status codes: names in any case and numbers, duplicates dropped', () => {
@@ -165,13 +179,13 @@ describe('parseGrpcServiceConfig', () => {
     const inverted = parseGrpcServiceConfig({ ...A6_POLICY, initialBackoff: '2s', maxBackoff: '1s' });
     expect(inverted.retryPolicy!.initialBackoffMs).toBe(2000); // as written; the waits start at maxBackoff
     expect(inverted.retryPolicy!.backoff.delay(1, 0, fixed(0.5))).toBeCloseTo(1000, 9);
-    expect(inverted.warnings).toEqual(['retryPolicy.initialBackoff: above maxBackoff, so every wait is maxBackoff']);
+    expect(inverted.warnings).toEqual(["retryPolicy.initialBackoff: above maxBackoff, so every wait is maxBackoff (gRFC A6's formula; grpc-js waits initialBackoff first)"]);
     const hedged = parseGrpcServiceConfig({ methodConfig: [{ name: [{ service: 'a.S' }], hedgingPolicy: { maxAttempts: 3 } }] });
     expect(hedged.retryPolicy).toBeUndefined();
-    expect(hedged.warnings).toEqual(['methodConfig[0].hedgingPolicy: hedging is not supported; ignored']);
+    expect(hedged.warnings).toEqual(['methodConfig[0].hedgingPolicy: herdless does not hedge; the method is not retried (grpc-js hedges it)']);
     const decaying = parseGrpcServiceConfig({ ...A6_POLICY, initialBackoff: '2s', backoffMultiplier: 0.5 });
     expect(decaying.retryPolicy!.backoff.delay(2, 0, fixed(0.5))).toBeCloseTo(500, 9);
-    expect(decaying.warnings).toEqual(['retryPolicy.initialBackoff: above maxBackoff with backoffMultiplier < 1; the waits decay from maxBackoff']);
+    expect(decaying.warnings).toEqual(['retryPolicy.initialBackoff: above maxBackoff with backoffMultiplier < 1; the waits decay from maxBackoff at once']);
   });
 
   const policy = (patch: Record<string, unknown>): unknown => ({ methodConfig: [{ name: [{}], retryPolicy: { ...A6_POLICY, ...patch } }] });

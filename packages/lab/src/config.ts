@@ -3,6 +3,7 @@ import { isInvalidOptionError } from 'herdless';
 import { BACKOFF_KINDS, BUDGET_KINDS, backoffFromSpec, budgetFromSpec, throttleFromSpec } from 'herdless/sim';
 import { HERD_STRATEGIES, herdBackoff, type PolicySpec, type ScenarioSpec, type ServerModel } from 'herdless/sim';
 import { MAX_SEEDS } from './seeds.js';
+import { closestName } from './closest.js';
 import { MAX_FIRST_SENDS } from './estimate.js';
 import { hasControls, quote } from './text.js';
 import { UsageError } from './usage-error.js';
@@ -89,7 +90,7 @@ export class ConfigError extends UsageError {
 export function parseConfig(json: unknown, where = 'config'): LabConfig {
   const parsed = fileSchema.safeParse(json);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
+    const issue = firstIssue(parsed.error.issues);
     const field = pathText(issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0]!] : issueField(issue, json));
     throw new ConfigError(where, field, describeIssue(issue, json));
   }
@@ -167,7 +168,7 @@ function issueField(issue: z.core.$ZodIssue, root: unknown): readonly PropertyKe
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return issue.path;
   const inner = policyObjectSchema.safeParse(value);
   if (inner.success) return issue.path;
-  const first = inner.error.issues[0]!;
+  const first = firstIssue(inner.error.issues);
   return [...issue.path, ...(first.code === 'unrecognized_keys' ? [...first.path, first.keys[0]!] : first.path)];
 }
 
@@ -178,6 +179,47 @@ function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
     v = (v as Record<PropertyKey, unknown>)[key];
   }
   return v;
+}
+
+/**
+ * The issue to report: a key the schema does not know before anything else, since a misspelt key
+ * also makes the field it misspells missing (`{"clientz": 10}`: the problem is `clientz`, not that
+ * `clients` is missing).
+ */
+function firstIssue(issues: readonly z.core.$ZodIssue[]): z.core.$ZodIssue {
+  return issues.find((i) => i.code === 'unrecognized_keys') ?? issues[0]!;
+}
+
+/** The schema beneath optional, default and nullable wrappers. */
+function unwrap(schema: z.core.$ZodType): z.core.$ZodType {
+  const def = schema._zod.def as { type: string; innerType?: z.core.$ZodType };
+  return (def.type === 'optional' || def.type === 'default' || def.type === 'nullable') && def.innerType ? unwrap(def.innerType) : schema;
+}
+
+/** The object schemas a value at `schema` may be (a union's object options, or the object itself). */
+function objectsOf(schema: z.core.$ZodType): z.core.$ZodObject[] {
+  const s = unwrap(schema);
+  const def = s._zod.def as { type: string; options?: z.core.$ZodType[] };
+  if (def.type === 'object') return [s as z.core.$ZodObject];
+  if (def.type === 'union') return def.options!.flatMap(objectsOf);
+  return [];
+}
+
+/** The field names the scenario schema allows in the object at `path` (for a misspelt key's hint). */
+function knownFields(path: readonly PropertyKey[]): string[] {
+  let schemas: z.core.$ZodType[] = [fileSchema];
+  for (const key of path) {
+    schemas = schemas.flatMap((schema): z.core.$ZodType[] => {
+      const s = unwrap(schema);
+      const def = s._zod.def as { type: string; element?: z.core.$ZodType; options?: z.core.$ZodType[] };
+      if (typeof key === 'number') {
+        if (def.type === 'array') return [def.element!];
+        return [];
+      }
+      return objectsOf(s).flatMap((o) => (key in o._zod.def.shape ? [o._zod.def.shape[key as string]!] : []));
+    });
+  }
+  return [...new Set(schemas.flatMap(objectsOf).flatMap((o) => Object.keys(o._zod.def.shape)))];
 }
 
 /** A value in a message: short, escaped, and bounded in work whatever its size or depth. */
@@ -202,8 +244,13 @@ function describeIssue(issue: z.core.$ZodIssue, root: unknown): string {
       return `${path} must be ${issue.inclusive ? '≥' : '>'} ${String(issue.minimum)}${issue.origin === 'array' ? ' entries' : issue.origin === 'string' ? ' characters' : ''}, got ${render(value)}`;
     case 'too_big':
       return `${path} must be ${issue.inclusive ? '≤' : '<'} ${String(issue.maximum)}${issue.origin === 'array' ? ' entries' : issue.origin === 'string' ? ' characters' : ''}, got ${render(value)}`;
-    case 'unrecognized_keys':
-      return `${path === '(top level)' ? '' : `${path}.`}${issue.keys[0]} is not a known field`;
+    case 'unrecognized_keys': {
+      const key = issue.keys[0]!;
+      const fields = knownFields(issue.path);
+      const near = closestName(key, fields);
+      const hint = near !== undefined ? `did you mean ${near}?` : `the fields here: ${fields.join(', ')}`;
+      return `${path === '(top level)' ? '' : `${path}.`}${key} is not a known field (${hint})`;
+    }
     case 'invalid_value':
       return `${path} must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, got ${render(value)}`;
     case 'invalid_union':
@@ -220,7 +267,7 @@ function describeIssue(issue: z.core.$ZodIssue, root: unknown): string {
           // An object policy: report what is wrong inside it, not that the union failed.
           const inner = policyObjectSchema.safeParse(value);
           if (!inner.success) {
-            const first = inner.error.issues[0]!;
+            const first = firstIssue(inner.error.issues);
             return describeIssue({ ...first, path: [...issue.path, ...first.path] } as z.core.$ZodIssue, root);
           }
         }

@@ -3,6 +3,7 @@
 import { CommanderError } from 'commander';
 import { isInvalidOptionError } from 'herdless';
 import { buildProgram } from './cli/program.js';
+import { endWithNpmShell } from './npm-parent.js';
 import { escapeControls, quote, shorten } from './text.js';
 import { UsageError } from './usage-error.js';
 
@@ -11,6 +12,8 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   if (error.code === 'EPIPE') process.exit(0);
   throw error;
 });
+
+if (process.env.npm_lifecycle_event !== undefined) endWithNpmShell();
 
 /**
  * Error messages are one short line: a JSON parser's message may quote the file's own line breaks,
@@ -26,6 +29,28 @@ const io = {
   out: (text: string) => process.stdout.write(`${escapeControls(text)}\n`),
   err: (text: string) => process.stderr.write(`${escapeControls(text)}\n`),
 };
+
+/**
+ * Commander's message for a misspelt option, with its suggestion on the same line. Commander puts
+ * the suggestion on a second line, and offers every name at its smallest edit distance: among
+ * those, the names that keep more of the typo's first letters go first (`--sead`: `--seeds`, not
+ * `--spread`), as a slip of the finger seldom changes how a word starts.
+ */
+function withSuggestion(message: string): string {
+  const [first, second] = message.split('\n');
+  const offered = /^\(Did you mean (?:one of )?(.+)\?\)$/.exec(second ?? '');
+  const typo = /^unknown option '(.+)'$/.exec(first!)?.[1];
+  if (!offered) return first!;
+  const names = offered[1]!.split(', ');
+  const kept = (name: string): number => {
+    let i = 0;
+    while (i < name.length && i < (typo ?? '').length && name[i] === typo![i]) i++;
+    return i;
+  };
+  const best = Math.max(...names.map(kept));
+  const closest = names.filter((n) => kept(n) === best);
+  return `${first!} (did you mean ${closest.length === 1 ? closest[0]! : `one of ${closest.join(', ')}`}?)`;
+}
 
 try {
   const program = buildProgram(io);
@@ -57,7 +82,7 @@ try {
 } catch (error) {
   if (error instanceof CommanderError) {
     if (error.exitCode === 0 || error.code === 'commander.helpDisplayed' || error.code === 'commander.version') process.exit(0);
-    io.err(`herdless-lab: ${oneLine(error.message.replace(/^error: /, '').split('\n')[0]!)}`);
+    io.err(`herdless-lab: ${oneLine(withSuggestion(error.message.replace(/^error: /, '')))}`);
     process.exit(2);
   }
   if (error instanceof UsageError || isInvalidOptionError(error)) {

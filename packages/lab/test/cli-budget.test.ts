@@ -6,7 +6,7 @@ import { tempDir } from './temp.js';
 import { describe, expect, it } from 'vitest';
 
 const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
-const lab = (...args: string[]) => spawnSync(process.execPath, [main, ...args], { encoding: 'utf8', timeout: 60_000 });
+const lab = (...args: string[]) => spawnSync(process.execPath, [main, ...args], { encoding: 'utf8', timeout: 300_000 });
 
 /** Writes a scenario file of the article's budget set-up (10 clients, the downstream down 5–15 s) with `fields` over it. */
 const outageFile = (name: string, fields: Record<string, unknown>): string => {
@@ -160,6 +160,25 @@ describe('herdless-lab budget', () => {
     // Every row's next column starts where the header's does.
     const column = lines[0]!.indexOf('crashes after');
     for (const line of lines.slice(1)) expect(line.slice(column - 3, column)).toBe('   ');
+  });
+
+  it.each<[string, unknown, string]>([
+    [
+      'a lab scenario',
+      { clients: 10, arrivals: { kind: 'poisson', ratePerSecond: 30 }, server: {}, horizonMs: 40_000, policies: ['4 attempts'] },
+      'found "clients", "arrivals", "server", "horizonMs", "policies" (a lab scenario: give it to --config)',
+    ],
+    ['an empty object', {}, 'found an empty object'],
+    ['misspelt keys only', { methodConfigs: [], retryThrotling: { maxTokens: 10, tokenRatio: 0.1 } }, 'found "methodConfigs", "retryThrotling" ("methodConfigs": did you mean methodConfig?)'],
+  ])('a file with none of the service config keys is refused: %s', (_name, json, message) => {
+    const file = join(tempDir('herdless-'), 'scenario.json');
+    writeFileSync(file, JSON.stringify(json));
+    const r = lab('budget', '--grpc-service-config', file, '--seeds', '0');
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    const expected = "not a gRPC service config: expected methodConfig, retryPolicy, retryThrottling or a bare retry policy's fields (maxAttempts, …) at the top level";
+    expect(r.stderr.trim()).toBe(`herdless-lab: --grpc-service-config ${JSON.stringify(file)}: ${expected}, ${message}`);
   });
 
   it('an invalid service config names the JSON path', () => {

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 
 const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 const lab = (...args: string[]) => {
-  const r = spawnSync(process.execPath, [main, ...args], { encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(process.execPath, [main, ...args], { encoding: 'utf8', timeout: 300_000 });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 };
 
@@ -16,6 +16,13 @@ const scenarioFile = (fields: Record<string, unknown>): string => {
   const file = join(tempDir('herdless-'), 'scenario.json');
   const server = { tickMs: 10, capacityPerTick: 5, crashWindowTicks: 10, crashLimit: 100, restartMs: 1000, startupMs: 1000 };
   writeFileSync(file, JSON.stringify({ clients: 1000, arrivals: { kind: 'together', spreadMs: 0 }, server, horizonMs: 120_000, ...fields }));
+  return file;
+};
+
+/** Writes `json` to a new file and returns its path. */
+const jsonFile = (json: unknown): string => {
+  const file = join(tempDir('herdless-'), 'scenario.json');
+  writeFileSync(file, JSON.stringify(json));
   return file;
 };
 
@@ -172,7 +179,13 @@ describe('herdless-lab herd', () => {
     [['serve', '--port', '8e3'], '--port "8e3": expected an integer from 0 to 65535'],
     [['herd', '--config', scenarioFile({ arrivals: { kind: 'together', spreadMs: 1e9 }, policies: ['immediate'] })], 'arrivals.spreadMs must be ≤ horizonMs (120000): first sends after the horizon never happen, got 1000000000'],
     [['herd', '--config', scenarioFile({ seeds: [1.5], policies: ['immediate'] })], 'seeds must be text such as "0-19" or a non-empty array of integers ≥ 0, got [1.5]'],
+    [['herd', '--config', jsonFile({ clientz: 10 })], 'clientz is not a known field (did you mean clients?)'],
     [['herd', '--nope'], "unknown option '--nope'"],
+    [['herd', '--sead', '3'], "unknown option '--sead' (did you mean --seeds?)"],
+    [['herd', '--seedz', '3'], "unknown option '--seedz' (did you mean --seeds?)"],
+    [['herd', '--sed', '3'], "unknown option '--sed' (did you mean --seeds?)"],
+    [['budget', '--polices', '4 attempts'], "unknown option '--polices' (did you mean --policies?)"],
+    [['live', 'herd', '--horizn', '5'], "unknown option '--horizn' (did you mean --horizon?)"],
     [['herd', '--config', '/dev/null', '--spread', '1'], '--spread cannot be combined with --config'],
     [['bogus'], 'unknown command "bogus"'],
     [['--out', '/dev/null'], '--out "/dev/null": is a file, not a folder'],

@@ -84,8 +84,8 @@ describe('the page’s budget and layers forms', () => {
     expect(r.scenario).toMatchObject({ clients: 10, arrivals: { kind: 'poisson', ratePerSecond: 30 }, horizonMs: 40_000, seeds: '0-1' });
   });
 
-  it('layers reads depth, attempts and the switch', () => {
-    expect(layers({ depth: '4', attempts: '2', oneLayer: true })).toEqual({ ok: true, kind: 'layers', run: { depth: 4, attempts: 2, oneLayer: true } });
+  it('layers reads depth and attempts', () => {
+    expect(layers({ depth: '4', attempts: '2' })).toEqual({ ok: true, kind: 'layers', run: { depth: 4, attempts: 2 } });
   });
 
   it.each<[string, () => ReturnType<typeof validatePage>, string, string]>([

@@ -11,7 +11,7 @@ const ajv = new Ajv2020({ allErrors: true, strict: true });
 for (const file of readdirSync(schemas)) ajv.addSchema(JSON.parse(readFileSync(schemas + file, 'utf8')), file);
 
 const labJson = (...args: string[]): unknown => {
-  const r = spawnSync(process.execPath, [main, ...args, '--format', 'json'], { encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(process.execPath, [main, ...args, '--format', 'json'], { encoding: 'utf8', timeout: 300_000 });
   expect(r.stderr).toBe('');
   expect(r.status).toBe(0);
   return JSON.parse(r.stdout);
@@ -28,6 +28,9 @@ const cases: [schema: string, args: string[]][] = [
   ['herd-bins.schema.json', ['herd', '--bins', '100', '--seeds', '0', '--strategies', 'full jitter', '--workers', '0']],
   ['waits.schema.json', ['waits', '--clients', '3', '--failures', '4']],
   ['fleet.schema.json', ['fleet', '--seeds', '0', '--policies', '4 attempts,4 attempts + shared gRPC throttling (batched)']],
+  ['contention.schema.json', ['contention', '--seeds', '0-2', '--clients', '3,5']],
+  ['metastable.schema.json', ['metastable', '--seeds', '0', '--policies', 'no retry', '--servers', 'FIFO,shedding']],
+  ['metastable-trace.schema.json', ['metastable', '--trace', '0', '--policies', '3 retries', '--servers', 'drop expired']],
   ['fleet-trace.schema.json', ['fleet', '--trace', '0', '--policies', '4 attempts']],
 ];
 

@@ -24,7 +24,7 @@ if (!haveChromium && !process.env.CI) console.warn(`page.browser.test: skipped, 
 
 const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 const cli = (...args: string[]): string => {
-  const r = spawnSync(process.execPath, [main, ...args], { encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(process.execPath, [main, ...args], { encoding: 'utf8', timeout: 300_000 });
   if (r.status !== 0) throw new Error(`herdless-lab ${args.join(' ')}: ${r.stderr}`);
   return r.stdout;
 };
@@ -55,7 +55,7 @@ async function read(page: Page, download = 'herd-json') {
 async function run(page: Page): Promise<string> {
   await page.click('#run');
   const id = await page.evaluate(() => document.body.dataset.runId!);
-  await page.waitForFunction((id) => document.body.dataset.doneId === id || (document.body.dataset.runId === id && document.body.dataset.state === 'failed'), id, { timeout: 60_000 });
+  await page.waitForFunction((id) => document.body.dataset.doneId === id || (document.body.dataset.runId === id && document.body.dataset.state === 'failed'), id, { timeout: 120_000 });
   expect(await page.evaluate(() => [document.body.dataset.state, document.body.dataset.stale])).toEqual(['done', 'false']);
   return id;
 }
@@ -95,8 +95,8 @@ describe.skipIf(!haveChromium && !process.env.CI)('the lab page in chromium', ()
     page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
     await page.goto(server.url);
     // The page runs its defaults once on load: wait for that run by its id.
-    await page.waitForFunction(() => document.body.dataset.runId !== undefined && document.body.dataset.doneId === document.body.dataset.runId, undefined, { timeout: 60_000 });
-  }, 90_000);
+    await page.waitForFunction(() => document.body.dataset.runId !== undefined && document.body.dataset.doneId === document.body.dataset.runId, undefined, { timeout: 120_000 });
+  });
 
   afterAll(async () => {
     await context?.close();
@@ -143,7 +143,7 @@ describe.skipIf(!haveChromium && !process.env.CI)('the lab page in chromium', ()
     const shot = join(process.env.HERDLESS_SCREENSHOT_DIR ?? tempDir('herdless-shot-'), 'lab-page.png');
     await page.screenshot({ path: shot, fullPage: true });
     expect(statSync(shot).size).toBeGreaterThan(20_000);
-  }, 120_000);
+  });
 
   it('an invalid value is highlighted beside its input, marks the results stale and runs nothing', async () => {
     await page.fill('input[name=capacity]', '-1');
@@ -173,7 +173,7 @@ describe.skipIf(!haveChromium && !process.env.CI)('the lab page in chromium', ()
     expect(await page.textContent('[data-error-for=capacity]')).toBe('');
     expect(await page.locator('.invalid').count()).toBe(0);
     expect(await page.isVisible('#stale-note')).toBe(false);
-  }, 90_000);
+  });
 
   it('a custom backoff with an attempt cap: table, command, scenario file, and the requests that gave up per seed', async () => {
     await page.fill('input[name="param:initialBackoffMs"]', '50');
@@ -195,17 +195,27 @@ describe.skipIf(!haveChromium && !process.env.CI)('the lab page in chromium', ()
     expect(bars(custom.arrivals).reduce((n, b) => n + b.arrivals, 0)).toBe(viaCli.runs[0].requests);
     // The gave-up panel scales to its bars: the chart stays one or two rows of panels high.
     expect(await page.evaluate(() => document.querySelector('#chart-seeds')!.scrollHeight)).toBeLessThan(600);
-  }, 90_000);
+  });
 
   it('a long run shows its progress within a seed and can be cancelled', async () => {
     await page.selectOption('select[name=strategy]', 'immediate'); // 12 million requests per run: seconds per seed
     await page.fill('input[name=seeds]', '0-19');
+    // Every status line the run shows, in order, kept by the page itself: reading #status from here
+    // after a wait races the worker (on a busy machine seed 0 can end between two reads).
+    await page.evaluate(() => {
+      const status = document.querySelector('#status')!;
+      const seen: string[] = [];
+      (window as unknown as { statuses: string[] }).statuses = seen;
+      new MutationObserver(() => seen.push(status.textContent!)).observe(status, { childList: true, characterData: true, subtree: true });
+    });
     await page.click('#run');
     const id = await page.evaluate(() => document.body.dataset.runId!);
     // Progress moves within the first seed, before any run has finished.
-    await page.waitForFunction((id) => document.body.dataset.runId === id && Number(document.body.dataset.progress) > 0, id, { timeout: 30_000 });
-    const status = await page.textContent('#status');
-    expect(status).toMatch(/^running run 1 of 20 \(immediate, seed 0\): \d+% of its simulated time$/);
+    await page.waitForFunction((id) => document.body.dataset.runId === id && Number(document.body.dataset.progress) > 0, id, { timeout: 120_000 });
+    const statuses = (await page.evaluate(() => (window as unknown as { statuses: string[] }).statuses)).filter((s) => s.startsWith('running run'));
+    expect(statuses[0]).toBe('running run 1 of 20 (immediate, seed 0): 0% of its simulated time');
+    const withinFirst = statuses.filter((s) => /^running run 1 of 20 \(immediate, seed 0\): \d+% of its simulated time$/.test(s)).map((s) => Number(/(\d+)%/.exec(s)![1]));
+    expect(Math.max(...withinFirst)).toBeGreaterThan(0);
     expect(await page.isEnabled('#cancel')).toBe(true);
     await page.click('#cancel');
     expect(await page.evaluate(() => document.body.dataset.state)).toBe('cancelled');
@@ -217,7 +227,7 @@ describe.skipIf(!haveChromium && !process.env.CI)('the lab page in chromium', ()
     await page.selectOption('select[name=strategy]', 'full jitter');
     await run(page);
     expect((await read(page)).table).toContain('full jitter');
-  }, 90_000);
+  });
 
   it('budget: policies, outage and rate run to the CLI’s table, with the arrivals and token charts', async () => {
     await page.selectOption('select[name=experiment]', 'budget');
@@ -263,9 +273,9 @@ describe.skipIf(!haveChromium && !process.env.CI)('the lab page in chromium', ()
     for (const box of await page.locator('input[name=budgetPolicies]').all()) await box.setChecked(false);
     await refused(page, 'budgetPolicies', 'pick at least one policy');
     await page.locator('input[name=budgetPolicies]').first().setChecked(true);
-  }, 120_000);
+  });
 
-  it('layers: depth, attempts per layer and the one-layer switch', async () => {
+  it('layers: depth and attempts per layer, both policies charted', async () => {
     await page.selectOption('select[name=experiment]', 'layers');
     expect(await page.isVisible('input[name=seeds]')).toBe(false);
     await page.fill('input[name=depth]', '4');
@@ -274,14 +284,12 @@ describe.skipIf(!haveChromium && !process.env.CI)('the lab page in chromium', ()
     const every = await read(page, 'layers-json');
     expect(every.table).toBe(cli('layers', '--depth', '4', '--attempts', '2').trimEnd());
     expect(every.cli).toBe('npm run lab -- layers --depth 4 --attempts 2');
-    expect(every.layers).toEqual(expect.arrayContaining(['frontend: 2 calls', 'backend 1: 4 calls', 'backend 2: 8 calls', 'db: 16 calls']));
-    await page.check('input[name=oneLayer]');
-    await run(page);
-    expect((await read(page, 'layers-json')).layers).toEqual(expect.arrayContaining(['frontend: 2 calls', 'backend 1: 2 calls', 'backend 2: 2 calls', 'db: 2 calls']));
+    expect(every.layers).toEqual(expect.arrayContaining(['every layer retries, frontend: 2 calls', 'every layer retries, backend 1: 4 calls', 'every layer retries, backend 2: 8 calls', 'every layer retries, db: 16 calls']));
+    expect(every.layers).toEqual(expect.arrayContaining(['retry at one layer, frontend: 2 calls', 'retry at one layer, backend 1: 2 calls', 'retry at one layer, backend 2: 2 calls', 'retry at one layer, db: 2 calls']));
     await page.fill('input[name=attempts]', '11');
     await refused(page, 'attempts', 'attempts per layer must be an integer from 1 to 10 in plain decimal, got "11"');
     await page.fill('input[name=attempts]', '2');
-  }, 60_000);
+  });
 
   it('at 360 px wide the form and every chart fit the screen', async () => {
     await page.setViewportSize({ width: 360, height: 800 });
@@ -297,7 +305,99 @@ describe.skipIf(!haveChromium && !process.env.CI)('the lab page in chromium', ()
     expect(fit.charts.length).toBe(2);
     for (const [id, scroll, client] of fit.charts) expect(scroll, String(id)).toBeLessThanOrEqual(Number(client));
     await page.setViewportSize({ width: 1280, height: 1400 });
+  });
+
+  /** Saves a screenshot of `selector` (or the page) where a reader can look at it; returns its path. */
+  async function screenshot(name: string, selector?: string): Promise<string> {
+    const shot = join(process.env.HERDLESS_SCREENSHOT_DIR ?? tempDir('herdless-shot-'), name);
+    if (selector === undefined) await page.screenshot({ path: shot, fullPage: true });
+    else await page.locator(selector).screenshot({ path: shot });
+    expect(statSync(shot).size).toBeGreaterThan(5_000);
+    return shot;
+  }
+
+  it('at 1280 px the budget table is shown whole, its last column included', async () => {
+    await page.setViewportSize({ width: 1280, height: 1400 });
+    await page.selectOption('select[name=experiment]', 'budget');
+    for (const box of await page.locator('input[name=budgetPolicies]').all()) await box.setChecked(true);
+    await page.fill('input[name=seeds]', '0-1');
+    await page.fill('input[name=outageStartS]', '5');
+    await page.fill('input[name=outageEndS]', '15');
+    await page.fill('input[name=ratePerSecond]', '30');
+    await run(page);
+    const table = await page.evaluate(() => {
+      const pre = document.querySelector<HTMLElement>('#table')!;
+      const box = pre.getBoundingClientRect();
+      // Where the last column's heading ends on screen, against the table's visible right edge.
+      const text = pre.firstChild!;
+      const at = text.textContent!.indexOf('retries during outage');
+      const range = document.createRange();
+      range.setStart(text, at);
+      range.setEnd(text, at + 'retries during outage'.length);
+      return { scroll: pre.scrollWidth, client: pre.clientWidth, headingRight: range.getBoundingClientRect().right, visibleRight: box.left + pre.clientLeft + pre.clientWidth, fontPx: parseFloat(getComputedStyle(pre).fontSize) };
+    });
+    expect(table.scroll).toBeLessThanOrEqual(table.client);
+    expect(table.headingRight).toBeLessThanOrEqual(table.visibleRight);
+    // Fitted, still readable.
+    expect(table.fontPx).toBeGreaterThanOrEqual(10);
+    await screenshot('lab-page-budget-table.png', '#table');
+  }, 90_000);
+
+  it('the layers chart draws both policies, as the table lists them', async () => {
+    await page.selectOption('select[name=experiment]', 'layers');
+    await page.fill('input[name=depth]', '3');
+    await page.fill('input[name=attempts]', '3');
+    await run(page);
+    const layers = await read(page, 'layers-json');
+    expect(layers.table).toBe(cli('layers', '--depth', '3', '--attempts', '3').trimEnd());
+    expect(layers.layers).toEqual(
+      expect.arrayContaining([
+        'every layer retries, frontend: 3 calls',
+        'every layer retries, backend: 9 calls',
+        'every layer retries, db: 27 calls',
+        'retry at one layer, frontend: 3 calls',
+        'retry at one layer, backend: 3 calls',
+        'retry at one layer, db: 3 calls',
+      ]),
+    );
+    // Two colours of bars, and a legend that names both policies.
+    const fills = await page.evaluate(() => [...new Set([...document.querySelectorAll('#chart-layers svg path[aria-label*=" calls"]')].map((e) => e.getAttribute('fill')))]);
+    expect(fills).toHaveLength(2);
+    const legend = await page.evaluate(() => [...document.querySelectorAll('#chart-layers svg .role-legend text')].map((e) => e.textContent));
+    expect(legend).toEqual(expect.arrayContaining(['every layer retries', 'retry at one layer']));
+    await screenshot('lab-page-layers-chart.png', '#chart-layers');
   }, 60_000);
+
+  it('after a preset change and Cancel, no other experiment’s results show', async () => {
+    // The layers results, shown.
+    await page.selectOption('select[name=experiment]', 'layers');
+    await run(page);
+    expect(await page.isVisible('#chart-layers')).toBe(true);
+    // The preset changes to the herd; its run starts and Cancel stops it. Run and Cancel are pressed
+    // in one task, so the Cancel lands while the run is on however fast the machine is.
+    await page.selectOption('select[name=experiment]', 'herd');
+    await page.evaluate(() => {
+      document.querySelector<HTMLButtonElement>('#run')!.click();
+      document.querySelector<HTMLButtonElement>('#cancel')!.click();
+    });
+    expect(await page.evaluate(() => document.body.dataset.state)).toBe('cancelled');
+    expect(await page.textContent('#status')).toMatch(/^cancelled at /);
+    // Under the herd form: no layers table, command or chart, greyed or not.
+    expect(await page.isVisible('#table')).toBe(false);
+    expect(await page.isVisible('#chart-layers')).toBe(false);
+    expect(await page.innerText('#results')).not.toContain('layers');
+    expect(await page.isVisible('#no-results')).toBe(true);
+    await screenshot('lab-page-cancelled.png');
+    // Back to the layers preset: its own results show again, marked as from earlier inputs.
+    await page.selectOption('select[name=experiment]', 'layers');
+    expect(await page.isVisible('#chart-layers')).toBe(true);
+    expect(await page.evaluate(() => document.body.dataset.stale)).toBe('true');
+    // And the herd's next run shows the herd's results.
+    await page.selectOption('select[name=experiment]', 'herd');
+    await run(page);
+    expect(await page.isVisible('#no-results')).toBe(false);
+    expect((await read(page)).table).toContain('# scenario');
+  }, 120_000);
 
   it('logged no errors (a CSP violation or a failed load would show here)', () => {
     expect(problems).toEqual([]);

@@ -30,6 +30,10 @@ const FILES = [
   'data/budget-tokens.json',
   'data/budget.csv',
   'data/budget.json',
+  'data/contention-means.csv',
+  'data/contention-means.json',
+  'data/contention.csv',
+  'data/contention.json',
   'data/fleet-arrivals.csv',
   'data/fleet-arrivals.json',
   'data/fleet.csv',
@@ -46,12 +50,20 @@ const FILES = [
   'data/herd.json',
   'data/layers.csv',
   'data/layers.json',
+  'data/metastable-queue.csv',
+  'data/metastable-queue.json',
+  'data/metastable-seconds.csv',
+  'data/metastable-seconds.json',
+  'data/metastable.csv',
+  'data/metastable.json',
   'figures/backoff-waits.narrow.svg',
   'figures/backoff-waits.svg',
   'figures/budget-arrivals.narrow.svg',
   'figures/budget-arrivals.svg',
   'figures/budget-tokens.narrow.svg',
   'figures/budget-tokens.svg',
+  'figures/contention-means.narrow.svg',
+  'figures/contention-means.svg',
   'figures/fleet-arrivals.narrow.svg',
   'figures/fleet-arrivals.svg',
   'figures/herd-arrivals.narrow.svg',
@@ -60,6 +72,10 @@ const FILES = [
   'figures/herd-spread-arrivals.svg',
   'figures/herd-summary.narrow.svg',
   'figures/herd-summary.svg',
+  'figures/metastable-queue.narrow.svg',
+  'figures/metastable-queue.svg',
+  'figures/metastable-seconds.narrow.svg',
+  'figures/metastable-seconds.svg',
   'index.html',
 ];
 
@@ -74,7 +90,7 @@ describe('npm run lab writes the report', () => {
     // The report's own command, as it says it was written (`Written by npm run lab`).
     const r = pasted('npm run lab', cwd);
     first = { status: r.status, stdout: r.stdout, stderr: r.stderr };
-  }, 120_000);
+  });
 
   it('prints every table unchanged, then the report’s path; writes lab-out/ in the current folder and nothing else', () => {
     expect(first.stderr).toBe('');
@@ -201,8 +217,8 @@ describe('npm run lab writes the report', () => {
     const sections = [...html.matchAll(/<section id="([^"]+)">[\s\S]*?Command: <code>([^<]*)<\/code>[\s\S]*?<pre>([^<]*)<\/pre>/g)].map((m) => ({ id: m[1]!, command: unescape(m[2]!), table: unescape(m[3]!) }));
     const figures = [...html.matchAll(/<figure id="([^"]+)">[\s\S]*?Data: <code>([^<]*)<\/code>/g)].map((m) => ({ id: m[1]!, command: unescape(m[2]!) }));
     const all = [...html.matchAll(/<code>([^<]*)<\/code>/g)].map((m) => unescape(m[1]!));
-    expect(sections.map((s) => s.id)).toEqual(['herd', 'herd-spread', 'budget', 'fleet', 'layers']);
-    expect(figures).toHaveLength(7);
+    expect(sections.map((s) => s.id)).toEqual(['herd', 'herd-spread', 'contention', 'budget', 'fleet', 'layers', 'metastable']);
+    expect(figures).toHaveLength(10);
     // Nothing else is shown as a command: the report's own (run above) and the page's.
     expect(all.filter((c) => !sections.some((s) => s.command === c) && !figures.some((f) => f.command === c))).toEqual(['npm run lab', 'npm run lab -- serve']);
     expect(first.status).toBe(0);
@@ -228,6 +244,19 @@ describe('npm run lab writes the report', () => {
         expect(lines[0]).toBe('policy,second,new,arrivals,successes,retries');
         const parsed = lines.slice(1).map((l) => { const m = /^"(.*)",(\d+),(\d+),(\d+),\d+,\d+$/.exec(l)!; return { policy: m[1]!, second: Number(m[2]), arrivals: Number(m[4]), fresh: Number(m[3]) }; });
         expect(parsed).toEqual(rows);
+      } else if (f.id === 'contention-means') {
+        expect(printed).toBe(data('contention', 'csv')); // the means the figure draws, as the table's CSV (2 decimals)
+      } else if (f.id === 'metastable-seconds' || f.id === 'metastable-queue') {
+        // The per-second trace of seed 0: the figure's rows are columns of it.
+        const lines = printed.trimEnd().split('\n');
+        expect(lines[0]).toBe('policy,server,second,fresh,offered,goodput,queue,wasted,shed');
+        const trace = lines.slice(1).map((l) => {
+          const [policy, server, ...n] = l.split(',');
+          const [second, fresh, offered, goodput, queue, wasted] = n.map(Number);
+          return { combination: `${policy} · ${server}`, second, fresh, offered, goodput, queue, wasted };
+        });
+        const rows = JSON.parse(data(f.id, 'json')) as Record<string, unknown>[];
+        expect(rows).toEqual(trace.map((t) => (f.id === 'metastable-queue' ? { combination: t.combination, second: t.second, queue: t.queue } : { combination: t.combination, second: t.second, fresh: t.fresh, offered: t.offered, goodput: t.goodput, wasted: t.wasted })));
       } else if (f.id === 'herd-summary') {
         expect(printed).toBe(data('herd', 'csv')); // the table the summary draws, as the report's data file
       } else {
@@ -240,17 +269,17 @@ describe('npm run lab writes the report', () => {
       expect((await fetch(url)).status).toBe(200);
     });
     expect(page).toContain('stopped (SIGINT)');
-  }, 240_000);
+  }, 600_000);
 
   it('a second run overwrites cleanly', () => {
     writeFileSync(join(out, 'figures/herd-arrivals.svg'), 'stale');
-    const r = spawnSync(process.execPath, [main, '--out', 'lab-out'], { cwd, encoding: 'utf8', timeout: 120_000 });
+    const r = spawnSync(process.execPath, [main, '--out', 'lab-out'], { cwd, encoding: 'utf8', timeout: 300_000 });
     expect(r.status).toBe(0);
     expect(tree(out)).toEqual(FILES);
     expect(readFileSync(join(out, 'figures/herd-arrivals.svg'), 'utf8')).toMatch(/^<svg /);
     expect(readdirSync(cwd)).toEqual(['lab-out']);
     expect(readFileSync(join(out, 'index.html'), 'utf8')).toContain('Written by <code>npm run lab -- --out lab-out</code>');
-  }, 120_000);
+  });
 });
 
 describe('writeReport', () => {

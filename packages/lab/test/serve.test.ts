@@ -1,9 +1,12 @@
 import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServe, type ServeProcess } from './lab-server.js';
+import { startPasted } from './shell.js';
+import { tempDir } from './temp.js';
 
 const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 
@@ -25,7 +28,7 @@ describe('herdless-lab serve', () => {
   let server: ServeProcess;
   beforeAll(async () => {
     server = await startServe();
-  }, 40_000);
+  });
   afterAll(async () => {
     if (server.child.exitCode === null) await server.stop();
   });
@@ -74,7 +77,7 @@ describe('herdless-lab serve', () => {
 
 describe('herdless-lab serve --port', () => {
   it.each([['70000'], ['-1'], ['http'], ['80.5']])('--port %s exits 2 naming the flag', (port) => {
-    const r = spawnSync(process.execPath, [main, 'serve', '--port', port], { encoding: 'utf8', timeout: 30_000 });
+    const r = spawnSync(process.execPath, [main, 'serve', '--port', port], { encoding: 'utf8', timeout: 300_000 });
     expect(r.status).toBe(2);
     expect(r.stderr.trim()).toBe(`herdless-lab: --port ${JSON.stringify(port)}: expected an integer from 0 to 65535`);
   });
@@ -84,11 +87,96 @@ describe('herdless-lab serve --port', () => {
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
     const port = (blocker.address() as { port: number }).port;
     try {
-      const r = spawnSync(process.execPath, [main, 'serve', '--port', String(port)], { encoding: 'utf8', timeout: 30_000 });
+      const r = spawnSync(process.execPath, [main, 'serve', '--port', String(port)], { encoding: 'utf8', timeout: 300_000 });
       expect(r.status).toBe(2);
       expect(r.stderr.trim()).toBe(`herdless-lab: --port ${port}: already in use (try another, or 0 for any free port)`);
     } finally {
       blocker.close();
     }
   });
+});
+
+/** The processes below `pid` (children, their children, …), from /proc: pid → command line. */
+function descendants(pid: number): Map<number, string> {
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // The parent is the 4th field of /proc/PID/stat, after the command name in parentheses.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // The process ended while we read.
+    }
+  }
+  const found = new Map<number, string>();
+  let frontier = [pid];
+  while (frontier.length > 0) {
+    const next: number[] = [];
+    for (const [child, parent] of parents) {
+      if (!frontier.includes(parent) || found.has(child)) continue;
+      let cmd = '';
+      try {
+        cmd = readFileSync(`/proc/${child}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
+      } catch {
+        // ended meanwhile
+      }
+      found.set(child, cmd);
+      next.push(child);
+    }
+    frontier = next;
+  }
+  return found;
+}
+
+/** True while `pid` runs: an ended process not yet reaped by its new parent (a zombie) is not running. */
+const alive = (pid: number): boolean => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+};
+
+const refused = (port: number): Promise<boolean> =>
+  new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => (socket.destroy(), resolve(false)));
+    socket.once('error', () => resolve(true));
+  });
+
+describe.skipIf(process.platform !== 'linux')('npm run lab -- serve and SIGTERM', () => {
+  it("SIGTERM to npm's process stops the server too: no node process is left and the port is free", async () => {
+    const child = startPasted('npm run lab -- serve --port 0', tempDir('herdless-cwd-'));
+    let out = '';
+    child.stdout!.setEncoding('utf8').on('data', (s: string) => (out += s));
+    child.stderr!.setEncoding('utf8').on('data', (s: string) => (out += s));
+    // Every stream closed: npm and every process that held its output (the lab) have exited.
+    const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+    let below = new Map<number, string>();
+    try {
+      // Ready once it prints its address: a margin of 60 s for a build and a busy machine.
+      for (let waited = 0; !/lab page: http:\/\/127\.0\.0\.1:\d+\//.test(out); waited += 100) {
+        if (waited > 60_000 || child.exitCode !== null) throw new Error(`serve did not start: ${out}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const port = Number(/lab page: http:\/\/127\.0\.0\.1:(\d+)\//.exec(out)![1]);
+      expect(readFileSync(`/proc/${child.pid}/cmdline`, 'utf8')).toContain('npm');
+      below = descendants(child.pid!);
+      expect([...below.values()].some((cmd) => cmd.includes('run-lab.mjs serve'))).toBe(true);
+
+      process.kill(child.pid!, 'SIGTERM');
+      // The lab notices within a fraction of a second; 30 s is the margin for a busy machine. Without
+      // the lab's own check it never ends, and this times out.
+      await Promise.race([closed, new Promise((_, reject) => setTimeout(() => reject(new Error(`still running: ${[...below.entries()].filter(([pid]) => alive(pid)).map(([pid, cmd]) => `${pid} ${cmd}`).join('; ')}`)), 30_000))]);
+      // Its output closed as it exited; the process itself is gone a moment later.
+      for (let waited = 0; [...below.keys()].some(alive) && waited < 10_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+      expect([...below.keys()].filter(alive)).toEqual([]);
+      expect(await refused(port)).toBe(true);
+      expect(out).toContain('stopped (SIGTERM)');
+    } finally {
+      for (const pid of [child.pid!, ...below.keys()]) if (alive(pid)) process.kill(pid, 'SIGKILL');
+    }
+  }, 120_000);
 });

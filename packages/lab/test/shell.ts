@@ -1,4 +1,4 @@
-import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from 'node:child_process';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,6 +37,15 @@ export function pasted(command: string, cwd: string, timeout = 120_000): SpawnSy
 }
 
 /**
+ * Starts `command` with bash in `cwd`, in its own process group, its output piped. Bash runs a lone
+ * command in its own process (exec), and the `npm` shim execs the real npm: for `npm run …` the
+ * child's pid is npm's, as a user's `kill <npm's pid>` would find it.
+ */
+export function startPasted(command: string, cwd: string): ChildProcess {
+  return spawn('bash', ['-c', command], { cwd, env: env(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/**
  * Starts a long-running command (a server) with bash in `cwd` in its own process group, waits until
  * its output matches `ready`, hands that output to `check`, then presses Ctrl+C (SIGINT to the group)
  * and resolves with everything it printed.
@@ -47,8 +56,8 @@ export function pastedUntil(command: string, cwd: string, ready: RegExp, check: 
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       process.kill(-child.pid!, 'SIGKILL');
-      reject(new Error(`${command}: not ready after 60 s: ${out}`));
-    }, 60_000);
+      reject(new Error(`${command}: not ready after 120 s: ${out}`));
+    }, 120_000);
     let checked = false;
     const onData = (s: string): void => {
       out += s;

@@ -33,6 +33,8 @@ export class GrpcCallRetry {
   readonly #tel: CallTelemetry | undefined;
   /** An attempt has started and not yet been reported as ended. */
   #inFlight = false;
+  /** A retry was decided and its attempt has not started: the attempts made are one fewer. */
+  #waiting = false;
   constructor(
     private readonly planner: GrpcRetryPlanner,
     private readonly plan: GrpcMethodPlan,
@@ -65,6 +67,7 @@ export class GrpcCallRetry {
   }
   /** The budget hears of each attempt as it starts. */
   started(): void {
+    this.#waiting = false;
     this.plan.policy.budget?.onAttempt(this.planner.clock.now(), this.#state.attempt > 1);
     if (this.#tel !== undefined) {
       this.#inFlight = true;
@@ -98,6 +101,7 @@ export class GrpcCallRetry {
       const event: GrpcRetryEvent = { method: this.method, attempt: this.#state.attempt, code, delayMs: command.delayMs, delaySource: command.delaySource === 'server-hint' ? 'pushback' : 'backoff' };
       this.#tel?.retry(this.#state.attempt, command.delayMs, event.delaySource, { code });
       this.#state = command.next;
+      this.#waiting = true;
       callHook(o.onRetry, event, 'onRetry', o.onHookError);
     } else {
       this.gaveUp(code, command.reason, describeGiveUp(this.plan.policy, command));
@@ -106,8 +110,9 @@ export class GrpcCallRetry {
   }
   /** Reports the end of the call without a retry (also for the commit rule). */
   gaveUp(code: number, reason: GrpcGiveUpEvent['reason'], message: string): void {
-    // A throttled attempt was not sent: the attempts are those before it.
-    const attempts = reason === 'throttled' ? this.#state.attempt - 1 : this.#state.attempt;
+    // During a wait the state already names the attempt that will not start; a throttled attempt
+    // was not sent either: the attempts are those before it.
+    const attempts = this.#waiting || reason === 'throttled' ? this.#state.attempt - 1 : this.#state.attempt;
     if (this.#tel !== undefined) {
       this.#ended(reason === 'aborted' ? 'aborted' : 'failure', code);
       this.#tel.giveUp(reason, attempts, { code, message }, reason === 'throttled' ? this.planner.throttle : this.plan.policy.budget, code);

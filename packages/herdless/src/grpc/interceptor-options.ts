@@ -5,12 +5,13 @@ import { InvalidOptionError, isInvalidOptionError } from '../core/errors.js';
 import type { GiveUpReason } from '../core/retry/errors.js';
 import { parseRetryPolicy, type RetryPolicy } from '../core/retry/policy.js';
 import type { Rng } from '../core/rng.js';
-import { objectOption } from '../core/validate.js';
+import { numberOption, objectOption } from '../core/validate.js';
 import type { HookName } from '../runtime/hooks.js';
 import { systemScheduler, type Scheduler } from '../runtime/scheduler.js';
 import { systemRandom } from '../runtime/system-random.js';
 import { telemetryOption, type TelemetryObserver } from '../runtime/telemetry.js';
-import { parseGrpcServiceConfig, type GrpcRetryConfig } from './service-config.js';
+import { GRPC_MAX_ATTEMPTS_CAP, MAX_RETRY_ATTEMPTS_RULE, parseGrpcServiceConfig, type GrpcRetryConfig } from './service-config.js';
+import { DEFAULT_PER_RPC_BUFFER_LIMIT, DEFAULT_RETRY_BUFFER_SIZE, RetryBufferPool } from './retry-buffer.js';
 import { GRPC_STATUS_CODES, grpcStatusName, type GrpcStatusName } from './status.js';
 import { grpcThrottleFor } from './throttles.js';
 
@@ -36,7 +37,11 @@ export interface GrpcGiveUpEvent {
   readonly attempts: number;
   /** The last attempt's status code. */
   readonly code: number;
-  /** Why no retry followed: `'fatal'` (a status not in the retryable list), `'exhausted'`, `'budget'`… */
+  /**
+   * Why no retry followed: `'fatal'` (a status not in the retryable list), `'exhausted'`,
+   * `'budget'`… or `'committed'`: gRFC A6's commit rule (the response had begun, or the request
+   * outgrew the retry buffer; `message` says which).
+   */
   readonly reason: GiveUpReason | 'committed';
   /** A human sentence, e.g. `all 4 attempts failed (maxAttempts 4)`. */
   readonly message: string;
@@ -58,6 +63,28 @@ export interface GrpcRetryInterceptorOptions {
   serviceConfig?: unknown;
   /** With `serviceConfig`: `'proportional'` (default, gRPC's ±20%) or `'full'` jitter. */
   jitter?: 'proportional' | 'full' | undefined;
+  /**
+   * With `serviceConfig`: the most attempts a service config's `maxAttempts` may ask for; a larger
+   * value is treated as this one. Default 5, gRFC A6's client-side maximum ("can be changed by the
+   * client through the use of channel arguments"); grpc-java names the option `maxRetryAttempts`,
+   * grpc-js `grpc-node.retry_max_attempts_limit`. Raise it only for a server you trust: the cap
+   * exists because a service config can come from DNS. An integer ≥ 1.
+   */
+  maxRetryAttempts?: number | undefined;
+  /**
+   * The most bytes one call may hold for replay (its serialized request messages), gRFC A6's
+   * per-RPC buffer limit. A call whose request outgrows it is committed: the attempt in flight goes
+   * on, and no retry follows. Default 1 MiB (1 048 576), as grpc-js's
+   * `grpc.per_rpc_retry_buffer_size` and grpc-java's `perRpcBufferLimit`. An integer ≥ 0.
+   */
+  perRpcBufferLimit?: number | undefined;
+  /**
+   * The most bytes all calls of this interceptor may hold for replay at once, gRFC A6's
+   * per-channel limit: a call that does not fit is committed as above. Default 16 MiB
+   * (16 777 216), as grpc-js's `grpc.retry_buffer_size` and grpc-java's `retryBufferSize`. One
+   * interceptor per channel (or transport) gives grpc-js's per-channel accounting. An integer ≥ 0.
+   */
+  retryBufferSize?: number | undefined;
   /** Herdless policy: attempts in all, the first included. Default 3. */
   maxAttempts?: number | undefined;
   /** Herdless policy: the backoff. Default herdless's `DEFAULT_BACKOFF` (full jitter, 100 ms × 2^n, cap 10 s). */
@@ -100,7 +127,7 @@ export interface GrpcRetryInterceptorOptions {
 }
 
 const POLICY_KEYS = ['maxAttempts', 'backoff', 'retryableStatusCodes', 'budget'] as const;
-const COMMON_KEYS = ['serviceConfig', 'jitter', ...POLICY_KEYS, 'throttle', 'maxRetryAfterMs', 'clock', 'random', 'onRetry', 'onGiveUp', 'onHookError', 'telemetry'];
+const COMMON_KEYS = ['serviceConfig', 'jitter', 'maxRetryAttempts', ...POLICY_KEYS, 'throttle', 'perRpcBufferLimit', 'retryBufferSize', 'maxRetryAfterMs', 'clock', 'random', 'onRetry', 'onGiveUp', 'onHookError', 'telemetry'];
 
 /** @internal One method's retry rules, resolved from the options. */
 export interface GrpcMethodPlan {
@@ -122,6 +149,8 @@ export interface GrpcRetryPlanner {
   readonly throttle: AttemptThrottle | undefined;
   /** True when the service config asks for throttling (it then needs the server's name). */
   readonly throttled: boolean;
+  /** The bytes held for replay by this interceptor's calls. */
+  readonly buffers: RetryBufferPool;
   /** The plan for `path` (`/service/method`) on `serverName`. */
   planFor(path: string, serverName: string | undefined): GrpcMethodPlan;
 }
@@ -159,15 +188,22 @@ export function grpcRetryPlanner(
   if (throttle !== undefined && (typeof throttle !== 'object' || throttle === null || typeof throttle.admit !== 'function' || typeof throttle.onAnswer !== 'function')) {
     throw new InvalidOptionError(owner, 'throttle', throttle, 'must be an AttemptThrottle (admit, onAnswer), e.g. adaptiveThrottling()');
   }
-  const common = { clock, random, options: o as GrpcRetryInterceptorOptions, telemetry: telemetryOption(owner, o.telemetry), client, throttle };
+  const byteRule = { min: 0, max: Number.MAX_SAFE_INTEGER, integer: true };
+  const buffers = new RetryBufferPool(
+    numberOption(owner, 'retryBufferSize', o.retryBufferSize, DEFAULT_RETRY_BUFFER_SIZE, byteRule),
+    numberOption(owner, 'perRpcBufferLimit', o.perRpcBufferLimit, DEFAULT_PER_RPC_BUFFER_LIMIT, byteRule),
+  );
+  const common = { clock, random, options: o as GrpcRetryInterceptorOptions, telemetry: telemetryOption(owner, o.telemetry), client, throttle, buffers };
 
   if (o.serviceConfig !== undefined) {
     const clash = POLICY_KEYS.find((k) => o[k] !== undefined);
     if (clash !== undefined) throw new InvalidOptionError(owner, clash, o[clash], 'cannot be given with serviceConfig (the service config sets it)');
     const jitter = o.jitter;
+    // Checked here, so that the error names this option rather than a service config path.
+    const maxRetryAttempts = numberOption(owner, 'maxRetryAttempts', o.maxRetryAttempts, GRPC_MAX_ATTEMPTS_CAP, MAX_RETRY_ATTEMPTS_RULE);
     const parse = (service?: string, method?: string): GrpcRetryConfig => {
       try {
-        return parseGrpcServiceConfig(o.serviceConfig, { service, method, jitter });
+        return parseGrpcServiceConfig(o.serviceConfig, { service, method, jitter, maxRetryAttempts });
       } catch (error) {
         if (isInvalidOptionError(error)) throw new InvalidOptionError(owner, `serviceConfig.${error.field}`, error.value, error.requirement);
         throw error;
@@ -197,6 +233,9 @@ export function grpcRetryPlanner(
     };
   }
   if (o.jitter !== undefined) throw new InvalidOptionError(owner, 'jitter', o.jitter, 'applies to serviceConfig only (pass a backoff instead)');
+  if (o.maxRetryAttempts !== undefined) {
+    throw new InvalidOptionError(owner, 'maxRetryAttempts', o.maxRetryAttempts, 'applies to serviceConfig only (maxAttempts is not capped)');
+  }
   const rawCodes = o.retryableStatusCodes ?? ['UNAVAILABLE'];
   if (!Array.isArray(rawCodes) || rawCodes.length === 0) {
     throw new InvalidOptionError(owner, 'retryableStatusCodes', rawCodes, 'must be a non-empty array of gRPC status names or codes');

@@ -3,14 +3,17 @@ import { MAX_DELAY_MS } from '../core/backoff/backoff.js';
 import { fullJitterBackoff, proportionalJitterBackoff } from '../core/backoff/exponential.js';
 import { retryThrottlingBudget, type RetryThrottlingBudget } from '../core/budget/retry-throttling.js';
 import { InvalidOptionError } from '../core/errors.js';
-import { objectOption } from '../core/validate.js';
+import { numberOption, objectOption } from '../core/validate.js';
 import { grpcDurationMs } from './duration.js';
 import { grpcStatusName, grpcStatusOf, type GrpcStatusName } from './status.js';
 
 const OWNER = 'parseGrpcServiceConfig';
 
-/** gRFC A6: "maxAttempts … values greater than 5 are treated as 5". */
+/** gRFC A6: "maxAttempts … values greater than 5 are treated as 5" (the default of `maxRetryAttempts`). */
 export const GRPC_MAX_ATTEMPTS_CAP = 5;
+
+/** @internal The range of `maxRetryAttempts`: an integer ≥ 1. */
+export const MAX_RETRY_ATTEMPTS_RULE = { min: 1, max: Number.MAX_SAFE_INTEGER, integer: true };
 
 /** Options of {@link parseGrpcServiceConfig}. */
 export interface ParseGrpcServiceConfigOptions {
@@ -30,15 +33,22 @@ export interface ParseGrpcServiceConfigOptions {
    * maxBackoff))").
    */
   jitter?: 'proportional' | 'full' | undefined;
+  /**
+   * The client-side maximum of `maxAttempts`: a larger value in the config is treated as this one
+   * (`maxAttemptsCapped`). Default 5, gRFC A6's ("Limits on Retries and Hedges": the client may
+   * change it). grpc-java calls the channel option `maxRetryAttempts`; grpc-js
+   * `grpc-node.retry_max_attempts_limit`. An integer ≥ 1.
+   */
+  maxRetryAttempts?: number | undefined;
 }
 
 /** A validated, normalised gRFC A6 `retryPolicy` (times in ms). */
 export interface GrpcRetryPolicy {
-  /** The attempts per call, first try included: 2 to 5 (after the cap). */
+  /** The attempts per call, first try included, after the cap (`maxRetryAttempts`, default 5). */
   readonly maxAttempts: number;
   /** The value as written in the config (≥ 2; may exceed 5). */
   readonly requestedMaxAttempts: number;
-  /** True when `requestedMaxAttempts` was above 5 and was treated as 5. */
+  /** True when `requestedMaxAttempts` was above the cap and was treated as the cap. */
   readonly maxAttemptsCapped: boolean;
   readonly initialBackoffMs: number;
   readonly maxBackoffMs: number;
@@ -121,7 +131,9 @@ function editDistance(a: string, b: string): number {
  * any letter case. Unlike `grpcStatusName`, no `-` for `_` (grpc-js rejects `"resource-exhausted"`).
  */
 function serviceConfigStatus(value: unknown): GrpcStatusName | undefined {
-  if (typeof value === 'string' && value.includes('-')) return undefined;
+  // ASCII only: grpc-js's validator upper-cases with Unicode rules ("unavaılable", dotless ı, passes)
+  // but its runtime compares lower-cased names, so such a status would never match a failure.
+  if (typeof value === 'string' && !/^[A-Za-z_]+$/.test(value)) return undefined;
   return grpcStatusName(value);
 }
 
@@ -137,7 +149,7 @@ function parseHedgingPolicy(raw: unknown, path: string): void {
   if (Array.isArray(codes)) {
     codes.forEach((code: unknown, i) => {
       if (serviceConfigStatus(code) === undefined) {
-        fail(`${path}.nonFatalStatusCodes[${i}]`, code, 'must be a gRPC status name (e.g. "UNAVAILABLE", any case) or code 0–16');
+        fail(`${path}.nonFatalStatusCodes[${i}]`, code, 'must be a gRPC status name (ASCII letters, e.g. "UNAVAILABLE", any case) or code 0–16');
       }
     });
   }
@@ -178,14 +190,21 @@ function checkLoadBalancing(root: Json): void {
   });
 }
 
-function parseRetryPolicy(raw: unknown, path: string, jitter: 'proportional' | 'full', warnings: string[]): GrpcRetryPolicy {
+interface ParseContext {
+  readonly jitter: 'proportional' | 'full';
+  /** The cap on maxAttempts. */
+  readonly cap: number;
+  readonly warnings: string[];
+}
+
+function parseRetryPolicy(raw: unknown, path: string, { jitter, cap, warnings }: ParseContext): GrpcRetryPolicy {
   if (!isObject(raw)) fail(path, raw, 'must be an object');
   const requested = requireField(raw, 'maxAttempts', path);
   if (typeof requested !== 'number' || !Number.isInteger(requested) || requested < 2) {
     fail(`${path}.maxAttempts`, requested, 'must be an integer ≥ 2');
   }
-  const capped = requested > GRPC_MAX_ATTEMPTS_CAP;
-  if (capped) warnings.push(`${path}.maxAttempts: ${requested} is treated as ${GRPC_MAX_ATTEMPTS_CAP} (gRFC A6 caps it)`);
+  const capped = requested > cap;
+  if (capped) warnings.push(`${path}.maxAttempts: ${requested} is treated as ${cap} (gRFC A6's client-side maximum, maxRetryAttempts)`);
 
   const initialBackoffMs = grpcDurationMs(requireField(raw, 'initialBackoff', path), `${path}.initialBackoff`, OWNER);
   if (!(initialBackoffMs > 0)) fail(`${path}.initialBackoff`, raw.initialBackoff, 'must be > 0');
@@ -202,7 +221,7 @@ function parseRetryPolicy(raw: unknown, path: string, jitter: 'proportional' | '
   codes.forEach((code: unknown, i) => {
     const name = serviceConfigStatus(code);
     if (name === undefined) {
-      fail(`${path}.retryableStatusCodes[${i}]`, code, 'must be a gRPC status name (e.g. "UNAVAILABLE", any case) or code 0–16');
+      fail(`${path}.retryableStatusCodes[${i}]`, code, 'must be a gRPC status name (ASCII letters, e.g. "UNAVAILABLE", any case) or code 0–16');
     }
     if (!names.includes(name)) names.push(name);
   });
@@ -215,18 +234,20 @@ function parseRetryPolicy(raw: unknown, path: string, jitter: 'proportional' | '
   let startMs = initialBackoffMs;
   if (initialBackoffMs > maxBackoffMs) {
     // gRFC A6's formula, min(initial × m^(n−1), max), and grpc-js accept this. With m ≥ 1 every
-    // wait is maxBackoff, so the backoff starts there: the same policy. With m < 1 the formula stays
-    // at maxBackoff until initial × m^(n−1) drops below it; herdless decays from maxBackoff at once.
+    // wait is maxBackoff, so the backoff starts there: A6's policy (grpc-js alone waits
+    // initialBackoff first). With m < 1 the formula stays at maxBackoff until initial × m^(n−1)
+    // drops below it; herdless's backoffs never start above their cap (they are exponential
+    // BackoffSpecs the lab rebuilds on worker threads), so the waits decay from maxBackoff at once.
     warnings.push(
       backoffMultiplier >= 1
-        ? `${path}.initialBackoff: above maxBackoff, so every wait is maxBackoff`
-        : `${path}.initialBackoff: above maxBackoff with backoffMultiplier < 1; the waits decay from maxBackoff`,
+        ? `${path}.initialBackoff: above maxBackoff, so every wait is maxBackoff (gRFC A6's formula; grpc-js waits initialBackoff first)`
+        : `${path}.initialBackoff: above maxBackoff with backoffMultiplier < 1; the waits decay from maxBackoff at once`,
     );
     startMs = maxBackoffMs;
   }
   const shape = { initialBackoffMs: startMs, maxBackoffMs, backoffMultiplier };
   return {
-    maxAttempts: capped ? GRPC_MAX_ATTEMPTS_CAP : requested,
+    maxAttempts: capped ? cap : requested,
     requestedMaxAttempts: requested,
     maxAttemptsCapped: capped,
     initialBackoffMs,
@@ -274,7 +295,8 @@ function parseName(n: unknown, p: string): { service: string; method: string } {
   return { service: '', method: '' };
 }
 
-function parseMethodConfigs(raw: unknown, jitter: 'proportional' | 'full', warnings: string[]): MethodEntry[] {
+function parseMethodConfigs(raw: unknown, context: ParseContext): MethodEntry[] {
+  const { warnings } = context;
   if (!Array.isArray(raw)) fail('methodConfig', raw, 'must be an array');
   const seen = new Set<string>();
   return raw.map((entry: unknown, index): MethodEntry => {
@@ -294,9 +316,9 @@ function parseMethodConfigs(raw: unknown, jitter: 'proportional' | 'full', warni
       // gRFC A6: a method config has a retry policy or a hedging policy, never both.
       if ('retryPolicy' in entry) fail(`${path}.hedgingPolicy`, entry.hedgingPolicy, 'cannot be set with retryPolicy');
       parseHedgingPolicy(entry.hedgingPolicy, `${path}.hedgingPolicy`);
-      warnings.push(`${path}.hedgingPolicy: hedging is not supported; ignored`);
+      warnings.push(`${path}.hedgingPolicy: herdless does not hedge; the method is not retried (grpc-js hedges it)`);
     }
-    const policy = 'retryPolicy' in entry ? parseRetryPolicy(entry.retryPolicy, `${path}.retryPolicy`, jitter, warnings) : undefined;
+    const policy = 'retryPolicy' in entry ? parseRetryPolicy(entry.retryPolicy, `${path}.retryPolicy`, context) : undefined;
     return { index, names, policy };
   });
 }
@@ -327,16 +349,16 @@ const POLICY_FIELDS = ['maxAttempts', 'initialBackoff', 'maxBackoff', 'backoffMu
  * bad entry — and one is picked (see {@link ParseGrpcServiceConfigOptions.service}). It accepts
  * and rejects what grpc-js 1.14 does (a test runs grpc-js's validator over a table of configs), but
  * for the deviations docs/grpc.md lists. The rules: all five retry-policy fields are required;
- * `maxAttempts` an integer ≥ 2, values above 5 treated as 5 (gRFC A6; `maxAttemptsCapped`, and a
- * warning); `initialBackoff` and `maxBackoff` durations like `"0.1s"`, > 0 (A6); an
- * `initialBackoff` above `maxBackoff` is accepted (A6's formula caps every wait); `backoffMultiplier`
- * a number > 0; `retryableStatusCodes` a non-empty array of status names (any letter case, as
- * grpc-js) or codes 0–16; `retryThrottling.maxTokens` in (0, 1000] and `tokenRatio` > 0, both
+ * `maxAttempts` an integer ≥ 2, values above 5 (or `maxRetryAttempts`) treated as 5 (gRFC A6;
+ * `maxAttemptsCapped`, and a warning); `initialBackoff` and `maxBackoff` durations like `"0.1s"`,
+ * > 0 (A6); an `initialBackoff` above `maxBackoff` is accepted (A6's formula caps every wait);
+ * `backoffMultiplier` a finite number > 0; `retryableStatusCodes` a non-empty array of status names
+ * (ASCII letters in any case, as grpc-js) or codes 0–16; `retryThrottling.maxTokens` in (0, 1000] and `tokenRatio` > 0, both
  * truncated to 3 decimal places. Each `methodConfig` entry needs a `name` array; a name's `service`
  * and `method` are strings, and a name without a service sets no method; no name twice. A
  * `hedgingPolicy` is validated (`maxAttempts` ≥ 2, `hedgingDelay` a duration, `nonFatalStatusCodes`
  * statuses), an error next to a `retryPolicy`, and otherwise ignored with a warning (herdless does
- * not hedge). `waitForReady`, `timeout`, `maxRequestBytes`, `maxResponseBytes`,
+ * not hedge: such a method gets no retry policy). `waitForReady`, `timeout`, `maxRequestBytes`, `maxResponseBytes`,
  * `loadBalancingPolicy` and `loadBalancingConfig` are type-checked as grpc-js checks them, then
  * ignored.
  *
@@ -361,12 +383,13 @@ const POLICY_FIELDS = ['maxAttempts', 'initialBackoff', 'maxBackoff', 'backoffMu
  * ```
  */
 export function parseGrpcServiceConfig(input: unknown, options?: ParseGrpcServiceConfigOptions): GrpcRetryConfig {
-  const o = objectOption(OWNER, 'options', options, ['service', 'method', 'jitter']);
+  const o = objectOption(OWNER, 'options', options, ['service', 'method', 'jitter', 'maxRetryAttempts']);
   const jitter = o.jitter ?? 'proportional';
   if (jitter !== 'proportional' && jitter !== 'full') fail('options.jitter', jitter, 'must be "proportional" or "full"');
   if (o.service !== undefined && typeof o.service !== 'string') fail('options.service', o.service, 'must be a string');
   if (o.method !== undefined && typeof o.method !== 'string') fail('options.method', o.method, 'must be a string');
   if (o.method !== undefined && o.service === undefined) fail('options.method', o.method, 'needs options.service');
+  const cap = numberOption(OWNER, 'options.maxRetryAttempts', o.maxRetryAttempts, GRPC_MAX_ATTEMPTS_CAP, MAX_RETRY_ATTEMPTS_RULE);
 
   let root = input;
   if (typeof input === 'string') {
@@ -379,18 +402,19 @@ export function parseGrpcServiceConfig(input: unknown, options?: ParseGrpcServic
   if (!isObject(root)) fail('serviceConfig', root, 'must be an object');
 
   const warnings: string[] = [];
+  const context: ParseContext = { jitter, cap, warnings };
   let retryPolicy: GrpcRetryPolicy | undefined;
   let retryThrottling: GrpcRetryThrottling | undefined;
   if (POLICY_FIELDS.some((f) => f in root)) {
-    retryPolicy = parseRetryPolicy(root, 'retryPolicy', jitter, warnings);
+    retryPolicy = parseRetryPolicy(root, 'retryPolicy', context);
   } else {
     if (root.retryPolicy !== undefined && root.methodConfig !== undefined) {
       fail('retryPolicy', root.retryPolicy, 'must be inside methodConfig[] when methodConfig is given');
     }
     if (root.retryPolicy !== undefined) {
-      retryPolicy = parseRetryPolicy(root.retryPolicy, 'retryPolicy', jitter, warnings);
+      retryPolicy = parseRetryPolicy(root.retryPolicy, 'retryPolicy', context);
     } else if (root.methodConfig !== undefined) {
-      retryPolicy = pick(parseMethodConfigs(root.methodConfig, jitter, warnings), o.service, o.method, warnings);
+      retryPolicy = pick(parseMethodConfigs(root.methodConfig, context), o.service, o.method, warnings);
     }
     if (root.retryThrottling !== undefined) retryThrottling = parseThrottling(root.retryThrottling, 'retryThrottling');
     checkLoadBalancing(root);

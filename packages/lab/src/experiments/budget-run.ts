@@ -2,6 +2,7 @@ import { isInvalidOptionError } from 'herdless';
 import { parseGrpcServiceConfig } from 'herdless/grpc';
 import { budgetScenario, type ClientPolicy, type ScenarioSpec } from 'herdless/sim';
 import { readJsonFile } from '../json-file.js';
+import { closestName } from '../closest.js';
 import { describePath, userPath } from '../paths.js';
 import { progressBar } from '../progress.js';
 import { runBudgetJobs } from '../runner.js';
@@ -23,6 +24,7 @@ export function grpcPolicy(file: string): { policy: ClientPolicy; warnings: stri
   const path = userPath('--grpc-service-config', file);
   const where = describePath(path);
   const json = readJsonFile(path.path, where);
+  checkServiceConfigShape(json, where);
   try {
     const config = parseGrpcServiceConfig(json);
     const warnings = config.warnings.map((w) => `${where}: ${w}`);
@@ -43,6 +45,30 @@ export function grpcPolicy(file: string): { policy: ClientPolicy; warnings: stri
     if (isInvalidOptionError(error)) throw new UsageError(`${where}: ${error.field} ${error.requirement}, got ${quote(error.value)}`);
     throw error;
   }
+}
+
+/** The top-level keys of a gRPC service config that carry retries (gRFC A6). */
+const SERVICE_CONFIG_KEYS = ['methodConfig', 'retryPolicy', 'retryThrottling'];
+/** The fields of a bare retry policy, which `parseGrpcServiceConfig` also takes at the top level. */
+const RETRY_POLICY_KEYS = ['maxAttempts', 'initialBackoff', 'maxBackoff', 'backoffMultiplier', 'retryableStatusCodes'];
+
+/**
+ * Refuses a file with none of a service config's retry keys at its top level. gRPC reads `{}` or a
+ * file of unknown keys as a valid config that never retries, so the lab would add a row of a policy
+ * nobody wrote: most likely the wrong file was given (a lab scenario, meant for `--config`).
+ */
+function checkServiceConfigShape(json: unknown, where: string): void {
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) return; // the parser names the type
+  const keys = Object.keys(json);
+  if (keys.some((k) => SERVICE_CONFIG_KEYS.includes(k) || RETRY_POLICY_KEYS.includes(k))) return;
+  const found = keys.length === 0 ? 'an empty object' : `${keys.slice(0, 5).map((k) => quote(k, 40)).join(', ')}${keys.length > 5 ? ', …' : ''}`;
+  const misspelt = keys.map((k) => [k, closestName(k, [...SERVICE_CONFIG_KEYS, ...RETRY_POLICY_KEYS])] as const).find(([, near]) => near !== undefined);
+  const hint = ['clients', 'server', 'policies'].every((k) => keys.includes(k))
+    ? ' (a lab scenario: give it to --config)'
+    : misspelt === undefined
+      ? ''
+      : ` (${quote(misspelt[0], 40)}: did you mean ${misspelt[1]!}?)`;
+  throw new UsageError(`${where}: not a gRPC service config: expected ${SERVICE_CONFIG_KEYS.join(', ')} or a bare retry policy's fields (maxAttempts, …) at the top level, found ${found}${hint}`);
 }
 
 /** The article's budget scenario without its policy: 10 clients, Poisson arrivals, the outage at 5–15 s, 40 s. */

@@ -57,8 +57,6 @@ export interface FormValues {
   depth: string;
   /** Layers: maxAttempts of every caller. */
   attempts: string;
-  /** Layers: chart the one-layer rule (else every layer retrying). */
-  oneLayer: boolean;
 }
 
 /** A validation problem: which input it belongs to, and the message that names the field and the value. */
@@ -90,7 +88,6 @@ export function defaultForm(strategy: HerdStrategy = 'exponential'): FormValues 
     ratePerSecond: '30',
     depth: '3',
     attempts: '3',
-    oneLayer: false,
   };
 }
 
@@ -190,7 +187,6 @@ export interface BudgetPageRun {
 export interface LayersPageRun {
   depth: number;
   attempts: number;
-  oneLayer: boolean;
 }
 
 /** A run of any of the page's experiments, or the first problem with the form. */
@@ -276,7 +272,7 @@ export function validateLayersForm(form: FormValues): PageFormResult {
   const attempts = formNumber('attempts', 'attempts per layer', form.attempts, 1, 10, true);
   if (isError(attempts)) return { ok: false, error: attempts };
   if (attempts ** depth > 100_000) return { ok: false, error: { input: 'attempts', message: `attempts ^ depth is ${attempts}^${depth} calls; keep it ≤ 100000` } };
-  return { ok: true, kind: 'layers', run: { depth, attempts, oneLayer: form.oneLayer } };
+  return { ok: true, kind: 'layers', run: { depth, attempts } };
 }
 
 /** Validates the form for its experiment. */

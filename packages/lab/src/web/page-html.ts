@@ -1,7 +1,5 @@
 /** The lab page's HTML: the form and the result areas; `page.js` fills the choices and does the rest. */
 export function pageHtml(): string {
-  const checkbox = (name: string, label: string) => `
-      <label class="field check" data-input="${name}"><input type="checkbox" name="${name}"> <span>${label}</span></label>`;
   const field = (name: string, label: string, hint: string, value = '') => `
       <label class="field" data-input="${name}">
         <span class="label">${label} <small>${hint}</small></span>
@@ -43,6 +41,7 @@ export function pageHtml(): string {
   .check input { width: auto; }
   .stale #shown { opacity: 0.45; }
   .stale-note { background: #fff6d6; border: 1px solid #e6c200; padding: 4px 8px; }
+  .note { color: #555; font-size: 13px; }
   @media (max-width: 760px) {
     .layout { grid-template-columns: 1fr; padding: 10px; gap: 10px; }
     header { padding: 10px; }
@@ -91,7 +90,7 @@ export function pageHtml(): string {
       <legend>Layers experiment: a chain of services, the last always failing</legend>
       ${field('depth', 'depth', 'services in the chain, 1–10')}
       ${field('attempts', 'attempts per layer', 'maxAttempts of every caller, 1–10')}
-      ${checkbox('oneLayer', 'retry at one layer only (the services below answer “overloaded; don’t retry”)')}
+      <p class="note">Both policies run: every layer retries, and retry at one layer only (the services below answer “overloaded; don’t retry”).</p>
     </fieldset>
     <fieldset data-group="herd budget">
       ${field('seeds', 'seeds', 'e.g. 0-19 or 1,5,9')}
@@ -102,7 +101,8 @@ export function pageHtml(): string {
   <section class="results" id="results" aria-live="polite">
     <div class="status"><progress id="progress" max="1" value="0"></progress><span id="status">starting…</span></div>
     <p id="stale-note" class="stale-note" hidden>These results are for earlier inputs: they update when the new run finishes.</p>
-    <div id="shown">
+    <p id="no-results" class="note">The results of this experiment show here when its run finishes.</p>
+    <div id="shown" hidden>
       <h2>Table</h2>
       <pre id="table"></pre>
       <p class="links" id="links"></p>

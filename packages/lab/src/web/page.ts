@@ -1,5 +1,5 @@
 // The lab page: a form, a Web Worker running the library's engine, and the report's own charts.
-import { BACKOFF_KINDS, BUDGET_POLICIES, HERD_STRATEGIES, herdRow, LAYERS_POLICIES, type HerdStrategy } from 'herdless/sim';
+import { BACKOFF_KINDS, BUDGET_POLICIES, HERD_STRATEGIES, herdRow, type HerdStrategy } from 'herdless/sim';
 import { parse, View } from 'vega';
 import { expressionInterpreter } from 'vega-interpreter';
 import { compile, type TopLevelSpec } from 'vega-lite';
@@ -77,7 +77,6 @@ function showGroups(experiment: string): void {
 function writeForm(values: FormValues): void {
   for (const key of TEXT_INPUTS) input(key).value = values[key];
   for (const box of form.querySelectorAll<HTMLInputElement>('input[name=budgetPolicies]')) box.checked = values.budgetPolicies.includes(box.value);
-  (input('oneLayer') as HTMLInputElement).checked = values.oneLayer;
   renderParams(values);
   showGroups(values.experiment);
 }
@@ -103,7 +102,6 @@ function readForm(): FormValues {
     ratePerSecond: v('ratePerSecond'),
     depth: v('depth'),
     attempts: v('attempts'),
-    oneLayer: (input('oneLayer') as HTMLInputElement).checked,
   };
 }
 
@@ -153,8 +151,13 @@ function budgetCommand(run: BudgetPageRun): string {
 
 const views = new Map<string, View>();
 
-/** Renders a spec into a container with Vega's SVG renderer and its CSP-safe expression interpreter. */
-async function draw(selector: string, spec: TopLevelSpec): Promise<void> {
+/**
+ * Renders a spec into a container with Vega's SVG renderer and its CSP-safe expression interpreter,
+ * unless run `id` is no longer the latest: a run that finished while a newer one started must not
+ * draw over the newer run's charts when its own drawing resumes after an await.
+ */
+async function draw(id: number, selector: string, spec: TopLevelSpec): Promise<void> {
+  if (id !== runId) return;
   views.get(selector)?.finalize();
   const view = new View(parse(compile(spec).spec, undefined, { ast: true }), { renderer: 'svg', container: selector, hover: true, expr: expressionInterpreter });
   views.set(selector, view);
@@ -186,14 +189,43 @@ function setState(state: 'running' | 'done' | 'invalid' | 'failed' | 'cancelled'
   cancelButton.disabled = state !== 'running';
 }
 
-/** Marks the results shown as coming from older inputs (until a run of the new ones finishes). */
+/**
+ * Shows the results only under the form of their own experiment — another experiment's table and
+ * charts, greyed or not, would read as this one's — and marks them as coming from older inputs
+ * (until a run of the new ones finishes).
+ */
 function markStale(stale: boolean): void {
-  const shown = document.body.dataset.doneId !== undefined;
+  const kind = document.body.dataset.experiment; // the experiment of the results on the page
+  const shown = kind !== undefined && kind === experimentKind(input('experiment').value);
+  $<HTMLElement>('#shown').hidden = !shown;
+  $<HTMLElement>('#no-results').hidden = shown;
   const on = stale && shown;
   results.classList.toggle('stale', on);
   $<HTMLElement>('#stale-note').hidden = !on;
   document.body.dataset.stale = String(on);
 }
+
+const table = $<HTMLElement>('#table');
+
+/**
+ * Fits the table's widest line in the panel by shrinking its (monospace) font, down to 10 px: a
+ * table cut at the panel's edge hides its last column. Below that (a phone) it scrolls sideways.
+ */
+function fitTable(): void {
+  table.style.fontSize = '';
+  if (table.offsetParent === null || table.scrollWidth <= table.clientWidth) return;
+  const style = getComputedStyle(table); // the page's own size, 12.5 px
+  const padding = parseFloat(style.paddingLeft) + parseFloat(style.paddingRight);
+  // Monospace text is as wide as its font is large: scale by the room over the text's width.
+  let px = Math.floor(parseFloat(style.fontSize) * ((table.clientWidth - padding) / (table.scrollWidth - padding)) * 10) / 10;
+  table.style.fontSize = `${Math.max(10, px)}px`;
+  // Rounding in the font's metrics may leave a pixel over.
+  while (table.scrollWidth > table.clientWidth && px > 10) {
+    px = Math.max(10, px - 0.2);
+    table.style.fontSize = `${px}px`;
+  }
+}
+window.addEventListener('resize', fitTable);
 
 function stopWorker(): void {
   worker?.terminate();
@@ -262,7 +294,7 @@ function showResults(kind: 'herd' | 'budget' | 'layers'): void {
   for (const el of document.querySelectorAll<HTMLElement>('[data-results]')) el.hidden = el.dataset.results !== kind;
 }
 
-async function showHerd(values: FormValues, run: HerdRun, scenario: object, msg: HerdDone): Promise<number> {
+async function showHerd(values: FormValues, run: HerdRun, scenario: object, msg: HerdDone, id: number): Promise<number> {
   const { runs, bins } = msg;
   const result: HerdResult = { run, rows: runs.map((r) => herdRow(r.policy, r.results)), runs };
   $<HTMLElement>('#table').textContent = `${describeRun(run)}\n${herdTable(result)}`;
@@ -276,6 +308,7 @@ async function showHerd(values: FormValues, run: HerdRun, scenario: object, msg:
   const server = run.base.server;
   const end = Math.max(1, ...bins.map((b) => b.t2));
   await draw(
+    id,
     '#chart-arrivals',
     arrivalsSpec(bins, [{ series: run.policies[0]!.name, title: `${run.policies[0]!.name}, seed ${run.seeds[0]}` }], {
       capacity: (server.capacityPerTick * 100) / server.tickMs,
@@ -285,11 +318,11 @@ async function showHerd(values: FormValues, run: HerdRun, scenario: object, msg:
       width: plotWidth('#chart-arrivals', 720),
     }),
   );
-  await draw('#chart-seeds', perSeedSpec(seedRows(result), { width: plotWidth('#chart-seeds', 1000) + 90 }));
+  await draw(id, '#chart-seeds', perSeedSpec(seedRows(result), { width: plotWidth('#chart-seeds', 1000) + 90 }));
   return runs.reduce((n, r) => n + r.results.length, 0);
 }
 
-async function showBudget(values: FormValues, run: BudgetPageRun, scenario: object, msg: BudgetDone): Promise<number> {
+async function showBudget(values: FormValues, run: BudgetPageRun, scenario: object, msg: BudgetDone, id: number): Promise<number> {
   const result: BudgetResult = { run: { policies: [], seeds: run.seeds }, rows: msg.rows };
   const a = run.outage;
   const article = a.startMs === 5000 && a.endMs === 15_000 && run.ratePerSecond === 30;
@@ -307,12 +340,12 @@ async function showBudget(values: FormValues, run: BudgetPageRun, scenario: obje
   const outage = { startS: a.startMs / 1000, endS: a.endMs / 1000 };
   const server = run.base.server;
   const crashPerSecond = (server.crashLimit * 1000) / (server.crashWindowTicks * server.tickMs);
-  await draw('#chart-per-second', perSecondSpec(msg.perSecond, run.policies.map((p) => p.name), { outage, crashPerSecond, width: plotWidth('#chart-per-second', 680) }));
-  await draw('#chart-tokens', tokensSpec(msg.tokens, { outage, maxTokens: 10, width: plotWidth('#chart-tokens', 720) }));
+  await draw(id, '#chart-per-second', perSecondSpec(msg.perSecond, run.policies.map((p) => p.name), { outage, crashPerSecond, width: plotWidth('#chart-per-second', 680) }));
+  await draw(id, '#chart-tokens', tokensSpec(msg.tokens, { outage, maxTokens: 10, width: plotWidth('#chart-tokens', 720) }));
   return run.policies.length * run.seeds.length;
 }
 
-async function showLayers(run: LayersPageRun, msg: LayersDone): Promise<number> {
+async function showLayers(run: LayersPageRun, msg: LayersDone, id: number): Promise<number> {
   $<HTMLElement>('#table').textContent = `${layersTitle(run.depth, run.attempts)}\n${layersTable(msg.rows)}`;
   $<HTMLElement>('#cli').textContent = `npm run lab -- layers --depth ${run.depth} --attempts ${run.attempts}`;
   $<HTMLElement>('#links').replaceChildren(
@@ -320,25 +353,28 @@ async function showLayers(run: LayersPageRun, msg: LayersDone): Promise<number> 
     dataLink(`${layersCsv(msg.rows)}\n`, 'text/csv', 'layers.csv', 'CSV'),
   );
   showResults('layers');
-  const policy = run.oneLayer ? LAYERS_POLICIES[1] : LAYERS_POLICIES[0];
-  const row = msg.rows.find((r) => r.policy === policy)!;
-  const bars = Object.entries(row.calls).map(([service, calls]) => ({ service, calls }));
-  await draw('#chart-layers', layersSpec(bars, policy, { width: plotWidth('#chart-layers', 480) }));
+  // Both policies, as the table lists them: the chart is their comparison.
+  const bars = msg.rows.flatMap((row) => Object.entries(row.calls).map(([service, calls]) => ({ policy: row.policy, service, calls })));
+  await draw(id, '#chart-layers', layersSpec(bars, { width: plotWidth('#chart-layers', 480) }));
   return 2;
 }
 
 async function show(values: FormValues, checked: Extract<PageFormResult, { ok: true }>, msg: DoneMessage, ms: number, id: number): Promise<void> {
+  // The results area now holds this experiment's results: shown before the charts are drawn, which
+  // take their width from it.
+  document.body.dataset.experiment = checked.kind;
+  markStale(true);
   let runs: number;
-  if (checked.kind === 'herd' && msg.experiment === 'herd') runs = await showHerd(values, checked.run, checked.scenario, msg);
-  else if (checked.kind === 'budget' && msg.experiment === 'budget') runs = await showBudget(values, checked.run, checked.scenario, msg);
-  else if (checked.kind === 'layers' && msg.experiment === 'layers') runs = await showLayers(checked.run, msg);
+  if (checked.kind === 'herd' && msg.experiment === 'herd') runs = await showHerd(values, checked.run, checked.scenario, msg, id);
+  else if (checked.kind === 'budget' && msg.experiment === 'budget') runs = await showBudget(values, checked.run, checked.scenario, msg, id);
+  else if (checked.kind === 'layers' && msg.experiment === 'layers') runs = await showLayers(checked.run, msg, id);
   else throw new Error(`lab page: a ${msg.experiment} result for a ${checked.kind} run`);
   if (id !== runId) return;
   progress.value = 1;
   document.body.dataset.progress = '1';
-  document.body.dataset.experiment = checked.kind;
   document.body.dataset.doneId = String(id);
   markStale(false);
+  fitTable();
   status.textContent = checked.kind === 'layers' ? 'done: both policies' : `done: ${runs} runs in ${(ms / 1000).toFixed(1)} s`;
   setState('done');
 }
