@@ -1,5 +1,16 @@
-import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { numberOption, objectOption } from '../core/validate.js';
+
+/**
+ * `node:perf_hooks`, looked up when a monitor is made rather than imported: the load shedder is
+ * also bundled for browsers (the lab page's simulator uses it), where no such module exists.
+ * `process.getBuiltinModule` is in Node.js ≥ 20.16, Deno and Bun.
+ */
+function perfHooks(): typeof import('node:perf_hooks') {
+  const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+  const hooks = proc?.getBuiltinModule?.('node:perf_hooks') as typeof import('node:perf_hooks') | undefined;
+  if (hooks === undefined) throw new Error('eventLoopDelayMonitor: needs node:perf_hooks (Node.js ≥ 20.16, Deno, Bun); pass your own eventLoopDelay elsewhere');
+  return hooks;
+}
 
 /**
  * A reading of how late the event loop runs, in ms — what a Node.js server saturates on first: a
@@ -47,7 +58,8 @@ export interface EventLoopDelayMonitorOptions {
  *
  * Its timer is unref'd: it never keeps a process alive. Call `close()` when the server stops.
  *
- * @throws InvalidOptionError naming the field: `sampleIntervalMs` outside [10, 60 000], `resolutionMs` outside [1, 1000].
+ * @throws InvalidOptionError naming the field: `sampleIntervalMs` outside [10, 60 000], `resolutionMs` outside [1, 1000];
+ *   an Error on a runtime without `node:perf_hooks` (a browser).
  * @example
  * ```ts
  * const delay = eventLoopDelayMonitor({ sampleIntervalMs: 100 });
@@ -59,6 +71,7 @@ export function eventLoopDelayMonitor(options?: EventLoopDelayMonitorOptions): E
   const o = objectOption(owner, 'options', options, ['sampleIntervalMs', 'resolutionMs']);
   const interval = numberOption(owner, 'sampleIntervalMs', o.sampleIntervalMs, 100, { min: 10, max: 60_000 });
   const resolution = numberOption(owner, 'resolutionMs', o.resolutionMs, 10, { min: 1, max: 1000, integer: true });
+  const { monitorEventLoopDelay, performance } = perfHooks();
   const histogram = monitorEventLoopDelay({ resolution });
   histogram.enable();
   let previous = 0;
