@@ -13,6 +13,8 @@ export default defineConfig({
       { find: /^herdless\/grpc$/, replacement: fileURLToPath(new URL('./packages/herdless/src/grpc/index.ts', import.meta.url)) },
       { find: /^herdless\/grpc-js$/, replacement: fileURLToPath(new URL('./packages/herdless/src/grpc-js/index.ts', import.meta.url)) },
       { find: /^herdless\/connect$/, replacement: fileURLToPath(new URL('./packages/herdless/src/connect/index.ts', import.meta.url)) },
+      { find: /^herdless\/fastify$/, replacement: fileURLToPath(new URL('./packages/herdless/src/fastify/index.ts', import.meta.url)) },
+      { find: /^herdless\/hono$/, replacement: fileURLToPath(new URL('./packages/herdless/src/hono/index.ts', import.meta.url)) },
       { find: /^herdless\/server$/, replacement: fileURLToPath(new URL('./packages/herdless/src/server/index.ts', import.meta.url)) },
       { find: /^herdless\/core$/, replacement: fileURLToPath(new URL('./packages/herdless/src/core/index.ts', import.meta.url)) },
       { find: /^herdless\/sim$/, replacement: fileURLToPath(new URL('./packages/herdless/src/sim/index.ts', import.meta.url)) },

@@ -62,6 +62,11 @@ export {
   type AwsRetryQuotaOptions,
   type KeyedBudgets,
   type KeyedBudgetsOptions,
+  adaptiveThrottling,
+  type AttemptThrottle,
+  type AdaptiveThrottling,
+  type AdaptiveThrottlingOptions,
+  type ThrottleSpec,
 } from './core/budget/index.js';
 
 // The circuit breaker.
@@ -147,6 +152,7 @@ export type {
   RetryScheduledEvent,
   GiveUpTelemetryEvent,
   BudgetRefusalEvent,
+  ThrottleRejectionEvent,
   BreakerStateEvent,
   BreakerRejectionEvent,
   ShedEvent,

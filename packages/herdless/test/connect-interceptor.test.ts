@@ -2,6 +2,7 @@ import { Code, ConnectError, createClient, type Client, type Transport } from '@
 import { Http2SessionManager, createConnectTransport, createGrpcTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
 import { connectRetryInterceptor, type ConnectRetryInterceptorOptions, type GrpcGiveUpEvent, type GrpcRetryEvent } from 'herdless/connect';
 import { grpcThrottleOf } from 'herdless/grpc';
+import { adaptiveThrottling } from 'herdless';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FlakyService, startConnectServer, type ConnectFlakyServer } from './support/connect-server.js';
 import { DEADLINE_MS, a6ServiceConfig, deadlineServiceConfig, expectA6Waits, type Outcome } from './support/grpc-server.js';
@@ -149,5 +150,25 @@ describe('connectRetryInterceptor: options', () => {
     expect(error.field).toBe(field);
     expect(error.value).toEqual(value);
     expect(error.message).toContain('connectRetryInterceptor');
+  });
+});
+
+describe('connectRetryInterceptor with adaptive throttling (a real Connect server)', () => {
+  it('a refused first try is not sent: UNAVAILABLE, give-up "throttled" after 0 attempts; UNAVAILABLE answers are rejections, OK and INVALID_ARGUMENT accepts', async () => {
+    const throttle = adaptiveThrottling();
+    const c = client('connect', { throttle, random: { random: () => 0 } });
+    // 3 answered: UNAVAILABLE (rejected), INVALID_ARGUMENT (accepted), OK (accepted); retries off.
+    const noRetry = client('connect', { throttle, serviceConfig: undefined, maxAttempts: 1, random: { random: () => 0.999_999 } });
+    await unary(noRetry.client, [{ code: UNAVAILABLE }]);
+    await unary(noRetry.client, [{ code: Code.InvalidArgument }]);
+    await unary(noRetry.client, [{ ok: true }]);
+    expect([throttle.requestsInWindow(0), throttle.acceptsInWindow(0)]).toEqual([3, 2]);
+    // Push requests well past 2 × accepts: p > 0, and the draw 0 refuses.
+    for (let i = 0; i < 10; i++) throttle.admit(performance.now(), { random: () => 0.999_999 }, false);
+    const { error, id } = await unary(c.client, [{ ok: true }]);
+    expect(error?.code).toBe(UNAVAILABLE);
+    expect(error?.rawMessage).toBe('adaptive throttling rejected the call locally');
+    expect(arrivalsOf(id)).toHaveLength(0);
+    expect(c.giveUps).toEqual([expect.objectContaining({ reason: 'throttled', attempts: 0, code: UNAVAILABLE })]);
   });
 });

@@ -7,8 +7,10 @@ import * as main from 'herdless';
 import * as axios from 'herdless/axios';
 import * as connect from 'herdless/connect';
 import * as core from 'herdless/core';
+import * as fastify from 'herdless/fastify';
 import * as grpc from 'herdless/grpc';
 import * as grpcJs from 'herdless/grpc-js';
+import * as hono from 'herdless/hono';
 import * as http from 'herdless/http';
 import * as otel from 'herdless/otel';
 import * as redis from 'herdless/redis';
@@ -23,8 +25,10 @@ const ENTRIES: Record<string, object> = {
   'herdless/axios': axios,
   'herdless/connect': connect,
   'herdless/core': core,
+  'herdless/fastify': fastify,
   'herdless/grpc': grpc,
   'herdless/grpc-js': grpcJs,
+  'herdless/hono': hono,
   'herdless/http': http,
   'herdless/otel': otel,
   'herdless/redis': redis,

@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { grpcThrottleOf, type GrpcGiveUpEvent, type GrpcRetryEvent } from 'herdless/grpc';
+import { adaptiveThrottling } from 'herdless';
 import { grpcRetryInterceptor, type GrpcJsRetryInterceptorOptions } from 'herdless/grpc-js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEADLINE_MS, FlakyClient, a6ServiceConfig, deadlineServiceConfig, expectA6Waits, startFlakyServer, type FlakyClientInstance, type FlakyServer, type Outcome } from './support/grpc-server.js';
@@ -232,5 +233,31 @@ describe('grpcRetryInterceptor: options', () => {
     expect(error.field).toBe(field);
     expect(error.value).toEqual(value);
     expect(error.message).toContain('grpcRetryInterceptor');
+  });
+});
+
+describe('grpcRetryInterceptor with adaptive throttling (a real grpc-js server)', () => {
+  it('a refused first try is not sent (UNAVAILABLE); a refused retry ends with the last status; answers are counted by the classification', async () => {
+    const throttle = adaptiveThrottling();
+    const counting = client({ throttle, serviceConfig: undefined, maxAttempts: 1, random: { random: () => 0.999_999 } });
+    await unary(counting, [{ code: UNAVAILABLE }]);
+    await unary(counting, [{ code: grpc.status.NOT_FOUND }]);
+    await unary(counting, [{ ok: true }]);
+    expect([throttle.requestsInWindow(0), throttle.acceptsInWindow(0)]).toEqual([3, 2]);
+    for (let i = 0; i < 10; i++) throttle.admit(performance.now(), { random: () => 0.999_999 }, false);
+    const refused = client({ throttle, random: { random: () => 0 } });
+    const first = await unary(refused, [{ ok: true }]);
+    expect(first.error?.code).toBe(UNAVAILABLE);
+    expect(first.error?.details).toBe('adaptive throttling rejected the call locally');
+    expect(arrivalsOf(first.id)).toHaveLength(0);
+    expect(refused.giveUps).toEqual([expect.objectContaining({ reason: 'throttled', attempts: 0 })]);
+
+    // A fresh throttle: the first try goes out (p = 0) and fails; its retry sees 1 request and no
+    // accept (p = 1/2) and the draw 0 refuses it: the call ends with that first status.
+    const retrying = client({ throttle: adaptiveThrottling(), random: { random: () => 0 } });
+    const second = await unary(retrying, [{ code: UNAVAILABLE }, { ok: true }]);
+    expect(second.error?.code).toBe(UNAVAILABLE);
+    expect(arrivalsOf(second.id)).toHaveLength(1);
+    expect(retrying.giveUps).toEqual([expect.objectContaining({ reason: 'throttled', attempts: 1 })]);
   });
 });

@@ -31,5 +31,8 @@ describe('optional peer dependencies', () => {
     expect(importIn('herdless/otel')).toBe('ERR_MODULE_NOT_FOUND');
     expect(importIn('herdless/undici')).toBe('ok true'); // type-only use of undici: nothing to load
     expect(importIn('herdless/axios')).toBe('ERR_MODULE_NOT_FOUND');
+    // Type-only use of fastify and hono: the plugin and the middleware load without them.
+    expect(importIn('herdless/fastify')).toBe('ok true');
+    expect(importIn('herdless/hono')).toBe('ok true');
   });
 });

@@ -102,6 +102,7 @@ describe('retry(op, options) with the same options object, call after call', () 
     ['deadlineMs', 0],
     ['attemptTimeoutMs', -5],
     ['budget', {}],
+    ['throttle', {}],
     ['maxAttempts', 0],
     ['backoff', 'none'],
     ['throttlingBackoff', {}],

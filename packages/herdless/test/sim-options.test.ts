@@ -10,7 +10,7 @@ describe('herdless/sim experiments: unknown names and options', () => {
     ['herdBackoff', () => herdBackoff('ful jitter' as never), 'herdBackoff: strategy must be one of immediate, fixed 1s, exponential, full jitter, equal jitter, decorrelated, got "ful jitter"'],
     ['runHerd', () => runHerd(['ful jitter' as never], [0]), 'herdBackoff: strategy must be one of immediate, fixed 1s, exponential, full jitter, equal jitter, decorrelated, got "ful jitter"'],
     ['herdScenario', () => herdScenario('full jitter', { spreed: 900 } as never), 'herdScenario: spreed is not an option of herdScenario (check the spelling; options: clients, spreadMs, horizonMs, server), got 900'],
-    ['budgetPolicy', () => budgetPolicy('4 attempt' as never), 'budgetPolicy: name must be one of no retry, 4 attempts, 4 attempts + gRPC throttling, 4 attempts + 10% retry ratio, 4 attempts + 10% retry ratio (at decision), 4 attempts + Finagle budget, 4 attempts + AWS retry quota, got "4 attempt"'],
+    ['budgetPolicy', () => budgetPolicy('4 attempt' as never), 'budgetPolicy: name must be one of no retry, 4 attempts, 4 attempts + gRPC throttling, 4 attempts + 10% retry ratio, 4 attempts + 10% retry ratio (at decision), 4 attempts + Finagle budget, 4 attempts + AWS retry quota, 4 attempts + adaptive throttling, 4 attempts + ratio + adaptive throttling, got "4 attempt"'],
     ['budgetScenario', () => budgetScenario('no retry', { client: 5 } as never), 'budgetScenario: client is not an option of budgetScenario (check the spelling; options: clients, ratePerSecond, outage, horizonMs), got 5'],
   ])('%s', (_name, call, message) => {
     expect(invalidOption(call).message).toBe(message);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { isInvalidOptionError } from 'herdless';
-import { BACKOFF_KINDS, BUDGET_KINDS, backoffFromSpec, budgetFromSpec } from 'herdless/sim';
+import { BACKOFF_KINDS, BUDGET_KINDS, backoffFromSpec, budgetFromSpec, throttleFromSpec } from 'herdless/sim';
 import { HERD_STRATEGIES, herdBackoff, type PolicySpec, type ScenarioSpec, type ServerModel } from 'herdless/sim';
 import { MAX_SEEDS } from './seeds.js';
 import { closestName } from './closest.js';
@@ -34,6 +34,7 @@ const policyObjectSchema = z.strictObject({
   backoff: z.looseObject({ kind: z.enum(BACKOFF_KINDS) }),
   maxAttempts: z.number().int().min(1).max(1e6).nullable(),
   budget: z.looseObject({ kind: z.enum(BUDGET_KINDS) }).optional(),
+  throttle: z.looseObject({ kind: z.literal('adaptive throttling') }).optional(),
 });
 
 const policySchema = z.union([z.enum(HERD_STRATEGIES), policyObjectSchema]);
@@ -133,12 +134,15 @@ export function parseConfig(json: unknown, where = 'config'): LabConfig {
     const spec: PolicySpec =
       typeof p === 'string'
         ? herdPolicySpec(p)
-        : { name: p.name, backoff: p.backoff as PolicySpec['backoff'], maxAttempts: p.maxAttempts, ...(p.budget ? { budget: p.budget as NonNullable<PolicySpec['budget']> } : {}) };
+        : { name: p.name, backoff: p.backoff as PolicySpec['backoff'], maxAttempts: p.maxAttempts, ...(p.budget ? { budget: p.budget as NonNullable<PolicySpec['budget']> } : {}),
+            ...(p.throttle ? { throttle: p.throttle as NonNullable<PolicySpec['throttle']> } : {}),
+          };
     if (names.has(spec.name)) throw new ConfigError(where, `policies[${i}].name`, `policies[${i}].name ${render(spec.name)} is used twice`);
     names.add(spec.name);
     try {
       backoffFromSpec(spec.backoff, `policies[${i}].backoff`);
       if (spec.budget) budgetFromSpec(spec.budget, `policies[${i}].budget`);
+      if (spec.throttle) throttleFromSpec(spec.throttle, `policies[${i}].throttle`);
     } catch (error) {
       if (isInvalidOptionError(error)) throw new ConfigError(where, error.field, `${error.field} ${error.requirement}, got ${render(error.value)}`);
       throw error;

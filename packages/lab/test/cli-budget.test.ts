@@ -70,8 +70,8 @@ describe('herdless-lab budget', () => {
     expect(r.status).toBe(0);
     const rows = JSON.parse(r.stdout).rows;
     // The default rows stay; the config's row is added.
-    expect(rows.map((row: { policy: string }) => row.policy)).toHaveLength(8);
-    expect(rows[7].retryShare).toEqual({ mean: 0, min: 0, max: 0 });
+    expect(rows.map((row: { policy: string }) => row.policy)).toHaveLength(10);
+    expect(rows[9].retryShare).toEqual({ mean: 0, min: 0, max: 0 });
     expect(r.stderr).toContain('warning: --grpc-service-config');
     expect(r.stderr).toContain('maxAttempts: 9 is treated as 5');
     expect(r.stderr).toContain('leave out UNAVAILABLE');

@@ -200,13 +200,13 @@ describe('npm run lab writes the report', () => {
     const load = outage.reduce((a, p) => a + p.arrivals, 0) / outage.reduce((a, p) => a + p.fresh, 0);
     expect(load).toBeGreaterThan(3.8);
     expect(load).toBeLessThan(4);
-    // One y scale for all seven panels, an x-axis title, and the crash threshold on every panel.
+    // One y scale for all nine panels (one per policy), an x-axis title, and the crash threshold on every panel.
     const svg = readFileSync(join(out, 'figures/budget-arrivals.svg'), 'utf8');
     const yAxes = [...svg.matchAll(/aria-label="(Y-axis[^"]*)"/g)].map((m) => m[1]);
-    expect(yAxes).toHaveLength(7);
+    expect(yAxes).toHaveLength(9);
     expect(new Set(yAxes)).toEqual(new Set(["Y-axis titled 'arrivals per s' for a linear scale with values from 0 to 1,400"]));
     expect(svg).toContain("X-axis titled 'time (s); the outage shaded'");
-    expect(labels(svg).filter((l) => l === 'crash threshold: about 1000 arrivals per s')).toHaveLength(7);
+    expect(labels(svg).filter((l) => l === 'crash threshold: about 1000 arrivals per s')).toHaveLength(9);
     const layers = JSON.parse(readFileSync(join(out, 'data/layers.json'), 'utf8'));
     expect(layers.rows[0].calls).toEqual({ frontend: 3, backend: 9, db: 27 });
   });

@@ -85,6 +85,8 @@ export class ConnectCall {
   readonly #startedAt: number;
   /** The breaker's permit for the attempt in flight. */
   #permit: BreakerPermit | undefined;
+  /** The failure of the attempt before the next one (what a throttled retry ends the call with). */
+  #lastError: unknown;
 
   constructor(
     private readonly planner: GrpcRetryPlanner,
@@ -100,12 +102,18 @@ export class ConnectCall {
   }
 
   /**
-   * The headers of the attempt about to start (the first attempt keeps the caller's). The breaker
-   * decides before the attempt counts as started: a refused attempt is not sent, and the call ends
-   * with UNAVAILABLE (give-up reason `'circuit-open'`), the `CircuitOpenError` as its cause.
+   * The headers of the attempt about to start (the first attempt keeps the caller's). Throws when
+   * adaptive throttling refuses the attempt: the last attempt's error, or UNAVAILABLE before any.
+   * The breaker decides next, before the attempt counts as started: a refused attempt is not sent,
+   * and the call ends with UNAVAILABLE (give-up reason `'circuit-open'`), the `CircuitOpenError` as
+   * its cause.
    */
   header(): Headers {
     const attempt = this.retry.attempt;
+    const last = this.#lastError;
+    if (!this.retry.admit(last === undefined ? Code.Unavailable : ConnectError.from(last).code)) {
+      throw last ?? new ConnectError('adaptive throttling rejected the call locally', Code.Unavailable);
+    }
     if (this.breaker !== undefined) {
       const permit = this.breaker.tryAcquire();
       if (isCircuitOpenError(permit)) {
@@ -151,6 +159,7 @@ export class ConnectCall {
     }
     const command = this.retry.failed(failure.code, failure.metadata.get(GRPC_PUSHBACK_HEADER) ?? undefined);
     if (command.kind === 'give-up') throw error;
+    this.#lastError = error;
     if (command.delayMs > 0) await wait(this.planner.clock, command.delayMs, this.req.signal);
     // A stream's request outgrew the buffer during the wait: this failure is the call's last.
     if (this.committed !== undefined) {

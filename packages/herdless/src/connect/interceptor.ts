@@ -79,7 +79,7 @@ export function connectRetryInterceptor(options: ConnectRetryInterceptorOptions)
     const serverName = grpcServerName(req.url);
     const plan = planner.planFor(path, serverName);
     const breaker = planner.breaker?.get(serverName);
-    if (plan.policy.maxAttempts <= 1 && plan.policy.budget === undefined && breaker === undefined) return next(req);
+    if (plan.policy.maxAttempts <= 1 && plan.policy.budget === undefined && planner.throttle === undefined && breaker === undefined) return next(req);
     const call = new ConnectCall(planner, plan, path, req, breaker);
     return req.stream
       ? streamCall(call, req, next as (req: StreamRequest) => Promise<StreamResponse>, planner)

@@ -56,5 +56,5 @@ export {
   type BreakerPermit,
   type BreakerRejection,
 } from './breaker/index.js';
-export { budgetFromSpec, BUDGET_KINDS } from './budget/index.js';
+export { budgetFromSpec, BUDGET_KINDS, throttleFromSpec, isAcceptedVerdict } from './budget/index.js';
 export { PyRandom } from './python-random.js';

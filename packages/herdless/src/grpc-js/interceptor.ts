@@ -73,7 +73,7 @@ export function grpcRetryInterceptor(options: GrpcJsRetryInterceptorOptions): In
     const definition = callOptions.method_definition;
     const plan = planner.planFor(definition.path, target);
     const breaker = planner.breaker?.get(serverName);
-    if (plan.policy.maxAttempts <= 1 && plan.policy.budget === undefined && breaker === undefined) return new InterceptingCall(nextCall(callOptions));
+    if (plan.policy.maxAttempts <= 1 && plan.policy.budget === undefined && planner.throttle === undefined && breaker === undefined) return new InterceptingCall(nextCall(callOptions));
     return new InterceptingCall(new RetryingCall(planner, plan, callOptions, nextCall, breaker));
   };
 }

@@ -68,6 +68,8 @@ export class RetryingCall implements Call {
   /** The last failed attempt's status, while a backoff wait runs. */
   #lastStatus: StatusObject | undefined;
   #held: { message: unknown } | undefined;
+  /** The status of the last failed attempt: what a retry that adaptive throttling refuses ends with. */
+  #previousStatus: StatusObject | undefined;
   readonly #unary: boolean;
   readonly #retry: GrpcCallRetry;
   readonly #buffer: CallRetryBuffer;
@@ -93,6 +95,14 @@ export class RetryingCall implements Call {
   }
 
   #startAttempt(): void {
+    const previous = this.#previousStatus;
+    if (!this.#retry.admit(previous === undefined ? Status.UNAVAILABLE : previous.code)) {
+      // Not sent: the call ends with the last attempt's status, or UNAVAILABLE before any — after
+      // start() returns, as grpc-js delivers its own statuses.
+      const status = previous ?? { code: Status.UNAVAILABLE, details: 'adaptive throttling rejected the call locally', metadata: new Metadata() };
+      queueMicrotask(() => this.#finish(status));
+      return;
+    }
     if (this.breaker !== undefined) {
       const permit = this.breaker.tryAcquire();
       if (isCircuitOpenError(permit)) {
@@ -245,6 +255,7 @@ export class RetryingCall implements Call {
     }
     this.#held = undefined;
     this.#lastStatus = status;
+    this.#previousStatus = status;
     const { clock } = this.planner;
     const run = (): void => {
       this.#timer = undefined;

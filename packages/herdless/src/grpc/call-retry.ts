@@ -20,6 +20,9 @@ export function grpcVerdict(plan: GrpcMethodPlan, code: number, pushback: unknow
   return retryAfter(ms < MAX_DELAY_MS ? ms : MAX_DELAY_MS + 1);
 }
 
+/** DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, UNAVAILABLE: answers about load, never accepts. */
+const LOAD_STATUSES: ReadonlySet<number> = /* @__PURE__ */ new Set([4, 8, 14]);
+
 /**
  * @internal One call's retry state across its attempts, shared by the grpc-js and Connect
  * interceptors: the budget's bookkeeping, `decide()`, and the hooks.
@@ -51,6 +54,17 @@ export class GrpcCallRetry {
   get attempt(): number {
     return this.#state.attempt;
   }
+  /**
+   * Asks the adaptive throttle (if any) whether the next attempt may be sent; on a refusal, reports
+   * the give-up (reason `'throttled'`, with `code`: the last attempt's status, or UNAVAILABLE for a
+   * first try) and returns false — the caller then ends the call without sending it.
+   */
+  admit(code: number): boolean {
+    const throttle = this.planner.throttle;
+    if (throttle === undefined || throttle.admit(this.planner.clock.now(), this.planner.random, this.#state.attempt > 1)) return true;
+    this.gaveUp(code, 'throttled', 'adaptive throttling rejected the attempt locally');
+    return false;
+  }
   /** The budget hears of each attempt as it starts. */
   started(): void {
     this.#waiting = false;
@@ -63,6 +77,7 @@ export class GrpcCallRetry {
   /** The call succeeded (status OK). */
   succeeded(): void {
     (this.plan.policy.budget as HintedRetryBudget | undefined)?.onSuccess(this.planner.clock.now(), this.#state.attempt > 1);
+    this.planner.throttle?.onAnswer(this.planner.clock.now(), true);
     this.#ended('success', 0);
   }
   /** Reports the attempt in flight as ended (telemetry only). */
@@ -78,6 +93,8 @@ export class GrpcCallRetry {
   failed(code: number, pushback: unknown): RetryCommand {
     this.#ended('failure', code);
     const verdict = grpcVerdict(this.plan, code, pushback);
+    // Load-related statuses are rejections even when this method does not retry them.
+    this.planner.throttle?.onAnswer(this.planner.clock.now(), verdict.kind === 'fatal' && !LOAD_STATUSES.has(code));
     const command = decide(this.plan.policy, this.#state, verdict, this.planner.clock.now(), this.planner.random);
     const o = this.planner.options;
     if (command.kind === 'retry') {
@@ -93,11 +110,12 @@ export class GrpcCallRetry {
   }
   /** Reports the end of the call without a retry (also for the commit rule). */
   gaveUp(code: number, reason: GrpcGiveUpEvent['reason'], message: string): void {
-    // During a wait the state already names the attempt that will not start.
-    const attempts = this.#waiting ? this.#state.attempt - 1 : this.#state.attempt;
+    // During a wait the state already names the attempt that will not start; a throttled attempt
+    // was not sent either: the attempts are those before it.
+    const attempts = this.#waiting || reason === 'throttled' ? this.#state.attempt - 1 : this.#state.attempt;
     if (this.#tel !== undefined) {
       this.#ended(reason === 'aborted' ? 'aborted' : 'failure', code);
-      this.#tel.giveUp(reason, attempts, { code, message }, this.plan.policy.budget, code);
+      this.#tel.giveUp(reason, attempts, { code, message }, reason === 'throttled' ? this.planner.throttle : this.plan.policy.budget, code);
     }
     const o = this.planner.options;
     if (o.onGiveUp === undefined) return;

@@ -1,5 +1,6 @@
 import type { Backoff } from '../core/backoff/backoff.js';
 import type { RetryBudget } from '../core/budget/budget.js';
+import type { AttemptThrottle } from '../core/budget/adaptive-throttling.js';
 import { InvalidOptionError, isInvalidOptionError } from '../core/errors.js';
 import type { GiveUpReason } from '../core/retry/errors.js';
 import { parseRetryPolicy, type RetryPolicy } from '../core/retry/policy.js';
@@ -99,6 +100,15 @@ export interface GrpcRetryInterceptorOptions {
    * `'hint-too-long'`). Default 60 000. Range [0, 2^31 − 1].
    */
   maxRetryAfterMs?: number | undefined;
+  /**
+   * Client-side adaptive throttling (`adaptiveThrottling()`), shared by the calls that use it and
+   * asked before every attempt, the first included. A refused first try ends the call with
+   * UNAVAILABLE ("adaptive throttling rejected the call locally") without sending it; a refused
+   * retry ends it with the last attempt's status. OK and statuses that say nothing about load
+   * count as accepts; UNAVAILABLE, RESOURCE_EXHAUSTED, DEADLINE_EXCEEDED and the retryable
+   * statuses as rejections. Works with a service config too. Default: none.
+   */
+  throttle?: AttemptThrottle | undefined;
   /** The clock and timers, as `retry()`'s `clock`. Default `systemScheduler`; tests may pass a `ManualClock`. */
   clock?: Scheduler | undefined;
   /** The jitter's uniform source. Default `systemRandom`. */
@@ -128,7 +138,7 @@ export interface GrpcRetryInterceptorOptions {
 }
 
 const POLICY_KEYS = ['maxAttempts', 'backoff', 'retryableStatusCodes', 'budget'] as const;
-const COMMON_KEYS = ['serviceConfig', 'jitter', 'maxRetryAttempts', ...POLICY_KEYS, 'perRpcBufferLimit', 'retryBufferSize', 'maxRetryAfterMs', 'clock', 'random', 'onRetry', 'onGiveUp', 'onHookError', 'telemetry', 'breaker'];
+const COMMON_KEYS = ['serviceConfig', 'jitter', 'maxRetryAttempts', ...POLICY_KEYS, 'throttle', 'perRpcBufferLimit', 'retryBufferSize', 'maxRetryAfterMs', 'clock', 'random', 'onRetry', 'onGiveUp', 'onHookError', 'telemetry', 'breaker'];
 
 /** @internal One method's retry rules, resolved from the options. */
 export interface GrpcMethodPlan {
@@ -146,6 +156,8 @@ export interface GrpcRetryPlanner {
   readonly telemetry: TelemetryObserver | undefined;
   /** `'grpc-js'` or `'connect'`: the telemetry call's `client`. */
   readonly client: string;
+  /** The adaptive throttle, if any. */
+  readonly throttle: AttemptThrottle | undefined;
   /** True when the service config asks for throttling (it then needs the server's name). */
   readonly throttled: boolean;
   /** The bytes held for replay by this interceptor's calls. */
@@ -185,12 +197,16 @@ export function grpcRetryPlanner(
   if (typeof random !== 'object' || random === null || typeof random.random !== 'function') {
     throw new InvalidOptionError(owner, 'random', random, 'must be an Rng ({ random(): number })');
   }
+  const throttle = o.throttle;
+  if (throttle !== undefined && (typeof throttle !== 'object' || throttle === null || typeof throttle.admit !== 'function' || typeof throttle.onAnswer !== 'function')) {
+    throw new InvalidOptionError(owner, 'throttle', throttle, 'must be an AttemptThrottle (admit, onAnswer), e.g. adaptiveThrottling()');
+  }
   const byteRule = { min: 0, max: Number.MAX_SAFE_INTEGER, integer: true };
   const buffers = new RetryBufferPool(
     numberOption(owner, 'retryBufferSize', o.retryBufferSize, DEFAULT_RETRY_BUFFER_SIZE, byteRule),
     numberOption(owner, 'perRpcBufferLimit', o.perRpcBufferLimit, DEFAULT_PER_RPC_BUFFER_LIMIT, byteRule),
   );
-  const common = { clock, random, options: o as GrpcRetryInterceptorOptions, telemetry: telemetryOption(owner, o.telemetry), client, buffers, breaker: breakerOption(owner, o.breaker) };
+  const common = { clock, random, options: o as GrpcRetryInterceptorOptions, telemetry: telemetryOption(owner, o.telemetry), client, throttle, buffers, breaker: breakerOption(owner, o.breaker) };
 
   if (o.serviceConfig !== undefined) {
     const clash = POLICY_KEYS.find((k) => o[k] !== undefined);

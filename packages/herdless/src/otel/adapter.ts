@@ -122,6 +122,7 @@ class OtelAdapter implements OtelTelemetry {
   readonly #delay: Histogram;
   readonly #giveUps: Counter;
   readonly #refusals: Counter;
+  readonly #throttled: Counter;
   readonly #transitions: Counter;
   readonly #rejections: Counter;
   readonly #shed: Counter;
@@ -150,6 +151,7 @@ class OtelAdapter implements OtelTelemetry {
     });
     this.#giveUps = meter.createCounter('herdless.give_ups', { unit: '{call}', description: 'Calls that stopped without a result they accept, by reason.' });
     this.#refusals = meter.createCounter('herdless.budget.refusals', { unit: '{retry}', description: 'Retries a retry budget refused.' });
+    this.#throttled = meter.createCounter('herdless.throttle.rejections', { unit: '{request}', description: 'Attempts adaptive throttling rejected locally (first tries and retries).' });
     this.#transitions = meter.createCounter('herdless.breaker.transitions', { unit: '{transition}', description: 'Circuit breaker state changes.' });
     this.#rejections = meter.createCounter('herdless.breaker.rejections', { unit: '{call}', description: 'Calls a circuit breaker refused.' });
     this.#shed = meter.createCounter('herdless.server.shed', { unit: '{request}', description: 'Requests a server shed (503 without running the handler).' });
@@ -207,6 +209,9 @@ class OtelAdapter implements OtelTelemetry {
       }
       case 'budget-refusal':
         this.#refusals.add(1, { ...layerAttributes(event.call), 'herdless.budget.kind': event.budget });
+        return;
+      case 'throttle-rejection':
+        this.#throttled.add(1, { ...layerAttributes(event.call), 'herdless.throttle.kind': event.throttle, 'herdless.retry': event.attempt > 1 });
         return;
       case 'breaker-state':
         this.#transitions.add(
@@ -324,6 +329,7 @@ function budgetLevel(budget: RetryBudget, measure: 'tokens' | 'ratio' | 'balance
  * | `herdless.retry.delay` | histogram | `ms` | the same |
  * | `herdless.give_ups` | counter | `{call}` | `herdless.layer`, `herdless.client`, `herdless.give_up.reason` |
  * | `herdless.budget.refusals` | counter | `{retry}` | `herdless.layer`, `herdless.budget.kind` |
+ * | `herdless.throttle.rejections` | counter | `{request}` | `herdless.layer`, `herdless.throttle.kind`, `herdless.retry` |
  * | `herdless.budget.tokens`, `.retry_ratio`, `.balance` | gauge | `{token}`, `1`, `{retry}` | `herdless.budget.name`, `herdless.budget.kind` (see `observeBudget`) |
  * | `herdless.breaker.state` | gauge | `1` | `herdless.breaker.name`, `herdless.breaker.state` (see `observeBreaker`) |
  * | `herdless.breaker.transitions` | counter | `{transition}` | `herdless.breaker.name`, `.from`, `.to` |

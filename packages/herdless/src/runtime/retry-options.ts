@@ -1,6 +1,7 @@
 import { InvalidOptionError } from '../core/errors.js';
 import type { Backoff } from '../core/backoff/backoff.js';
 import type { RetryBudget } from '../core/budget/budget.js';
+import type { AttemptThrottle } from '../core/budget/adaptive-throttling.js';
 import type { RetryableOverride } from '../core/classify/classify.js';
 import {
   DEFAULT_BACKOFF,
@@ -42,6 +43,7 @@ export class RetrySettings implements PolicyDraft {
   deadlineMs = Infinity;
   attemptTimeoutMs = Infinity;
   budget: RetryBudget | undefined;
+  throttle: AttemptThrottle | undefined;
   random: Rng = systemRandom;
   clock: Scheduler = systemScheduler;
   unref = false;
@@ -51,7 +53,7 @@ export class RetrySettings implements PolicyDraft {
   telemetry: TelemetryObserver | undefined;
   /** No deadline and no attempt timeout: without a signal, nothing can cut an attempt short. */
   plain = true;
-  /** `plain`, no budget and no telemetry: the first attempt needs nothing but the operation. */
+  /** `plain`, no budget, no throttle and no telemetry: the first attempt needs nothing but the operation. */
   lean = true;
   /** `retry` or `createRetry`: the name errors give. */
   readonly owner: string;
@@ -75,6 +77,7 @@ export const RETRY_POLICY_KEYS: readonly string[] = [
   'deadlineMs',
   'attemptTimeoutMs',
   'budget',
+  'throttle',
   'random',
   'clock',
   'unref',
@@ -142,6 +145,12 @@ export function readRetryOptions(options: RetryOptions, owner: string, perCall: 
       case 'budget':
         settings.budget = budgetOption(owner, value);
         break;
+      case 'throttle':
+        if (value !== undefined && !hasMethods(value, ['admit', 'onAnswer'])) {
+          throw new InvalidOptionError(owner, key, value, 'must be an AttemptThrottle (admit, onAnswer), e.g. adaptiveThrottling()');
+        }
+        settings.throttle = value as AttemptThrottle | undefined;
+        break;
       case 'random':
         if (value !== undefined) {
           if (!hasMethods(value, ['random'])) throw new InvalidOptionError(owner, key, value, 'must be an Rng ({ random(): number })');
@@ -182,7 +191,7 @@ export function readRetryOptions(options: RetryOptions, owner: string, perCall: 
   }
   settings.throttlingBackoff = throttlingDefault(settings, options.throttlingBackoff);
   settings.plain = settings.deadlineMs === Infinity && settings.attemptTimeoutMs === Infinity;
-  settings.lean = settings.plain && settings.budget === undefined && settings.telemetry === undefined;
+  settings.lean = settings.plain && settings.budget === undefined && settings.throttle === undefined && settings.telemetry === undefined;
   return settings;
 }
 

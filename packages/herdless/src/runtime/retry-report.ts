@@ -25,7 +25,7 @@ export function reportRetry(settings: RetrySettings, tel: CallTelemetry | undefi
 
 /** Reports a call that ends without a result: to the telemetry, then to `onGiveUp`. */
 function reportGiveUp(settings: RetrySettings, tel: CallTelemetry | undefined, reason: GiveUpReason, attempts: number, error: unknown): void {
-  if (tel !== undefined) tel.giveUp(reason, attempts, error, settings.budget);
+  if (tel !== undefined) tel.giveUp(reason, attempts, error, reason === 'throttled' ? settings.throttle : settings.budget);
   if (settings.onGiveUp !== undefined) callHook(settings.onGiveUp, { reason, attempts, error }, 'onGiveUp', settings.onHookError);
 }
 

@@ -1,5 +1,6 @@
 import type { RetryPolicy, RetryPolicyOptions } from '../core/retry/policy.js';
 import type { Rng } from '../core/rng.js';
+import type { AttemptThrottle } from '../core/budget/adaptive-throttling.js';
 import type { GiveUpEvent, HookName, RetryEvent } from './hooks.js';
 import type { Scheduler } from './scheduler.js';
 import type { TelemetryObserver } from './telemetry.js';
@@ -51,6 +52,15 @@ export type RetryOperation<T> = (context: RetryContext) => T | PromiseLike<T>;
  * ```
  */
 export interface RetrierOptions extends RetryPolicyOptions {
+  /**
+   * Client-side adaptive throttling shared by many calls (see `adaptiveThrottling`): asked before
+   * *every* attempt, the first included. A local rejection ends the call with reason
+   * `'throttled'` (a `RetryError`; on a first try, with no failure as `cause`). Each answer is
+   * reported to it: a success or a non-retryable failure (404, 400) as accepted; a retryable
+   * failure (503, 429, a timeout) or "don't retry" pushback as rejected. Put it on the layer that
+   * sends (the innermost `retry()`), once. Default: none.
+   */
+  throttle?: AttemptThrottle | undefined;
   /** The randomness the backoff draws from. Default `systemRandom` (`Math.random`); pass a seeded `Rng` (`new PyRandom(seed)` from `herdless/sim`) for repeatable waits. */
   random?: Rng | undefined;
   /** The clock and timers. Default `systemScheduler` (`performance.now`, `setTimeout`); pass a `ManualClock` (from `herdless`) in tests. */

@@ -1,4 +1,5 @@
-import { classify } from '../core/classify/classify.js';
+import { isAcceptedVerdict } from '../core/budget/adaptive-throttling.js';
+import { classify, isTransientError } from '../core/classify/classify.js';
 import { InvalidOptionError } from '../core/errors.js';
 import { decide, startRetry, type HintedRetryBudget, type RetryState } from '../core/retry/decide.js';
 import { AttemptTimeoutError, FailureLog } from '../core/retry/errors.js';
@@ -139,6 +140,7 @@ async function run<T>(operation: RetryOperation<T>, settings: RetrySettings, sig
   const tel = callTelemetry(settings);
   if (signal !== undefined && signal.aborted) throw abortReason(settings, tel, 0, signal);
   const budget = settings.budget as HintedRetryBudget | undefined;
+  const throttle = settings.throttle;
   // Synchronously, before the first await: inside an enclosing layer's operation call.
   const nested = claimNested(budget);
   // Timers and the caller's abort, only for a call that something can cut short.
@@ -155,12 +157,14 @@ async function run<T>(operation: RetryOperation<T>, settings: RetrySettings, sig
       if (!failed) {
         // 1. The attempt, held to what is left of the deadline and to attemptTimeoutMs.
         const attempt = state.attempt;
-        const now = guard === undefined && budget === undefined ? 0 : nowOf(settings);
+        const now = guard === undefined && budget === undefined && throttle === undefined ? 0 : nowOf(settings);
         // Never more than the whole deadline: a clock that stepped backwards must not ask for a longer timer.
         const left = Math.min(state.deadlineAt - now, settings.deadlineMs);
         // A late timer brought us to the deadline: start no attempt that could not run.
         if (left <= 0) throw giveUpError(settings, tel, { kind: 'give-up', reason: 'deadline' }, attempt - 1, error, log);
         const byDeadline = left <= settings.attemptTimeoutMs;
+        // Adaptive throttling may refuse any attempt, the first included: it is then not sent.
+        if (throttle !== undefined && !throttle.admit(now, settings.random, attempt > 1)) throw giveUpError(settings, tel, THROTTLED, attempt - 1, error, log);
         if (budget !== undefined && !(nested && attempt === 1)) budget.onAttempt(now, attempt > 1);
         if (tel !== undefined) tel.attemptStart(attempt);
         const scope = newScope(budget);
@@ -177,6 +181,7 @@ async function run<T>(operation: RetryOperation<T>, settings: RetrySettings, sig
         if (!failed) {
           if (tel !== undefined) tel.attemptEnd(attempt, 'success');
           if (budget !== undefined && !scope!.delegated) budget.onSuccess(nowOf(settings), attempt > 1);
+          if (throttle !== undefined) throttle.onAnswer(nowOf(settings), true);
           return value!;
         }
         if (tel !== undefined) tel.attemptEnd(attempt, outcomeOf(guard, error), error);
@@ -237,6 +242,12 @@ function afterFailure(
 ): RetryStep | Promise<RetryStep> {
   log.add(state.attempt, error);
   const verdict = classify(error, settings.retryable, state.attempt, !settings.ignoreHints);
+  if (settings.throttle !== undefined) {
+    // What the backend's answer says about its load: a 404 is an accept, a 503 or pushback a rejection.
+    // A transient failure the call may not retry (a 503 to a POST) is still the backend's refusal.
+    const accepted = verdict.kind === 'fatal' && isTransientError(error) ? false : isAcceptedVerdict(verdict);
+    if (accepted !== undefined) settings.throttle.onAnswer(now, accepted);
+  }
   const policy: RetryPolicy = delegated ? { ...settings, budget: retriesOnly(settings.budget!) } : settings;
   const command = decide(policy, state, verdict, now, settings.random);
   if (command.kind === 'give-up') throw giveUpError(settings, tel, command, state.attempt, error, log);
@@ -256,6 +267,8 @@ function confirmed(settings: RetrySettings, tel: CallTelemetry | undefined, stat
   reportRetry(settings, tel, state.attempt, step, error);
   return step;
 }
+
+const THROTTLED = /* @__PURE__ */ Object.freeze({ kind: 'give-up', reason: 'throttled' } as const);
 
 /**
  * A 0 ms wait starts the next attempt in the same chain of microtasks, with no timer; but an

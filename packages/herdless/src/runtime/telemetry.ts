@@ -111,6 +111,19 @@ export interface BudgetRefusalEvent {
   readonly attempt: number;
 }
 
+/**
+ * Adaptive throttling rejected an attempt locally (the call then gives up with reason
+ * `'throttled'`): the attempt was not sent.
+ */
+export interface ThrottleRejectionEvent {
+  readonly type: 'throttle-rejection';
+  readonly call: TelemetryCall;
+  /** The throttle's kind (its `name`), e.g. `'adaptive throttling'`. */
+  readonly throttle: string;
+  /** The attempt that was rejected (1: the first try). */
+  readonly attempt: number;
+}
+
 /** A circuit breaker changed state. */
 export interface BreakerStateEvent {
   readonly type: 'breaker-state';
@@ -141,7 +154,7 @@ export interface BreakerRejectionEvent {
 export interface ShedEvent {
   readonly type: 'shed';
   readonly layer: TelemetryLayer;
-  /** Why: `'queue-full'` (the in-flight limit reached and no room to queue) or `'queue-timeout'`. */
+  /** Why: `'queue-full'` (the in-flight limit reached and no room to queue), `'queue-timeout'`, or `'event-loop-delay'` (`maxEventLoopDelayMs`). */
   readonly reason: string;
   /** The request was itself a retry (its attempt header said ≥ 2). */
   readonly retry: boolean;
@@ -163,6 +176,7 @@ export type TelemetryEvent =
   | RetryScheduledEvent
   | GiveUpTelemetryEvent
   | BudgetRefusalEvent
+  | ThrottleRejectionEvent
   | BreakerStateEvent
   | BreakerRejectionEvent
   | ShedEvent;
@@ -252,9 +266,15 @@ export class CallTelemetry {
     this.#emit({ type: 'retry', call: this.call, attempt, delayMs, delaySource, error });
   }
 
-  /** The give-up, preceded by the budget's refusal when the budget is the reason. */
-  giveUp(reason: GiveUpReason | 'committed', attempts: number, error: unknown, budget: { readonly name: string } | undefined, status?: number): void {
-    if (reason === 'budget' && budget !== undefined) this.#emit({ type: 'budget-refusal', call: this.call, budget: budget.name, attempt: attempts });
+  /**
+   * The give-up, preceded by the refusal when a budget or a throttle is the reason: `limiter` is
+   * the budget for `'budget'`, the throttle for `'throttled'` (which rejected attempt `attempts + 1`).
+   */
+  giveUp(reason: GiveUpReason | 'committed', attempts: number, error: unknown, limiter: { readonly name: string } | undefined, status?: number): void {
+    if (limiter !== undefined) {
+      if (reason === 'budget') this.#emit({ type: 'budget-refusal', call: this.call, budget: limiter.name, attempt: attempts });
+      else if (reason === 'throttled') this.#emit({ type: 'throttle-rejection', call: this.call, throttle: limiter.name, attempt: attempts + 1 });
+    }
     const event: { -readonly [K in keyof GiveUpTelemetryEvent]: GiveUpTelemetryEvent[K] } = { type: 'give-up', call: this.call, reason, attempts, error };
     if (status !== undefined) event.status = status;
     this.#emit(event);

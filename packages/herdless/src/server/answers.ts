@@ -29,6 +29,23 @@ export function parseAttempt(value: string | readonly string[] | null | undefine
 }
 
 /**
+ * @internal Who sent `request`, by the `clientKey` option (`undefined`: unknown). Who sent it is
+ * only a weight in the retry share: a failing clientKey makes it unknown, reported, never a crash.
+ */
+export function requestSource(config: LoadShedderConfig, request: unknown): string | undefined {
+  const key = config.clientKey;
+  if (key === undefined) return undefined;
+  let value: unknown;
+  try {
+    value = key(request as never);
+  } catch (error) {
+    config.onHandlerError(error);
+    return undefined;
+  }
+  return typeof value === 'string' ? value : undefined;
+}
+
+/**
  * @internal The answer to a shed request: 503, the wait (jittered unless turned off), and the mark
  * when it must not be retried.
  *

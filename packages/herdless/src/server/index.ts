@@ -16,6 +16,8 @@ export {
   type FetchHandler,
 } from './load-shedder.js';
 export { LoadShedder, type LoadShedderStats, type Admission, type ShedReason } from './shedder.js';
+export { GradientLimit, type AdaptiveLimitOptions } from './gradient-limit.js';
+export { eventLoopDelayMonitor, type EventLoopDelay, type EventLoopDelayMonitorOptions } from './event-loop.js';
 export type { LoadShedderOptions, LoadShedderConfig, NodeRequestLike } from './options.js';
 export { giveUpAnswer, type ServerAnswer } from './answers.js';
 export { ATTEMPT_HEADER, DO_NOT_RETRY_HEADER } from '../core/wire.js';

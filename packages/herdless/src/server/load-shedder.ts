@@ -1,7 +1,7 @@
 import { isGivenUp } from '../core/classify/hints.js';
 import { InvalidOptionError } from '../core/errors.js';
 import { DO_NOT_RETRY_HEADER } from '../core/wire.js';
-import { giveUpAnswer, parseAttempt, shedAnswer, type ServerAnswer } from './answers.js';
+import { giveUpAnswer, parseAttempt, requestSource, shedAnswer, type ServerAnswer } from './answers.js';
 import type { LoadShedderConfig, LoadShedderOptions } from './options.js';
 import { LoadShedder, type Admission, type LoadShedderStats } from './shedder.js';
 
@@ -151,19 +151,7 @@ export function loadShedder(options: LoadShedderOptions): LoadShedding {
   const config = shedder.config;
   const header = config.attemptHeader;
 
-  const sourceOf = (request: NodeRequest | Request): string | undefined => {
-    const key = config.clientKey;
-    if (key === undefined) return undefined;
-    let value: unknown;
-    try {
-      value = key(request as never);
-    } catch (error) {
-      // Who sent it is only a weight in the retry share: a failing clientKey makes it unknown, reported, never a crash.
-      config.onHandlerError(error);
-      return undefined;
-    }
-    return typeof value === 'string' ? value : undefined;
-  };
+  const sourceOf = (request: NodeRequest | Request): string | undefined => requestSource(config, request);
 
   const admitNode = (req: NodeRequest, res: NodeResponse, run: (work: HeldSlot) => void): void => {
     let closed = false;

@@ -5,6 +5,8 @@ import { ATTEMPT_HEADER, headerNameOption } from '../core/wire.js';
 import type { Rng } from '../core/rng.js';
 import { systemScheduler, type Scheduler } from '../runtime/scheduler.js';
 import { systemRandom } from '../runtime/system-random.js';
+import type { EventLoopDelay } from './event-loop.js';
+import type { AdaptiveLimitOptions } from './gradient-limit.js';
 
 /** The node:http request as `clientKey` sees it (headers, and the socket's peer address). */
 export interface NodeRequestLike {
@@ -20,8 +22,20 @@ export interface NodeRequestLike {
  * ```
  */
 export interface LoadShedderOptions {
-  /** Requests handled at once (admitted, not yet answered). Required: an integer ≥ 1. */
+  /**
+   * Requests handled at once (admitted, not yet answered). Required: an integer ≥ 1. With
+   * `adaptiveLimit`, the ceiling of the adaptive limit.
+   */
   maxInFlight: number;
+  /**
+   * Find the in-flight limit from measured latency instead of guessing it: `true` or the
+   * algorithm's options (see `AdaptiveLimitOptions`; the gradient algorithm of Netflix's
+   * concurrency-limits). The limit then moves between `minLimit` and `maxInFlight`, growing while
+   * latency stays at its lowest and shrinking as requests start to queue. Each admitted request's
+   * time from admission to its answer is a sample. Read the current limit in `stats().limit`.
+   * Default: none (the fixed `maxInFlight`).
+   */
+  adaptiveLimit?: boolean | AdaptiveLimitOptions | undefined;
   /**
    * Requests that may wait for a slot when `maxInFlight` are being handled, first come first
    * served; one more is shed at once. Integer ≥ 0. Default 0: no queue, shed as soon as the
@@ -102,6 +116,31 @@ export interface LoadShedderOptions {
    * should retry. Default true.
    */
   propagate?: boolean | undefined;
+  /**
+   * Shed every new request while the event loop runs later than this, in ms (> 0): the signal a
+   * Node.js server saturates on when its handlers compute — a fixed `maxInFlight` cannot see it,
+   * since a handler that holds the loop keeps the next requests waiting in the socket buffers, not
+   * in flight. Measured with `perf_hooks.monitorEventLoopDelay` (see `eventLoopDelayMonitor`:
+   * the largest delay over the last 100 ms, or how long the loop has been held now). Shed answers
+   * have the reason `'event-loop-delay'` and cost no handler time. A value a few times your
+   * handlers' longest synchronous stretch, e.g. 100, leaves normal bursts alone. Default: none.
+   */
+  maxEventLoopDelayMs?: number | undefined;
+  /**
+   * Shed every new request while the event loop was busy more than this share of the last sample
+   * interval (in (0, 1]; `performance.eventLoopUtilization()`, as `@fastify/under-pressure`'s
+   * `maxEventLoopUtilization`). The signal for handlers that each hold the loop briefly (tens of
+   * ms) but together saturate it: the loop's delay then stays about one handler long while the
+   * backlog grows in the socket buffers, so `maxEventLoopDelayMs` alone does not see it. 0.9 is
+   * a common choice. Shed answers have the reason `'event-loop-delay'`. Default: none.
+   */
+  maxEventLoopUtilization?: number | undefined;
+  /**
+   * Where the delay is read: an {@link EventLoopDelay}. Default: an `eventLoopDelayMonitor()` made
+   * by the shedder when `maxEventLoopDelayMs` or `maxEventLoopUtilization` is set (closed by `close()`). Pass one to share it
+   * between shedders, to set its sampling, or a fixed one in tests.
+   */
+  eventLoopDelay?: EventLoopDelay | undefined;
   /** The timers of the queue. Default `systemScheduler` (`setTimeout`); a `ManualClock` in tests. */
   clock?: Scheduler | undefined;
   /**
@@ -134,6 +173,10 @@ export interface LoadShedderConfig {
   readonly clock: Scheduler;
   readonly onHandlerError: (error: unknown) => void;
   readonly telemetry: TelemetryObserver | undefined;
+  readonly maxEventLoopDelayMs: number;
+  readonly maxEventLoopUtilization: number;
+  readonly adaptiveLimit: AdaptiveLimitOptions | undefined;
+  readonly eventLoopDelay: EventLoopDelay | undefined;
 }
 
 const OWNER = 'loadShedder';
@@ -153,6 +196,10 @@ const KEYS: readonly string[] = [
   'clock',
   'onHandlerError',
   'telemetry',
+  'maxEventLoopDelayMs',
+  'maxEventLoopUtilization',
+  'adaptiveLimit',
+  'eventLoopDelay',
 ];
 /** Timers beyond 2^31 − 1 ms fire at once in Node.js and browsers. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -160,6 +207,15 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 const reportHandlerError = (error: unknown): void => {
   console.error('herdless/server: the handler failed', error);
 };
+
+function adaptiveOption(value: unknown): AdaptiveLimitOptions | undefined {
+  if (value === undefined || value === false) return undefined;
+  if (value === true) return {};
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new InvalidOptionError(OWNER, 'adaptiveLimit', value, 'must be true, false or an object of AdaptiveLimitOptions');
+  }
+  return value as AdaptiveLimitOptions;
+}
 
 /** @internal Checks `options`; the error names the field and the value. */
 export function parseLoadShedderOptions(options: LoadShedderOptions | undefined): LoadShedderConfig {
@@ -187,6 +243,10 @@ export function parseLoadShedderOptions(options: LoadShedderOptions | undefined)
   if (o.attemptHeader !== undefined && typeof o.attemptHeader !== 'string') {
     throw new InvalidOptionError(OWNER, 'attemptHeader', o.attemptHeader, 'must be an HTTP header name (a token such as "x-attempt")');
   }
+  const delay = o.eventLoopDelay;
+  if (delay !== undefined && (typeof delay !== 'object' || delay === null || typeof delay.delayMs !== 'function' || typeof delay.utilization !== 'function' || typeof delay.close !== 'function')) {
+    throw new InvalidOptionError(OWNER, 'eventLoopDelay', delay, 'must be an EventLoopDelay ({ delayMs(), utilization(), close() }), e.g. eventLoopDelayMonitor()');
+  }
   const attemptHeader = headerNameOption(OWNER, 'attemptHeader', o.attemptHeader, ATTEMPT_HEADER)!;
   return Object.freeze({
     telemetry: telemetryOption(OWNER, o.telemetry),
@@ -204,5 +264,9 @@ export function parseLoadShedderOptions(options: LoadShedderOptions | undefined)
     propagate: o.propagate ?? true,
     clock,
     onHandlerError: o.onHandlerError ?? reportHandlerError,
+    maxEventLoopDelayMs: numberOption(OWNER, 'maxEventLoopDelayMs', o.maxEventLoopDelayMs, Infinity, { min: 0, minExclusive: true, allowInfinity: true }),
+    maxEventLoopUtilization: numberOption(OWNER, 'maxEventLoopUtilization', o.maxEventLoopUtilization, Infinity, { min: 0, minExclusive: true, max: 1, allowInfinity: true }),
+    eventLoopDelay: delay,
+    adaptiveLimit: adaptiveOption(o.adaptiveLimit),
   });
 }

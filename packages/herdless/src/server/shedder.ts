@@ -1,5 +1,7 @@
 import { parseLoadShedderOptions, type LoadShedderConfig, type LoadShedderOptions } from './options.js';
 import { emitTelemetry } from '../runtime/telemetry.js';
+import { eventLoopDelayMonitor, type EventLoopDelay } from './event-loop.js';
+import { GradientLimit } from './gradient-limit.js';
 
 /**
  * What a {@link LoadShedder} has counted since it was made: the gauges `inFlight` and `queued`,
@@ -12,6 +14,8 @@ import { emitTelemetry } from '../runtime/telemetry.js';
 export interface LoadShedderStats {
   /** Requests being handled now (admitted, not yet answered); never above `maxInFlight`. */
   readonly inFlight: number;
+  /** The in-flight limit now: `maxInFlight`, or the adaptive limit's current value. */
+  readonly limit: number;
   /** Requests waiting in the queue now; never above `maxQueue`. */
   readonly queued: number;
   /** The most requests ever in flight at once. */
@@ -32,8 +36,11 @@ export interface LoadShedderStats {
   readonly givenUp: number;
 }
 
-/** Why a request was shed: the in-flight limit with no queue or a full queue, or a queue wait that ran out. */
-export type ShedReason = 'queue-full' | 'queue-timeout';
+/**
+ * Why a request was shed: the in-flight limit with no queue or a full queue, a queue wait that ran
+ * out, or the event loop running later than `maxEventLoopDelayMs`.
+ */
+export type ShedReason = 'queue-full' | 'queue-timeout' | 'event-loop-delay';
 
 /**
  * The verdict on one request: admitted (call `release()` exactly once when its answer is done), or
@@ -87,6 +94,12 @@ export class LoadShedder {
   readonly #windowSources: (string | undefined)[];
   /** Retries in the window per source. */
   readonly #sourceRetries = new Map<string, number>();
+  /** The event loop's delay, when `maxEventLoopDelayMs` is set. */
+  readonly #loop: EventLoopDelay | undefined;
+  /** The adaptive in-flight limit, with `adaptiveLimit`. */
+  readonly #adaptive: GradientLimit | undefined;
+  /** The loop monitor this shedder made itself (and closes). */
+  readonly #ownLoop: EventLoopDelay | undefined;
 
   /**
    * @param options see {@link LoadShedderOptions}; `maxInFlight` is required.
@@ -96,6 +109,24 @@ export class LoadShedder {
     this.config = parseLoadShedderOptions(options);
     this.#window = new Uint8Array(this.config.retryRatioWindow);
     this.#windowSources = new Array<string | undefined>(this.config.retryRatioWindow);
+    this.#adaptive = this.config.adaptiveLimit === undefined ? undefined : new GradientLimit(this.config.adaptiveLimit, this.config.maxInFlight);
+    if (this.config.maxEventLoopDelayMs !== Infinity || this.config.maxEventLoopUtilization !== Infinity) {
+      this.#ownLoop = this.config.eventLoopDelay === undefined ? eventLoopDelayMonitor() : undefined;
+      this.#loop = this.config.eventLoopDelay ?? this.#ownLoop;
+    }
+  }
+
+  /**
+   * Stops what the shedder measures in the background (the event-loop monitor it made for
+   * `maxEventLoopDelayMs`; one passed as `eventLoopDelay` is the caller's to close). Its timer is
+   * unref'd, so forgetting this never keeps a process alive. Idempotent.
+   * @example
+   * ```ts
+   * server.on('close', () => shedder.close());
+   * ```
+   */
+  close(): void {
+    this.#ownLoop?.close();
   }
 
   /**
@@ -108,6 +139,7 @@ export class LoadShedder {
   stats(): LoadShedderStats {
     return {
       inFlight: this.#inFlight,
+      limit: this.#limit(),
       queued: this.#queue.length - this.#queueHead,
       peakInFlight: this.#peak,
       requests: this.#requests,
@@ -152,7 +184,12 @@ export class LoadShedder {
     const retry = attempt >= 2;
     if (retry) this.#retries++;
     this.#observe(retry, source);
-    if (this.#inFlight < this.config.maxInFlight && this.#queueHead === this.#queue.length) return this.#enter();
+    // The loop is late: whatever the in-flight count, a new request would only wait behind it.
+    const loop = this.#loop;
+    if (loop !== undefined && (loop.delayMs() > this.config.maxEventLoopDelayMs || loop.utilization() > this.config.maxEventLoopUtilization)) {
+      return this.#shedOne('event-loop-delay', attempt);
+    }
+    if (this.#inFlight < this.#limit() && this.#queueHead === this.#queue.length) return this.#enter();
     if (this.#queue.length - this.#queueHead >= this.config.maxQueue) return this.#shedOne('queue-full', attempt);
     return new Promise<Admission>((resolve) => {
       const waiter: Waiter = { resolve, attempt, timer: undefined, done: false };
@@ -217,16 +254,24 @@ export class LoadShedder {
     return counted / filled > max;
   }
 
+  #limit(): number {
+    return this.#adaptive === undefined ? this.config.maxInFlight : this.#adaptive.limit;
+  }
+
   #enter(): Admission {
     this.#inFlight++;
     this.#admitted++;
     if (this.#inFlight > this.#peak) this.#peak = this.#inFlight;
     let released = false;
+    const adaptive = this.#adaptive;
+    const inFlight = this.#inFlight;
+    const admittedAt = adaptive === undefined ? 0 : this.config.clock.now();
     return {
       kind: 'admitted',
       release: () => {
         if (released) return;
         released = true;
+        if (adaptive !== undefined) adaptive.onSample(this.config.clock.now() - admittedAt, inFlight);
         this.#inFlight--;
         this.#next();
       },
@@ -235,7 +280,7 @@ export class LoadShedder {
 
   /** A slot is free: the oldest waiter still waiting takes it. */
   #next(): void {
-    while (this.#queueHead < this.#queue.length && this.#inFlight < this.config.maxInFlight) {
+    while (this.#queueHead < this.#queue.length && this.#inFlight < this.#limit()) {
       const waiter = this.#queue[this.#queueHead]!;
       this.#queue[this.#queueHead] = undefined as never;
       this.#queueHead++;

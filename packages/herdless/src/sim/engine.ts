@@ -1,5 +1,6 @@
 import { PyRandom } from '../core/python-random.js';
 import type { RetryBudget } from '../core/budget/budget.js';
+import type { AttemptThrottle } from '../core/budget/adaptive-throttling.js';
 import type { Backoff } from '../core/backoff/backoff.js';
 import { constantDelayOf } from '../core/backoff/constant.js';
 import { checkedDelay } from '../core/backoff/backoff.js';
@@ -53,6 +54,8 @@ export interface RunResult {
   gaveUp: number;
   /** Retries the budget refused (included in `gaveUp`). */
   budgetRefusals: number;
+  /** Requests (first tries and retries) the policy's adaptive throttle refused locally (included in `gaveUp`); only with a throttle. */
+  throttled?: number;
   /** Requests still outstanding at the end (pending, or scheduled at or past the horizon). */
   outstanding: number;
   /** Per-tick series, when asked for with `perTick`. */
@@ -123,6 +126,7 @@ export function simulate(scenario: Scenario, seed: number, options: RunOptions):
     succeeded: sim.succeeded,
     gaveUp: sim.gaveUp,
     budgetRefusals: sim.budgetRefusals,
+    ...(sim.throttles !== null ? { throttled: sim.throttled } : {}),
     outstanding: sim.outstanding,
     ...(sim.perTick ? { perTick: sim.perTick } : {}),
   };
@@ -183,6 +187,7 @@ function checkScenario(scenario: Scenario): void {
   if (typeof p.backoff !== 'object' || p.backoff === null || typeof p.backoff.delay !== 'function') {
     throw new InvalidOptionError(owner, 'scenario.policy.backoff', p.backoff, 'must be a Backoff (e.g. fullJitterBackoff())');
   }
+  if (p.throttle !== undefined && typeof p.throttle !== 'function') throw new InvalidOptionError(owner, 'scenario.policy.throttle', p.throttle, 'must be a function (client) => AttemptThrottle');
   if (p.budget !== undefined && typeof p.budget !== 'function') throw new InvalidOptionError(owner, 'scenario.policy.budget', p.budget, 'must be a function (client) => RetryBudget');
 }
 
@@ -218,6 +223,7 @@ class Simulation {
   private readonly constantTicks: number;
   private readonly rng: PyRandom;
   private readonly budgets: RetryBudget[] | null;
+  readonly throttles: AttemptThrottle[] | null;
   private readonly outageStart: Int32Array;
   private readonly outageEnd: Int32Array;
 
@@ -250,6 +256,7 @@ class Simulation {
   succeeded = 0;
   gaveUp = 0;
   budgetRefusals = 0;
+  throttled = 0;
   outstanding = 0;
 
   constructor(scenario: Scenario, seed: number, perTick: boolean) {
@@ -306,6 +313,78 @@ class Simulation {
     }
     // One budget per client, made after the arrivals are drawn (a budget never draws).
     this.budgets = policy.budget ? Array.from({ length: clients }, (_, c) => policy.budget!(c)) : null;
+    this.throttles = policy.throttle ? Array.from({ length: clients }, (_, c) => policy.throttle!(c)) : null;
+  }
+
+  /**
+   * Asks each client's throttle about every request of tick t's batch, in batch order (draws from
+   * the run's generator, only while a throttle refuses with some probability), and packs the
+   * admitted ones to the front of the batch's own chunks; a refused request ends there. Runs before
+   * the server sees the batch: a refused request never reaches it.
+   */
+  private admit(t: number): void {
+    const throttles = this.throttles!;
+    const ints = this.ints;
+    const floats = this.floats;
+    const chunkNext = this.chunkNext;
+    const chunkFill = this.chunkFill;
+    const rng = this.rng;
+    const nowMs = t * this.tickMs;
+    const first = this.firstChunk[t]!;
+    let outChunk = first;
+    let outFill = 0;
+    let kept = 0;
+    let chunk = first;
+    for (let remaining = this.count[t]!; remaining > 0; ) {
+      const fill = chunkFill[chunk]!;
+      const base = chunk << CHUNK_SHIFT;
+      for (let i = 0; i < fill; i++) {
+        const slot = base + i;
+        const client = ints[slot << 2]!;
+        const attempt = ints[(slot << 2) + 1]!;
+        if (!throttles[client]!.admit(nowMs, rng, attempt > 1)) {
+          this.throttled++;
+          this.gaveUp++;
+          this.outstanding--;
+          continue;
+        }
+        if (outFill === CHUNK) {
+          chunkFill[outChunk] = CHUNK;
+          outChunk = chunkNext[outChunk]!;
+          outFill = 0;
+        }
+        // Writing never overtakes reading: the slot written is at or before the slot read.
+        const out = (outChunk << CHUNK_SHIFT) + outFill++;
+        ints[out << 2] = client;
+        ints[(out << 2) + 1] = attempt;
+        floats[(out << 1) + 1] = floats[(slot << 1) + 1]!;
+        kept++;
+      }
+      remaining -= fill;
+      chunk = chunkNext[chunk]!;
+    }
+    const lastUsed = this.lastChunk[t]!;
+    if (kept === 0) {
+      for (let c = first; ; ) {
+        const following = chunkNext[c]!;
+        this.releaseChunk(c);
+        if (c === lastUsed) break;
+        c = following;
+      }
+      this.count[t] = 0;
+      return;
+    }
+    if (outChunk !== lastUsed) {
+      for (let c = chunkNext[outChunk]!; ; ) {
+        const following = chunkNext[c]!;
+        this.releaseChunk(c);
+        if (c === lastUsed) break;
+        c = following;
+      }
+    }
+    chunkFill[outChunk] = outFill;
+    this.lastChunk[t] = outChunk;
+    this.count[t] = kept;
   }
 
   private firstSend(client: number, tick: number): void {
@@ -376,6 +455,7 @@ class Simulation {
 
   /** Processes tick t: the server's rules, then every request of the batch in order. */
   step(t: number): void {
+    if (this.throttles !== null && this.count[t]! > 0) this.admit(t);
     const n = this.count[t]!;
     // S2(a): the ring of the last windowTicks batch sizes.
     this.recentSum += n - this.recent[this.recentAt]!;
@@ -410,7 +490,7 @@ class Simulation {
     if (this.perTick !== null) this.perTick.arrivals[t] = n;
     // S2(e): each request in batch order, with its retry decision and its draws.
     // Stryker disable next-line ConditionalExpression,EqualityOperator: the request-by-request path gives the same figures (sim-engine-paths.test.ts checks both against the reference engine); a 0 ms constant wait goes through delay() to the same 0.
-    if (this.constantTicks >= 0 && this.budgets === null) this.batchConstant(t, stamp);
+    if (this.constantTicks >= 0 && this.budgets === null && this.throttles === null) this.batchConstant(t, stamp);
     else this.batch(t, stamp);
   }
 
@@ -426,6 +506,7 @@ class Simulation {
     const mark = this.mark;
     const perTick = this.perTick;
     const budgets = this.budgets;
+    const throttles = this.throttles;
     const backoff = this.backoff;
     // Decorrelated jitter V2 carries the total of the waits; the others, the last wait.
     const carry = backoff.carry;
@@ -452,8 +533,10 @@ class Simulation {
           this.outstanding--;
           if (perTick !== null) perTick.successes[t]!++;
           if (budget !== null) budget.onSuccess(nowMs, attempt > 1);
+          if (throttles !== null) throttles[client]!.onAnswer(nowMs, true);
           continue;
         }
+        if (throttles !== null) throttles[client]!.onAnswer(nowMs, false);
         if (budget !== null) budget.onFailure(nowMs);
         let retry = attempt < maxAttempts;
         if (retry && budget !== null && !budget.allowRetry(nowMs)) {

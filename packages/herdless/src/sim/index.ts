@@ -88,5 +88,5 @@ export {
   type MachineIsolation,
 } from '../core/breaker/index.js';
 export { backoffFromSpec, BACKOFF_KINDS } from '../core/backoff/index.js';
-export { budgetFromSpec, BUDGET_KINDS, ARTICLE_RETRY_RATIO } from '../core/budget/index.js';
+export { budgetFromSpec, BUDGET_KINDS, ARTICLE_RETRY_RATIO, throttleFromSpec, adaptiveThrottling, type ThrottleSpec } from '../core/budget/index.js';
 export { PyRandom } from '../core/python-random.js';

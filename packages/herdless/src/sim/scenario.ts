@@ -1,5 +1,6 @@
 import type { Backoff } from '../core/backoff/backoff.js';
 import type { RetryBudget } from '../core/budget/budget.js';
+import type { AttemptThrottle } from '../core/budget/adaptive-throttling.js';
 
 /**
  * The server of every lab experiment, in the article's model (rules S1–S2 of the lab notes):
@@ -41,6 +42,13 @@ export interface ClientPolicy {
   maxAttempts: number;
   /** Makes one retry budget per client (each client process has its own), or none. */
   budget?: (client: number) => RetryBudget;
+  /**
+   * Makes one adaptive throttle per client (`adaptiveThrottling`), or none. It is asked about every
+   * request of a tick's batch — first tries and retries — before the server sees the batch; a
+   * refused request is not sent and ends (counted in `gaveUp` and `throttled`). A success is an
+   * accept; a failure (server down or over capacity) a rejection.
+   */
+  throttle?: (client: number) => AttemptThrottle;
 }
 
 /** A complete experiment setup, except the seed: see `runScenario`. */

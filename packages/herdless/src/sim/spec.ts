@@ -2,6 +2,7 @@ import { backoffFromSpec } from '../core/backoff/spec.js';
 import type { BackoffSpec } from '../core/backoff/backoff.js';
 import type { BudgetSpec } from '../core/budget/budget.js';
 import { budgetFromSpec } from '../core/budget/spec.js';
+import { throttleFromSpec, type ThrottleSpec } from '../core/budget/adaptive-throttling.js';
 import { InvalidOptionError } from '../core/errors.js';
 import type { Arrivals, Scenario, ServerModel } from './scenario.js';
 
@@ -15,6 +16,8 @@ export interface PolicySpec {
   maxAttempts: number | null;
   /** One retry budget per client, built from this spec (see `budgetFromSpec`); none when absent. */
   budget?: BudgetSpec;
+  /** One adaptive throttle per client, built from this spec (see `throttleFromSpec`); none when absent. */
+  throttle?: ThrottleSpec;
 }
 
 /** A {@link Scenario} as plain JSON data (no functions): see {@link scenarioFromSpec}. */
@@ -31,7 +34,7 @@ export interface ScenarioSpec {
  * Builds a runnable {@link Scenario} from its JSON form, turning the policy's backoff spec into the
  * library's backoff object. Structural validation of files is the lab's job; this checks the backoff.
  * @throws InvalidOptionError for a spec or policy that is not an object, or an invalid backoff or
- *   budget (the field is named `policy.backoff.…`, `policy.budget.…`).
+ *   budget or throttle (the field is named `policy.backoff.…`, `policy.budget.…`, `policy.throttle.…`).
  */
 export function scenarioFromSpec(spec: ScenarioSpec): Scenario {
   const owner = 'scenarioFromSpec';
@@ -52,6 +55,7 @@ export function scenarioFromSpec(spec: ScenarioSpec): Scenario {
       backoff: backoffFromSpec(spec.policy.backoff, 'policy.backoff'),
       maxAttempts: spec.policy.maxAttempts ?? Infinity,
       ...(spec.policy.budget === undefined ? {} : budgetFactory(spec.policy.budget)),
+      ...(spec.policy.throttle === undefined ? {} : throttleFactory(spec.policy.throttle)),
     },
   };
 }
@@ -61,9 +65,14 @@ function budgetFactory(spec: BudgetSpec): { budget: () => ReturnType<typeof budg
   return { budget: () => budgetFromSpec(spec, 'policy.budget') };
 }
 
+function throttleFactory(spec: ThrottleSpec): { throttle: () => ReturnType<typeof throttleFromSpec> } {
+  throttleFromSpec(spec, 'policy.throttle'); // validate once, up front
+  return { throttle: () => throttleFromSpec(spec, 'policy.throttle') };
+}
+
 /** The JSON form of a scenario whose policy has no budget. @throws TypeError when it has one. */
 export function scenarioToSpec(scenario: Scenario): ScenarioSpec {
-  if (scenario.policy.budget) throw new TypeError('scenarioToSpec: a policy with a budget has no JSON form yet');
+  if (scenario.policy.budget || scenario.policy.throttle) throw new TypeError('scenarioToSpec: a policy with a budget or a throttle has no JSON form yet');
   return {
     clients: scenario.clients,
     arrivals: scenario.arrivals,

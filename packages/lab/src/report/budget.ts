@@ -61,7 +61,11 @@ const perSecondFigure = defineFigure<PerSecondPoint>({
       `during the outage are ${formatFixed(ratio, 2)}× the new requests, and after 15 s the retries alone keep them near 1,200 a second, ` +
       `above the crash threshold (the red line, ${CRASH_PER_SECOND} a second), so the server keeps crashing until the run ends. Every panel has the same scale. With gRPC throttling the bars hug the ` +
       `dashed line throughout; the 10% ratio adds a visible layer of retries during the outage, twice as thick when retries are counted ` +
-      `only when sent. Finagle’s budget and the AWS retry quota spend their reserves in a burst as the outage begins, then throttle.`
+      `only when sent. Finagle’s budget and the AWS retry quota spend their reserves in a burst as the outage begins, then throttle. ` +
+      `Adaptive throttling (the SRE book's K = 2 over two minutes) refuses first tries too: beside the 10% ratio, arrivals in the outage's ` +
+      `last 5 s are ${formatFixed(share(points, '4 attempts + ratio + adaptive throttling', 10, 15), 2)}× the new ` +
+      `requests; but after it the client lets traffic back only as its window fills with accepts again ` +
+      `(${formatFixed(share(points, '4 attempts + ratio + adaptive throttling', 15, 20), 2)}× the new requests from 15 to 20 s).`
     );
   },
   command: 'npm run lab -- budget --trace 0 --series per-second',
@@ -69,6 +73,12 @@ const perSecondFigure = defineFigure<PerSecondPoint>({
     budgetTrace(0, BUDGET_POLICIES).perSecond.flatMap((p) => p.arrivals.map((arrivals, second) => ({ policy: p.policy, second, arrivals, fresh: p.fresh[second]! }))),
   spec: (points, size) => perSecondSpec(points, BUDGET_POLICIES, { outage: OUTAGE, crashPerSecond: CRASH_PER_SECOND, ...size }),
 });
+
+/** Arrivals ÷ new requests of `policy` over seconds [from, to). */
+function share(points: readonly PerSecondPoint[], policy: string, from: number, to: number): number {
+  const span = points.filter((p) => p.policy === policy && p.second >= from && p.second < to);
+  return span.reduce((a, p) => a + p.arrivals, 0) / span.reduce((a, p) => a + p.fresh, 0);
+}
 
 /** The budget section's figures. */
 export const BUDGET_FIGURES = [tokensFigure, perSecondFigure];

@@ -11,3 +11,12 @@ export { finagleRetryBudget, type FinagleRetryBudget, type FinagleRetryBudgetOpt
 export { awsRetryQuota, type AwsRetryQuota, type AwsRetryQuotaOptions } from './aws-retry-quota.js';
 export { keyedBudgets, type KeyedBudgets, type KeyedBudgetsOptions } from './keyed.js';
 export { budgetFromSpec, BUDGET_KINDS } from './spec.js';
+export {
+  adaptiveThrottling,
+  throttleFromSpec,
+  isAcceptedVerdict,
+  type AttemptThrottle,
+  type AdaptiveThrottling,
+  type AdaptiveThrottlingOptions,
+  type ThrottleSpec,
+} from './adaptive-throttling.js';

@@ -221,6 +221,8 @@ export function describeGiveUp(policy: RetryPolicy, command: Extract<RetryComman
         : `the server asked to wait ${wait} ms, more than the ${limit} ms left before the deadline`;
     case 'budget':
       return `the retry budget${policy.budget ? ` "${policy.budget.name}"` : ''} refused the retry`;
+    case 'throttled':
+      return 'adaptive throttling rejected the attempt locally (the backend has been refusing requests)';
     case 'aborted':
       return 'the caller aborted';
     case 'circuit-open':

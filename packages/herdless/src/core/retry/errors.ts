@@ -13,6 +13,7 @@ import { DO_NOT_RETRY } from '../classify/hints.js';
  * | `'do-not-retry'` | the failure says "do not retry" (a `RetryError` from an inner `retry()`, a {@link markDoNotRetry} mark, a response an inner layer gave up on or an error around one — see `isGivenUp` — a malformed hint) |
  * | `'aborted'` | the caller's `signal` aborted (`retry()` then rejects with the signal's reason itself) |
  * | `'budget'` | the retry budget refused the retry |
+ * | `'throttled'` | adaptive throttling rejected the attempt locally (the first try or a retry): it was not sent |
  * | `'circuit-open'` | the circuit breaker refused the attempt (a `CircuitOpenError`): no sleep, no further attempt |
  *
  * @example
@@ -28,6 +29,7 @@ export type GiveUpReason =
   | 'do-not-retry'
   | 'aborted'
   | 'budget'
+  | 'throttled'
   | 'circuit-open';
 
 /**

@@ -1,5 +1,6 @@
 import { proportionalJitterBackoff } from '../../core/backoff/exponential.js';
 import type { RetryBudget } from '../../core/budget/budget.js';
+import { adaptiveThrottling } from '../../core/budget/adaptive-throttling.js';
 import { awsRetryQuota } from '../../core/budget/aws-retry-quota.js';
 import { finagleRetryBudget } from '../../core/budget/finagle.js';
 import { ARTICLE_RETRY_RATIO, retryRatioBudget } from '../../core/budget/retry-ratio.js';
@@ -19,6 +20,8 @@ export const BUDGET_POLICIES = [
   '4 attempts + 10% retry ratio (at decision)',
   '4 attempts + Finagle budget',
   '4 attempts + AWS retry quota',
+  '4 attempts + adaptive throttling',
+  '4 attempts + ratio + adaptive throttling',
 ] as const;
 /** One of {@link BUDGET_POLICIES}. */
 export type BudgetPolicyName = (typeof BUDGET_POLICIES)[number];
@@ -29,7 +32,10 @@ export type BudgetPolicyName = (typeof BUDGET_POLICIES)[number];
  * has it) and one budget per client: retryThrottling (maxTokens 10, tokenRatio 0.1); the SRE
  * book's 10% ratio over the last second counted at send time (the article's lab) or at decision
  * time (ours: the same ratio, window and floor 0, but a retry counts when it is granted);
- * Finagle's and the AWS SDK's budgets with their defaults.
+ * Finagle's and the AWS SDK's budgets with their defaults; the SRE book's client-side adaptive
+ * throttling (`adaptiveThrottling()` with its defaults: K = 2 over two minutes), alone and beside
+ * the 10% ratio counted at decision ('ratio + adaptive throttling'), as the book pairs them — it
+ * may refuse first tries too.
  *
  * @throws InvalidOptionError for a name that is not one of {@link BUDGET_POLICIES}.
  */
@@ -51,8 +57,12 @@ export function budgetPolicy(name: BudgetPolicyName): ClientPolicy {
       return with4(() => finagleRetryBudget());
     case '4 attempts + AWS retry quota':
       return with4(() => awsRetryQuota());
+    case '4 attempts + adaptive throttling':
+      return { ...with4(), throttle: () => adaptiveThrottling() };
+    case '4 attempts + ratio + adaptive throttling':
+      return { ...with4(() => retryRatioBudget({ ...ARTICLE_RETRY_RATIO, countAt: 'decision' })), throttle: () => adaptiveThrottling() };
     default:
-      // From JavaScript (or a name read from a file), not one of the seven: say so here, not later
+      // From JavaScript (or a name read from a file), not one of the nine: say so here, not later
       // as a scenario without a policy.
       throw new InvalidOptionError('budgetPolicy', 'name', name, `must be one of ${BUDGET_POLICIES.join(', ')}`);
   }

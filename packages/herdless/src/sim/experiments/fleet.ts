@@ -1,4 +1,6 @@
 import type { RetryBudget } from '../../core/budget/budget.js';
+import { adaptiveThrottling, type AttemptThrottle } from '../../core/budget/adaptive-throttling.js';
+import type { Rng } from '../../core/rng.js';
 import { retryRatioBudget } from '../../core/budget/retry-ratio.js';
 import { retryThrottlingBudget } from '../../core/budget/retry-throttling.js';
 import { InvalidOptionError } from '../../core/errors.js';
@@ -16,6 +18,8 @@ export const FLEET_POLICIES = [
   '4 attempts + shared 10% retry ratio',
   '4 attempts + shared gRPC throttling (batched)',
   '4 attempts + shared 10% retry ratio (batched)',
+  '4 attempts + adaptive throttling per process',
+  '4 attempts + shared adaptive throttling',
 ] as const;
 /** One of {@link FLEET_POLICIES}. */
 export type FleetPolicyName = (typeof FLEET_POLICIES)[number];
@@ -100,6 +104,33 @@ class RestartingBudget implements RetryBudget {
   }
   allowRetry(now: number): boolean {
     return this.current(now).allowRetry(now);
+  }
+}
+
+/** The throttle of a slot held by short-lived processes in turn: see {@link RestartingBudget}. */
+class RestartingThrottle implements AttemptThrottle {
+  readonly name = 'adaptive throttling';
+  private throttle: AttemptThrottle;
+  private generation = 0;
+  constructor(
+    private readonly lifetimeMs: number,
+    private readonly phaseMs: number,
+  ) {
+    this.throttle = adaptiveThrottling();
+  }
+  private current(now: number): AttemptThrottle {
+    const generation = Math.floor((now + this.phaseMs) / this.lifetimeMs);
+    if (generation !== this.generation) {
+      this.generation = generation;
+      this.throttle = adaptiveThrottling();
+    }
+    return this.throttle;
+  }
+  admit(now: number, rng: Rng, isRetry: boolean): boolean {
+    return this.current(now).admit(now, rng, isRetry);
+  }
+  onAnswer(now: number, accepted: boolean): void {
+    this.current(now).onAnswer(now, accepted);
   }
 }
 
@@ -242,6 +273,12 @@ export function fleetPolicy(name: FleetPolicyName, options?: FleetOptions): Clie
       return shared(throttling);
     case '4 attempts + shared 10% retry ratio':
       return shared(ratio);
+    case '4 attempts + adaptive throttling per process':
+      return { ...base, name, throttle: (slot) => new RestartingThrottle(s.lifetimeMs, (slot * s.lifetimeMs) / s.processes) };
+    case '4 attempts + shared adaptive throttling': {
+      let one: AttemptThrottle | undefined;
+      return { ...base, name, throttle: (slot) => (slot === 0 || one === undefined ? (one = adaptiveThrottling()) : one) };
+    }
     default:
       throw new InvalidOptionError('fleetPolicy', 'name', name, `must be one of ${FLEET_POLICIES.join(', ')}`);
   }
