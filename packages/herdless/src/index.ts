@@ -101,6 +101,29 @@ export {
   type RetryOperation,
 } from './runtime/retry.js';
 export type { RetryEvent, GiveUpEvent, HookName } from './runtime/hooks.js';
+
+// Hedging: tail latency cut under a retry budget.
+export {
+  hedge,
+  createHedger,
+  type Hedger,
+  type HedgerOptions,
+  type HedgeOptions,
+  type HedgeContext,
+  type HedgeOperation,
+  type HedgeEvent,
+} from './runtime/hedge.js';
+export {
+  latencyPercentile,
+  isLatencyPercentile,
+  parseHedgePolicy,
+  MAX_HEDGED_ATTEMPTS,
+  type LatencyPercentile,
+  type LatencyPercentileOptions,
+  type LatencyPercentileSpec,
+  type HedgePolicy,
+  type HedgePolicyOptions,
+} from './core/hedge/index.js';
 export type {
   TelemetryEvent,
   TelemetryObserver,
@@ -113,6 +136,7 @@ export type {
   RetryScheduledEvent,
   GiveUpTelemetryEvent,
   BudgetRefusalEvent,
+  HedgeScheduledEvent,
   BreakerStateEvent,
   BreakerRejectionEvent,
   ShedEvent,
