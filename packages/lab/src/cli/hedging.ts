@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 import { HEDGING_LOADS, HEDGING_POLICIES, HEDGING_SETTINGS, type HedgingPolicyName } from 'herdless/sim';
-import { DEFAULT_HEDGING_RUN, hedgingCsv, hedgingJson, hedgingTable, hedgingTitle, runHedgingExperiment, type HedgingRun } from '../experiments/hedging.js';
+import { rowsToCsv } from '../charts/series.js';
+import { DEFAULT_HEDGING_RUN, hedgingCsv, hedgingPoints, hedgingJson, hedgingTable, hedgingTitle, runHedgingExperiment, type HedgingRun } from '../experiments/hedging.js';
 import { seedText } from '../experiments/herd.js';
 import type { LiveCli } from '../live/commands.js';
 import { quote } from '../text.js';
@@ -16,6 +17,7 @@ interface HedgingFlags {
   percentile?: string;
   budgetRatio?: string;
   duration?: string;
+  figureData?: boolean;
   format: 'table' | 'json' | 'csv';
 }
 
@@ -59,11 +61,13 @@ export function addHedgingCommand(program: Command, cli: LiveCli): void {
     .option('--percentile <p>', `the percentile policy's percentile (default ${HEDGING_SETTINGS.percentile})`)
     .option('--budget-ratio <r>', `the budget: retryRatioBudget's ratio, hedges per request (0–1; default ${HEDGING_SETTINGS.budgetRatio})`)
     .option('--duration <seconds>', 'seconds of arrivals per run, the first 2 s not measured (3–600; default 20)')
+    .option('--figure-data', "print the report figure's data instead of the table (CSV): one row per policy, load and metric")
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
     .action((flags: HedgingFlags) => {
       const run = hedgingRunOf(flags, cli);
       const result = runHedgingExperiment(run);
-      if (flags.format === 'json') cli.out(JSON.stringify(hedgingJson(result)));
+      if (flags.figureData === true) cli.out(rowsToCsv(hedgingPoints(result)));
+      else if (flags.format === 'json') cli.out(JSON.stringify(hedgingJson(result)));
       else if (flags.format === 'csv') cli.out(hedgingCsv(result));
       else cli.out(`${hedgingTitle(run, seedText(run.seeds))}\n${hedgingTable(result)}`);
     });

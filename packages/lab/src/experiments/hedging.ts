@@ -12,6 +12,7 @@ import {
   type HedgingRow,
   type HedgingSettings,
 } from 'herdless/sim';
+import type { HedgingPoint } from '../charts/hedging.js';
 import { LAB_JSON_SCHEMA_VERSION } from './schema-version.js';
 
 /** A hedging-experiment run: policies, offered loads (fractions of capacity), seeds and settings. */
@@ -124,4 +125,17 @@ export function hedgingTitle(run: HedgingRun, seedList: string): string {
     `(capacity ${f(capacity, 0)}/s); maxAttempts ${run.settings.maxAttempts}, fixed delay ${run.settings.delayMs} ms, p${run.settings.percentile} delay, ` +
     `budget: retryRatioBudget ${run.settings.budgetRatio}; ${f(run.durationMs / 1000, 0)} s of Poisson arrivals per run, seeds ${seedList}`
   );
+}
+
+/** The points of the report's hedging figure: per row, its p50, p99, p99.9 and attempts per call (means over seeds). */
+export function hedgingPoints(result: Pick<HedgingResult, 'rows'>): HedgingPoint[] {
+  return result.rows.flatMap((r) => {
+    const loadPct = Math.round(r.load * 100);
+    return [
+      { policy: r.policy, loadPct, metric: 'p50 (ms)', value: r.p50.mean },
+      { policy: r.policy, loadPct, metric: 'p99 (ms)', value: r.p99.mean },
+      { policy: r.policy, loadPct, metric: 'p99.9 (ms)', value: r.p999.mean },
+      { policy: r.policy, loadPct, metric: 'attempts per call', value: r.amplification.mean },
+    ];
+  });
 }

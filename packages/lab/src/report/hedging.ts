@@ -1,6 +1,6 @@
 import { HEDGING_POLICIES, formatFixed } from 'herdless/sim';
 import { hedgingSpec, type HedgingPoint } from '../charts/hedging.js';
-import { DEFAULT_HEDGING_RUN, hedgingCsv, hedgingJson, hedgingTable, hedgingTitle, runHedgingExperiment, type HedgingResult } from '../experiments/hedging.js';
+import { DEFAULT_HEDGING_RUN, hedgingCsv, hedgingPoints, hedgingJson, hedgingTable, hedgingTitle, runHedgingExperiment, type HedgingResult } from '../experiments/hedging.js';
 import { defineExperiment, defineFigure, resultOf } from './registry.js';
 
 /** Hedging against a tail-latency server, offered load swept 10%–100%. */
@@ -24,25 +24,12 @@ export const hedgingExperiment = defineExperiment<HedgingResult>({
   csv: hedgingCsv,
 });
 
-/** The points of the hedging figure, from the experiment's rows. */
-export function hedgingPoints(result: HedgingResult): HedgingPoint[] {
-  return result.rows.flatMap((r) => {
-    const loadPct = Math.round(r.load * 100);
-    return [
-      { policy: r.policy, loadPct, metric: 'p50 (ms)', value: r.p50.mean },
-      { policy: r.policy, loadPct, metric: 'p99 (ms)', value: r.p99.mean },
-      { policy: r.policy, loadPct, metric: 'p99.9 (ms)', value: r.p999.mean },
-      { policy: r.policy, loadPct, metric: 'attempts per call', value: r.amplification.mean },
-    ];
-  });
-}
-
 const hedgingFigure = defineFigure<HedgingPoint>({
   id: 'hedging-load',
   section: 'hedging',
   title: 'Latency and attempts per call against offered load, per client (means over seeds 0-2; latency on a log scale)',
   explanation: hedgingFigureText,
-  command: 'npm run lab -- hedging --format csv',
+  command: 'npm run lab -- hedging --figure-data',
   data: (results) => hedgingPoints(resultOf<HedgingResult>(results, 'hedging')),
   spec: (points, size) => hedgingSpec(points, HEDGING_POLICIES, size),
 });
