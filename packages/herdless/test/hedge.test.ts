@@ -257,6 +257,17 @@ describe('hedge() composed', () => {
   });
 });
 
+describe('hedge() and the breaker', () => {
+  it('a loser aborted by the winner is not a breaker failure', async () => {
+    const clock = new ManualClock();
+    const breaker = circuitBreaker({ counting: consecutiveFailures({ threshold: 1 }), openDurationMs: 60_000, clock });
+    const { op } = replicas(clock, [500, 20]);
+    const out = await settle(clock, hedge((ctx) => breaker.execute(() => op(ctx)), { delayMs: 50, clock }));
+    expect(out.value).toBe('r2');
+    expect(breaker.state).toBe('closed');
+  });
+});
+
 describe('latencyPercentile(): the delay follows the observed latencies', () => {
   it('the initial delay until minSamples, then the nearest-rank percentile, clamped', () => {
     const p = latencyPercentile({ percentile: 90, windowSize: 10, minSamples: 5, initialDelayMs: 77, maxDelayMs: 8 });
