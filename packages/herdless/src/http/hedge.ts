@@ -1,0 +1,142 @@
+import { InvalidOptionError, isInvalidOptionError } from '../core/errors.js';
+import { isRetryError } from '../core/retry/errors.js';
+import { createHedger, type Hedger, type HedgerOptions } from '../runtime/hedge.js';
+import { discard, plan, send, type Plan } from './fetch.js';
+import { responseFailure } from './exchange.js';
+import { parseCallOptions, parseHttpOptions, type FetchFunction, type FetchInput, type HttpConfig, type IdempotencyKeyOption } from './options.js';
+import { recordRetryInfo } from './retry-info.js';
+import { isHttpStatusError } from './status-error.js';
+
+/**
+ * Options of {@link withHedging}: the hedging options of `createHedger()` (`delayMs` required,
+ * `maxAttempts`, `budget`, `retryable`, `ignoreHints`, `maxRetryAfterMs`, `clock`, `unref`,
+ * `onHedge`, `onGiveUp`, `onHookError`, `telemetry`) and the HTTP rules of `withRetry()` that decide
+ * which requests may be sent twice and which responses are failures.
+ * @example
+ * ```ts
+ * const options: HttpHedgingOptions = { delayMs: 50, budget: retryRatioBudget({ ratio: 0.1 }) };
+ * ```
+ */
+export interface HttpHedgingOptions extends HedgerOptions {
+  /** Methods hedged without an idempotency key (compared upper-cased). Default `RETRYABLE_HTTP_METHODS` (GET, HEAD, OPTIONS, PUT, DELETE, TRACE). */
+  retryMethods?: readonly string[] | undefined;
+  /** Response statuses that are a failed attempt (non-fatal: the next hedge goes at once). Default 408, 429, 500, 502, 503, 504. */
+  retryStatuses?: readonly number[] | undefined;
+  /** For other methods: add an `Idempotency-Key` (the same on every attempt), which makes them hedged. Default `false`. */
+  idempotencyKey?: IdempotencyKeyOption | undefined;
+  /** The wall clock an HTTP-date `Retry-After` is measured against, ms since the epoch. Default `Date.now`. */
+  now?: (() => number) | undefined;
+  /** The header carrying the attempt number on hedges (attempt ≥ 2). Default `x-herdless-attempt`; `false` sends none. */
+  attemptHeader?: string | false | undefined;
+}
+
+/**
+ * A `fetch` that hedges: the signature of `fetch`, plus an optional per-request `{ idempotencyKey }`.
+ * @example
+ * ```ts
+ * const hedgedFetch: HedgingFetch = withHedging(fetch, { delayMs: 50 });
+ * ```
+ */
+export type HedgingFetch = (input: FetchInput, init?: RequestInit, options?: { idempotencyKey?: IdempotencyKeyOption | undefined }) => Promise<Response>;
+
+const HTTP_KEYS = ['retryMethods', 'retryStatuses', 'idempotencyKey', 'now', 'attemptHeader'];
+
+/**
+ * Wraps `fetch` so that each idempotent request is hedged by `hedge()`'s rules: when the response
+ * has not arrived `delayMs` after an attempt, another attempt of the same request is sent, up to
+ * `maxAttempts`; the first acceptable response wins, every other attempt is aborted, and the body
+ * of any other response that arrives is cancelled, so its connection is freed.
+ *
+ * - **Which requests**: only those that may be sent twice, as `withRetry()` decides: methods in
+ *   `retryMethods` (GET, HEAD, OPTIONS, PUT, DELETE, TRACE), or any method with an
+ *   `Idempotency-Key` header (the request's own, or one `idempotencyKey` generates, the same on every
+ *   attempt). A `POST` without a key, and a request whose body is a stream, is sent once, unhedged.
+ * - **Responses**: a status in `retryStatuses` is a failed attempt (non-fatal: the next hedge goes at
+ *   once, or after its `Retry-After`); `X-Herdless-Retry: no` stops further hedges. Any other
+ *   response is the answer. When every attempt ends with a retried status, the call **resolves with
+ *   the last response**, and `retryInfo(response)` says why (as `withRetry()`).
+ * - **Budget**: every hedge beyond the first is admitted by `budget` (gRFC A6: hedged attempts count
+ *   against retry throttling).
+ * - **Abort**: the request's `signal` aborts every attempt; the promise rejects with its reason.
+ *
+ * Use it instead of `withRetry()` for latency-sensitive idempotent reads; see docs/hedging.md.
+ *
+ * @throws InvalidOptionError for a `fetchFn` that is not a function or an invalid option.
+ * @example
+ * ```ts
+ * const get = withHedging(fetch, { delayMs: latencyPercentile(), budget: retryRatioBudget({ ratio: 0.1 }) });
+ * const res = await get('https://api.example.com/items/42');
+ * ```
+ */
+export function withHedging(fetchFn: FetchFunction, options: HttpHedgingOptions): HedgingFetch {
+  const owner = 'withHedging';
+  if (typeof fetchFn !== 'function') throw new InvalidOptionError(owner, 'fetch', fetchFn, 'must be a function (e.g. fetch)');
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new InvalidOptionError(owner, 'options', options, 'must be an object');
+  const httpOptions: Record<string, unknown> = {};
+  const hedgeOptions: Record<string, unknown> = {};
+  for (const key in options) {
+    const value = (options as unknown as Record<string, unknown>)[key];
+    if (HTTP_KEYS.includes(key)) httpOptions[key] = value;
+    else hedgeOptions[key] = value;
+  }
+  const config = parseHttpOptions(httpOptions, owner, false);
+  let hedger: Hedger;
+  try {
+    hedger = createHedger(hedgeOptions as unknown as HedgerOptions);
+  } catch (error) {
+    if (isInvalidOptionError(error)) throw new InvalidOptionError(owner, error.field, error.value, error.requirement);
+    throw error;
+  }
+  return (input, init, callOptions) => {
+    try {
+      const call = parseCallOptions(callOptions, owner, true);
+      if (call.bodyFactory !== undefined) throw new InvalidOptionError(owner, 'bodyFactory', call.bodyFactory, 'is not supported by the hedging fetch: hedge requests whose body can be sent again');
+      return run(fetchFn, config, hedger, plan(config, input, init, call, owner), owner);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  };
+}
+
+async function run(fetchFn: FetchFunction, config: HttpConfig, hedger: Hedger, p: Plan, owner: string): Promise<Response> {
+  if (p.blocked !== undefined) {
+    // Not idempotent, or a one-shot body: one attempt, as the caller would send it.
+    return send(fetchFn, p, 1, p.signal ?? new AbortController().signal, undefined, owner);
+  }
+  /** Every response an attempt received, until the call settles; after, each one is discarded as it comes. */
+  const responses: Response[] = [];
+  let settled = false;
+  const settle = (keep: Response | undefined): void => {
+    settled = true;
+    for (const response of responses) if (response !== keep) discard(response);
+    responses.length = 0;
+  };
+  try {
+    const response = await hedger(
+      async ({ attempt, signal }) => {
+        const response = await send(fetchFn, p, attempt, signal, config.attemptHeader, owner);
+        if (settled) {
+          discard(response); // a loser that answered after the winner
+          throw signal.reason;
+        }
+        responses.push(response);
+        const failure = responseFailure(config, response, response.headers);
+        if (failure !== undefined) throw failure;
+        return response;
+      },
+      { signal: p.signal },
+    );
+    settle(response);
+    return response;
+  } catch (error) {
+    // Every attempt ended with a retried status: the last response is the result, as withRetry() returns it.
+    if (isRetryError(error) && isHttpStatusError<Response>(error.cause) && responses.includes(error.cause.response)) {
+      const last = error.cause.response;
+      settle(last);
+      recordRetryInfo(last, { attempts: error.attempts, reason: error.reason, error });
+      return last;
+    }
+    settle(undefined);
+    throw error;
+  }
+}
