@@ -16,7 +16,9 @@ export type Outcome =
   /** Streaming: send response headers, then fail with this status. */
   | { readonly headersThen: number }
   /** Streaming: send one message, then fail with this status. */
-  | { readonly messageThen: number };
+  | { readonly messageThen: number }
+  /** Connect server, unary: answer OK after this many ms, unless the call is cancelled first (hedging tests). */
+  | { readonly hangMs: number };
 
 /** gRFC A6's example retry policy for every method of `test.Flaky`, with `retryThrottling` if given. */
 export function a6ServiceConfig(throttling?: { maxTokens: number; tokenRatio: number }): object {
@@ -45,6 +47,8 @@ export interface Arrival {
   readonly at: number;
   /** The time the call had left as the server read it (Connect server only), in ms. */
   readonly timeoutMs?: number | undefined;
+  /** A `hangMs` attempt was cancelled by the client before it answered (Connect server only). */
+  cancelled?: boolean;
 }
 
 const json = {
