@@ -21,6 +21,18 @@ describe('PyRandom — bit-exact CPython random', () => {
     expect(r.expovariate(30)).toBeCloseTo(0.05903639811567454, 15);
   });
 
+  it('normalvariate: the ratio-of-uniforms loop consumes the generator as CPython does', () => {
+    // Seed 0's first normal draw is rejected once (four random() calls), so the random() after it
+    // is CPython's fifth: a port that skipped the loop or drew in another order would differ.
+    const r = new PyRandom(0);
+    expect(r.normalvariate(10, 2)).toBe(9.632263557813484);
+    expect(r.random()).toBe(0.5112747213686085);
+    const s = new PyRandom(0);
+    expect([1, 2, 3, 4, 5].map(() => s.normalvariate(10, 2))).toEqual([9.632263557813484, 10.065008258155164, 11.39765538650796, 9.80726430996945, 12.827015580096242]);
+    const t = new PyRandom(7);
+    expect([t.normalvariate(0, 1), t.normalvariate(0, 1), t.normalvariate(0, 1)]).toEqual([-0.35590824951057143, 0.27915309343878736, 0.0970447726200016]);
+  });
+
   it('random() after seed 19', () => {
     expect(new PyRandom(19).random()).toBe(0.6771258268002703);
   });

@@ -29,6 +29,9 @@ const cases: [schema: string, args: string[]][] = [
   ['herd-bins.schema.json', ['herd', '--bins', '100', '--seeds', '0', '--strategies', 'full jitter', '--workers', '0']],
   ['waits.schema.json', ['waits', '--clients', '3', '--failures', '4']],
   ['fleet.schema.json', ['fleet', '--seeds', '0', '--policies', '4 attempts,4 attempts + shared gRPC throttling (batched)']],
+  ['contention.schema.json', ['contention', '--seeds', '0-2', '--clients', '3,5']],
+  ['metastable.schema.json', ['metastable', '--seeds', '0', '--policies', 'no retry', '--servers', 'FIFO,shedding']],
+  ['metastable-trace.schema.json', ['metastable', '--trace', '0', '--policies', '3 retries', '--servers', 'drop expired']],
   ['fleet-trace.schema.json', ['fleet', '--trace', '0', '--policies', '4 attempts']],
 ];
 

@@ -30,6 +30,10 @@ const FILES = [
   'data/budget-tokens.json',
   'data/budget.csv',
   'data/budget.json',
+  'data/contention-means.csv',
+  'data/contention-means.json',
+  'data/contention.csv',
+  'data/contention.json',
   'data/fleet-arrivals.csv',
   'data/fleet-arrivals.json',
   'data/fleet.csv',
@@ -50,12 +54,20 @@ const FILES = [
   'data/herd.json',
   'data/layers.csv',
   'data/layers.json',
+  'data/metastable-queue.csv',
+  'data/metastable-queue.json',
+  'data/metastable-seconds.csv',
+  'data/metastable-seconds.json',
+  'data/metastable.csv',
+  'data/metastable.json',
   'figures/backoff-waits.narrow.svg',
   'figures/backoff-waits.svg',
   'figures/budget-arrivals.narrow.svg',
   'figures/budget-arrivals.svg',
   'figures/budget-tokens.narrow.svg',
   'figures/budget-tokens.svg',
+  'figures/contention-means.narrow.svg',
+  'figures/contention-means.svg',
   'figures/fleet-arrivals.narrow.svg',
   'figures/fleet-arrivals.svg',
   'figures/hedging-load.narrow.svg',
@@ -66,6 +78,10 @@ const FILES = [
   'figures/herd-spread-arrivals.svg',
   'figures/herd-summary.narrow.svg',
   'figures/herd-summary.svg',
+  'figures/metastable-queue.narrow.svg',
+  'figures/metastable-queue.svg',
+  'figures/metastable-seconds.narrow.svg',
+  'figures/metastable-seconds.svg',
   'index.html',
 ];
 
@@ -207,8 +223,8 @@ describe('npm run lab writes the report', () => {
     const sections = [...html.matchAll(/<section id="([^"]+)">[\s\S]*?Command: <code>([^<]*)<\/code>[\s\S]*?<pre>([^<]*)<\/pre>/g)].map((m) => ({ id: m[1]!, command: unescape(m[2]!), table: unescape(m[3]!) }));
     const figures = [...html.matchAll(/<figure id="([^"]+)">[\s\S]*?Data: <code>([^<]*)<\/code>/g)].map((m) => ({ id: m[1]!, command: unescape(m[2]!) }));
     const all = [...html.matchAll(/<code>([^<]*)<\/code>/g)].map((m) => unescape(m[1]!));
-    expect(sections.map((s) => s.id)).toEqual(['herd', 'herd-spread', 'budget', 'fleet', 'layers', 'hedging']);
-    expect(figures).toHaveLength(8);
+    expect(sections.map((s) => s.id)).toEqual(['herd', 'herd-spread', 'contention', 'budget', 'fleet', 'layers', 'metastable', 'hedging']);
+    expect(figures).toHaveLength(11);
     // Nothing else is shown as a command: the report's own (run above) and the page's.
     expect(all.filter((c) => !sections.some((s) => s.command === c) && !figures.some((f) => f.command === c))).toEqual(['npm run lab', 'npm run lab -- serve']);
     expect(first.status).toBe(0);
@@ -234,6 +250,19 @@ describe('npm run lab writes the report', () => {
         expect(lines[0]).toBe('policy,second,new,arrivals,successes,retries');
         const parsed = lines.slice(1).map((l) => { const m = /^"(.*)",(\d+),(\d+),(\d+),\d+,\d+$/.exec(l)!; return { policy: m[1]!, second: Number(m[2]), arrivals: Number(m[4]), fresh: Number(m[3]) }; });
         expect(parsed).toEqual(rows);
+      } else if (f.id === 'contention-means') {
+        expect(printed).toBe(data('contention', 'csv')); // the means the figure draws, as the table's CSV (2 decimals)
+      } else if (f.id === 'metastable-seconds' || f.id === 'metastable-queue') {
+        // The per-second trace of seed 0: the figure's rows are columns of it.
+        const lines = printed.trimEnd().split('\n');
+        expect(lines[0]).toBe('policy,server,second,fresh,offered,goodput,queue,wasted,shed');
+        const trace = lines.slice(1).map((l) => {
+          const [policy, server, ...n] = l.split(',');
+          const [second, fresh, offered, goodput, queue, wasted] = n.map(Number);
+          return { combination: `${policy} · ${server}`, second, fresh, offered, goodput, queue, wasted };
+        });
+        const rows = JSON.parse(data(f.id, 'json')) as Record<string, unknown>[];
+        expect(rows).toEqual(trace.map((t) => (f.id === 'metastable-queue' ? { combination: t.combination, second: t.second, queue: t.queue } : { combination: t.combination, second: t.second, fresh: t.fresh, offered: t.offered, goodput: t.goodput, wasted: t.wasted })));
       } else if (f.id === 'herd-summary') {
         expect(printed).toBe(data('herd', 'csv')); // the table the summary draws, as the report's data file
       } else {

@@ -41,6 +41,37 @@ export {
   type FleetOptions,
   type FleetTrace,
 } from './experiments/fleet.js';
+export {
+  CONTENTION_STRATEGIES,
+  CONTENTION_CLIENTS,
+  contentionBackoff,
+  contentionRun,
+  runContention,
+  type ContentionOptions,
+  type ContentionRow,
+  type ContentionRun,
+  type ContentionStrategy,
+} from './experiments/contention.js';
+export {
+  METASTABLE_POLICIES,
+  METASTABLE_SERVERS,
+  METASTABLE_SETUP,
+  RECOVERY_RULE,
+  TAIL_SECONDS,
+  metastableCombinations,
+  metastableRow,
+  metastableRun,
+  metastableSetup,
+  recovery,
+  runMetastable,
+  type MetastableCombination,
+  type MetastableRow,
+  type MetastableRun,
+  type MetastableOptions,
+  type MetastableServer,
+  type MetastableSetup,
+  type MetastableTrigger,
+} from './experiments/metastable.js';
 export { LAYERS_POLICIES, layerNames, runLayers, type LayersOptions, type LayersRow } from './experiments/layers.js';
 
 // The functional core the simulator drives, for writing a driver of your own: the per-call retry

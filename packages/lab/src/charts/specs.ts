@@ -455,3 +455,166 @@ export function layersSpec(rows: readonly LayerCallsRow[], size: ChartSize = {})
     ],
   } as TopLevelSpec;
 }
+
+/** One point of {@link contentionSpec}: a strategy's means at one client count. */
+export interface ContentionPoint {
+  clients: number;
+  strategy: string;
+  /** Mean time until every client has succeeded, ms. */
+  timeMs: number;
+  /** Mean writes the server received. */
+  calls: number;
+}
+
+/**
+ * The contention experiment's two charts, as in the 2015 post: mean time (log scale: exponential
+ * without jitter is ten times the rest) and mean calls against the number of clients, a line per
+ * strategy; side by side at the default width, one above the other when narrow.
+ */
+export function contentionSpec(points: readonly ContentionPoint[], strategies: readonly string[], size: ChartSize = {}): TopLevelSpec {
+  const narrow = size.width !== undefined && size.width < 600;
+  const width = size.width === undefined ? 300 : narrow ? size.width - 20 : Math.floor(size.width / 2) - 90;
+  const panel = (field: 'timeMs' | 'calls', title: string, log: boolean) => ({
+    title: { text: title },
+    width,
+    height: 240,
+    mark: { type: 'line', point: { filled: true, size: 40 } },
+    transform: [{ calculate: `datum.strategy + ', ' + datum.clients + ' clients: ${field === 'timeMs' ? 'time ' : 'calls '}' + datum.${field}`, as: 'label' }],
+    encoding: {
+      description: { field: 'label' },
+      x: { field: 'clients', type: 'quantitative', title: 'clients', axis: { tickMinStep: 10 } },
+      y: { field, type: 'quantitative', title: log ? `${title} (log scale)` : title, ...(log ? { scale: { type: 'log' } } : {}) },
+      color: {
+        field: 'strategy',
+        type: 'nominal',
+        sort: [...strategies],
+        title: null,
+        legend: narrow ? { orient: 'bottom', columns: 2, labelLimit: 300 } : { orient: 'right' },
+      },
+      tooltip: [{ field: 'strategy' }, { field: 'clients' }, { field, title, format: '.2f' }],
+    },
+  });
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    config: CHART_CONFIG,
+    data: { values: points as ContentionPoint[] },
+    ...(narrow
+      ? { vconcat: [panel('timeMs', 'mean time (ms)', true), panel('calls', 'mean calls', false)] }
+      : { hconcat: [panel('timeMs', 'mean time (ms)', true), panel('calls', 'mean calls', false)] }),
+  } as TopLevelSpec;
+}
+
+/** One second of one combination in {@link metastableSpec}. */
+export interface MetastablePoint {
+  /** The combination, e.g. `3 retries · FIFO`. */
+  combination: string;
+  second: number;
+  /** New requests this second. */
+  fresh: number;
+  /** Attempts reaching the server this second (first tries and retries). */
+  offered: number;
+  /** Answers this second that reached a client still waiting. */
+  goodput: number;
+  /** Services this second for clients that had already given up. */
+  wasted: number;
+}
+
+/**
+ * The metastable figure: per second, offered load, goodput and wasted work for each combination, one
+ * panel each with the trigger shaded and the new requests dashed; the same y scale in every panel.
+ */
+export function metastableSpec(points: readonly MetastablePoint[], combinations: readonly string[], o: { trigger: { startS: number; endS: number }; width?: number }): TopLevelSpec {
+  const horizon = Math.max(0, ...points.map((p) => p.second)) + 1;
+  const x = { type: 'quantitative' as const, scale: { domain: [0, horizon], nice: false }, title: 'time (s); the trigger shaded' };
+  const y = { type: 'quantitative' as const, title: 'per s', scale: { domain: [0, Math.max(1, ...points.map((p) => Math.max(p.offered, p.goodput, p.wasted)))], nice: true } };
+  const series = ['offered', 'goodput', 'wasted'];
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    config: CHART_CONFIG,
+    data: { values: points as MetastablePoint[] },
+    facet: { row: { field: 'combination', type: 'nominal', sort: [...combinations], title: null, header: { labels: false } } },
+    spacing: 22,
+    spec: {
+      width: o.width ?? 680,
+      height: 80,
+      layer: [
+        {
+          transform: [{ filter: 'datum.second === 0' }],
+          mark: { type: 'text', align: 'left', baseline: 'bottom', dy: -4, fontSize: 12, color: '#222', limit: o.width ?? 680 },
+          encoding: { x: { value: 0 }, y: { value: 0 }, text: { field: 'combination' } },
+        },
+        {
+          mark: { type: 'rect', color: '#f2b6b6', opacity: 0.35 },
+          transform: [{ filter: 'datum.second === 0' }, { calculate: `${o.trigger.startS}`, as: 'start' }, { calculate: `${o.trigger.endS}`, as: 'end' }],
+          encoding: { x: { field: 'start', ...x }, x2: { field: 'end' } },
+        },
+        {
+          mark: { type: 'line', interpolate: 'step-after', strokeWidth: 1.6 },
+          transform: [
+            { fold: series, as: ['series', 'value'] },
+            { calculate: "datum.combination + ' at ' + datum.second + ' s: ' + datum.series + ' ' + datum.value + ' per s'", as: 'label' },
+          ],
+          encoding: {
+            x: { field: 'second', ...x },
+            y: { field: 'value', ...y },
+            color: {
+              field: 'series',
+              type: 'nominal',
+              title: null,
+              scale: { domain: series, range: [BAR_COLOR, '#2ca02c', CAPACITY_COLOR] },
+              legend: { orient: 'top', direction: 'horizontal' },
+            },
+            description: { field: 'label' },
+            tooltip: [{ field: 'second' }, { field: 'series' }, { field: 'value', title: 'per s' }],
+          },
+        },
+        {
+          mark: { type: 'line', color: '#333', strokeDash: [4, 3], interpolate: 'step-after', strokeWidth: 1 },
+          encoding: { x: { field: 'second', ...x }, y: { field: 'fresh', ...y }, description: { value: 'new requests per s' } },
+        },
+      ],
+    },
+    resolve: { scale: { y: 'shared' } },
+  } as TopLevelSpec;
+}
+
+/** One second of {@link queueSpec}: the queue of one combination at a second's end. */
+export interface QueuePoint {
+  combination: string;
+  second: number;
+  queue: number;
+}
+
+/** Queue length at each second's end, a line per combination, on a symmetric-log scale (0 and 25,000 on one axis). */
+export function queueSpec(points: readonly QueuePoint[], combinations: readonly string[], o: { trigger: { startS: number; endS: number }; width?: number }): TopLevelSpec {
+  const narrow = o.width !== undefined && o.width < 600;
+  const x = { type: 'quantitative' as const, title: 'time (s); the trigger shaded' };
+  // Powers of ten up to the longest queue: a symlog axis left to itself labels only the top.
+  const top = Math.max(1, ...points.map((p) => p.queue));
+  const ticks = [0, ...Array.from({ length: Math.ceil(Math.log10(top)) + 1 }, (_, i) => 10 ** i).filter((v) => v <= top * 10)];
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    config: CHART_CONFIG,
+    data: { values: points as QueuePoint[] },
+    width: o.width ?? 560,
+    height: 260,
+    layer: [
+      {
+        mark: { type: 'rect', color: '#f2b6b6', opacity: 0.35 },
+        transform: [{ filter: 'datum.second === 0' }, { filter: `datum.combination === ${JSON.stringify(combinations[0] ?? '')}` }, { calculate: `${o.trigger.startS}`, as: 'start' }, { calculate: `${o.trigger.endS}`, as: 'end' }],
+        encoding: { x: { field: 'start', ...x }, x2: { field: 'end' } },
+      },
+      {
+        mark: { type: 'line', strokeWidth: 1.6 },
+        transform: [{ calculate: "datum.combination + ' at ' + datum.second + ' s: queue ' + datum.queue", as: 'label' }],
+        encoding: {
+          x: { field: 'second', ...x },
+          y: { field: 'queue', type: 'quantitative', title: 'queued requests (symlog scale)', scale: { type: 'symlog' }, axis: { values: ticks } },
+          color: { field: 'combination', type: 'nominal', sort: [...combinations], title: null, legend: narrow ? { orient: 'bottom', columns: 1, labelLimit: 300 } : { orient: 'right', labelLimit: 300 } },
+          description: { field: 'label' },
+          tooltip: [{ field: 'combination' }, { field: 'second' }, { field: 'queue' }],
+        },
+      },
+    ],
+  } as TopLevelSpec;
+}

@@ -20,6 +20,7 @@ import { BUDGET_POLICIES, budgetScenario, budgetTrace, herdBackoff, runLayers, r
 import { layersCsv, layersJson, layersTable, layersTitle } from '../experiments/layers.js';
 import { addLiveCommands } from '../live/commands.js';
 import { addHedgingCommand } from './hedging.js';
+import { addModelCommands } from './models.js';
 import { FLEET_DEFAULTS, fleetCsv, fleetJson, fleetTable, fleetTitle, fleetTraceCsv, fleetTraceJson, runFleetExperiment } from '../experiments/fleet.js';
 import { FLEET_POLICIES, fleetTrace, type FleetPolicyName } from 'herdless/sim';
 import { LIVE_LAYERS_MAX_CALLS, runLiveLayers } from '../experiments/layers-live.js';
@@ -500,6 +501,7 @@ export function buildProgram(io: Io): Command {
       io.out(`stopped (${signal})`);
     });
 
+  addModelCommands(program, { ...io, parseNumber: parseNumberFlag, parseNames });
   addLiveCommands(program, { ...io, parseNumber: parseNumberFlag, parseNames });
   addHedgingCommand(program, { ...io, parseNumber: parseNumberFlag, parseNames });
 

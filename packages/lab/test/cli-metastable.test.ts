@@ -1,0 +1,115 @@
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { parseMetastableConfig } from '../src/metastable-config.js';
+import { tempDir } from './temp.js';
+
+const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+const lab = (...args: string[]) => {
+  const r = spawnSync(process.execPath, [main, ...args], { encoding: 'utf8', timeout: 120_000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+};
+
+describe('herdless-lab metastable', () => {
+  it('the default table, seeds 0–19: plain retries stay down, a budget or dropping expired requests recover; the output defines both words', () => {
+    const r = lab('metastable');
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines[0]).toContain('# metastable: 200 new requests/s (Poisson) from 10 client processes to 50 workers');
+    expect(lines[0]).toContain('trigger: the server at 0.5× speed 10–15 s; 60 s runs, seeds 0-19');
+    expect(lines[1]).toMatch(/^# recovered: after the trigger ends, goodput .* ≥ 90% of the new requests in 3 seconds in a row/);
+    expect(lines[2]).toMatch(/^# metastable: not recovered by the end of the run, though the trigger is gone/);
+    const row = (policy: string, server: string) => lines.find((l) => l.startsWith(policy.padEnd(27)) && l.includes(` ${server} `))!;
+    expect(row('3 retries', 'FIFO')).toMatch(/ 0\/20 {3}never \(metastable\) +0% {5}4\.00x/);
+    expect(row('3 retries + jitter', 'FIFO')).toContain('0/20   never (metastable)');
+    expect(row('3 retries + gRPC throttling', 'FIFO')).toContain('20/20');
+    expect(row('3 retries', 'drop expired')).toContain('20/20');
+    // Finagle's floor of 10 retries a second per process is 100 a second from 10 processes: more than the spare capacity.
+    expect(row('3 retries + Finagle budget', 'FIFO')).toContain('0/20   never (metastable)');
+    expect(row('3 retries + AWS retry quota', 'FIFO')).toContain('20/20');
+    expect(lines).toHaveLength(15);
+  });
+
+  it('--policies × --servers, --trigger spike, --format csv', () => {
+    const r = lab('metastable', '--seeds', '0-1', '--policies', 'no retry,3 retries', '--servers', 'LIFO,shedding', '--trigger', 'spike', '--format', 'csv');
+    expect(r.status).toBe(0);
+    const rows = r.stdout.trimEnd().split('\n');
+    expect(rows[0]).toBe(
+      'policy,server,recovered,runs,recovery_s_mean,recovery_s_min,recovery_s_max,goodput_share_mean,goodput_share_min,goodput_share_max,offered_ratio_mean,wasted_per_s_mean,peak_queue_mean,peak_queue_max',
+    );
+    expect(rows.slice(1).map((l) => l.split(',').slice(0, 4).join(','))).toEqual(['no retry,LIFO,2,2', '3 retries,LIFO,2,2', 'no retry,shedding,2,2', '3 retries,shedding,2,2']);
+    const table = lab('metastable', '--seeds', '0', '--policies', 'no retry', '--trigger', 'spike');
+    expect(table.stdout).toContain('trigger: new requests at 2× the rate 10–15 s');
+  });
+
+  it('--trace SEED: per-second CSV of each combination, one line a second', () => {
+    const r = lab('metastable', '--trace', '0', '--policies', '3 retries', '--servers', 'FIFO');
+    expect(r.status).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines[0]).toBe('policy,server,second,fresh,offered,goodput,queue,wasted,shed');
+    expect(lines).toHaveLength(61);
+    const last = lines[60]!.split(',');
+    expect(last.slice(0, 3)).toEqual(['3 retries', 'FIFO', '59']);
+    expect(Number(last[5])).toBe(0); // goodput at 59 s: still down
+    expect(Number(last[6])).toBeGreaterThan(20_000); // the queue
+  });
+
+  it.each([
+    [['--policies', 'retry forever'], '--policies "retry forever": unknown policy "retry forever"'],
+    [['--servers', 'PRIORITY'], '--servers "PRIORITY": unknown server "PRIORITY" (choose from FIFO, LIFO, drop expired, shedding)'],
+    [['--trigger', 'flood'], '--trigger "flood": expected capacity'],
+    [['--trace', '0-3'], '--trace "0-3": give one seed'],
+    [['--trace', '0', '--seeds', '1'], 'traces one seed: it cannot be combined with --seeds'],
+    [['--trace', '0', '--format', 'table'], '--format table has no trace form'],
+    [['--config', 'x.json', '--policies', 'no retry'], '--config runs the file\'s own policies'],
+  ])('refuses %j, naming the flag', (args, message) => {
+    const r = lab('metastable', ...args);
+    expect(r.status).not.toBe(0);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain(message);
+  });
+});
+
+describe('metastable scenario files', () => {
+  it('a file crosses its policies with its servers, under its own setup and seeds', () => {
+    const dir = tempDir();
+    const file = join(dir, 'spike.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        name: 'short spike',
+        seeds: '0-1',
+        ratePerSecond: 100,
+        horizonMs: 30_000,
+        server: { workers: 20, serviceMs: 100 },
+        trigger: { kind: 'spike', startMs: 5000, endMs: 8000, factor: 3 },
+        policies: [{ name: 'two tries', backoff: { kind: 'full jitter', initialBackoffMs: 50 }, maxAttempts: 2, budget: { kind: 'retry throttling', maxTokens: 10, tokenRatio: 0.1 } }],
+        servers: { FIFO: {}, 'FIFO + deadline': { dropExpired: true } },
+      }),
+    );
+    const r = lab('metastable', '--config', file);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('# metastable, scenario "short spike": 100 new requests/s (Poisson) from 10 client processes to 20 workers, service exponential mean 100 ms (200/s)');
+    expect(r.stdout).toContain('trigger: new requests at 3× the rate 5–8 s; 30 s runs, seeds 0-1');
+    expect(r.stdout).toMatch(/^two tries {3}FIFO \+ deadline +2\/2 {3}0\.0 /m);
+  });
+
+  it.each([
+    [{ workers: 5 }, 'workers is not a known field'],
+    [{ server: { workers: 0 } }, 'server.workers must be'],
+    [{ server: { discipline: 'random' } }, 'server.discipline must be one of "fifo", "lifo", got "random"'],
+    [{ trigger: { kind: 'spike', factor: 0.5 } }, 'trigger.factor must be'],
+    [{ horizonMs: 4500 }, 'horizonMs must be a whole number of seconds, got 4500'],
+    [{ policies: [{ name: 'x', backoff: { kind: 'exponential', initialBackoffMs: -1 }, maxAttempts: 2 }] }, 'policies[0].backoff.initialBackoffMs'],
+    [{ policies: [{ name: 'x', backoff: { kind: 'exponential' }, maxAttempts: 2 }, { name: 'x', backoff: { kind: 'exponential' }, maxAttempts: 3 }] }, 'policies[1].name "x" is used twice'],
+    [{ servers: { slow: { workers: 0 } } }, 'servers.slow: server.workers must be'],
+    [{ servers: {} }, 'servers must name at least one server variant'],
+    [{ seeds: [1, 1] }, 'seeds must list each seed once'],
+  ])('%j is refused, naming the field', (json, message) => {
+    expect(() => parseMetastableConfig(json, 'f.json')).toThrow(message);
+  });
+});
