@@ -3,6 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { retryRatioBudget } from 'herdless';
 import { retryInfo, withHedging } from 'herdless/http';
+import { hedgingInterceptor } from 'herdless/undici';
+import { Agent, request } from 'undici';
 
 /*
  * Real sockets, real time. The slow answer is 5 s away and the hedge delay 100 ms, so "the call ends
@@ -116,5 +118,48 @@ describe('withHedging(fetch) on a real server', () => {
     expect(() => withHedging(fetch, {} as never)).toThrow(/withHedging: delayMs is required/);
     expect(() => withHedging(fetch, { delayMs: 5, retryStatuses: [700] })).toThrow(/retryStatuses/);
     expect(() => withHedging(fetch, { delayMs: 5, maxAttempt: 2 } as never)).toThrow(/maxAttempt /);
+  });
+});
+
+describe('hedgingInterceptor (undici) on a real server', () => {
+  const agents: Agent[] = [];
+  afterEach(async () => {
+    for (const agent of agents.splice(0)) await agent.close();
+  });
+  const dispatcher = (options: Parameters<typeof hedgingInterceptor>[0]) => {
+    const agent = new Agent();
+    agents.push(agent);
+    return agent.compose(hedgingInterceptor(options));
+  };
+
+  it('a slow first response: the hedge answers near the delay, the first is cancelled', async () => {
+    const { url, seen } = await start();
+    const started = performance.now();
+    const res = await request(url, { dispatcher: dispatcher({ delayMs: DELAY_MS }) });
+    expect(await res.body.text()).toBe('fast 2');
+    const elapsed = performance.now() - started;
+    expect(elapsed).toBeGreaterThanOrEqual(DELAY_MS - 1);
+    expect(elapsed).toBeLessThan(SLOW_MS / 2);
+    expect(seen.map((s) => s.attempt)).toEqual([undefined, '2']);
+    await until(() => seen[0]!.cancelled);
+    expect(seen[0]!.cancelled).toBe(true);
+  });
+
+  it('a POST without an idempotency key is dispatched once', async () => {
+    const { url, seen } = await start((n, res) => setTimeout(() => res.end(`answer ${n}`), 400));
+    const res = await request(url, { method: 'POST', body: 'x', dispatcher: dispatcher({ delayMs: DELAY_MS }) });
+    expect(await res.body.text()).toBe('answer 1');
+    expect(seen).toHaveLength(1);
+  });
+
+  it('every attempt 503: the last response is delivered', async () => {
+    const { url, seen } = await start((n, res) => {
+      res.statusCode = 503;
+      res.end(`busy ${n}`);
+    });
+    const res = await request(url, { dispatcher: dispatcher({ delayMs: 10_000, maxAttempts: 2 }) });
+    expect(res.statusCode).toBe(503);
+    expect(await res.body.text()).toBe('busy 2');
+    expect(seen).toHaveLength(2);
   });
 });

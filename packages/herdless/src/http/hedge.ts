@@ -1,11 +1,9 @@
 import { InvalidOptionError, isInvalidOptionError } from '../core/errors.js';
-import { isRetryError } from '../core/retry/errors.js';
 import { createHedger, type Hedger, type HedgerOptions } from '../runtime/hedge.js';
 import { discard, plan, send, type Plan } from './fetch.js';
-import { responseFailure } from './exchange.js';
+import { runHedgedExchange } from './hedged-exchange.js';
 import { parseCallOptions, parseHttpOptions, type FetchFunction, type FetchInput, type HttpConfig, type IdempotencyKeyOption } from './options.js';
 import { recordRetryInfo } from './retry-info.js';
-import { isHttpStatusError } from './status-error.js';
 
 /**
  * Options of {@link withHedging}: the hedging options of `createHedger()` (`delayMs` required,
@@ -71,22 +69,7 @@ const HTTP_KEYS = ['retryMethods', 'retryStatuses', 'idempotencyKey', 'now', 'at
 export function withHedging(fetchFn: FetchFunction, options: HttpHedgingOptions): HedgingFetch {
   const owner = 'withHedging';
   if (typeof fetchFn !== 'function') throw new InvalidOptionError(owner, 'fetch', fetchFn, 'must be a function (e.g. fetch)');
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new InvalidOptionError(owner, 'options', options, 'must be an object');
-  const httpOptions: Record<string, unknown> = {};
-  const hedgeOptions: Record<string, unknown> = {};
-  for (const key in options) {
-    const value = (options as unknown as Record<string, unknown>)[key];
-    if (HTTP_KEYS.includes(key)) httpOptions[key] = value;
-    else hedgeOptions[key] = value;
-  }
-  const config = parseHttpOptions(httpOptions, owner, false);
-  let hedger: Hedger;
-  try {
-    hedger = createHedger(hedgeOptions as unknown as HedgerOptions);
-  } catch (error) {
-    if (isInvalidOptionError(error)) throw new InvalidOptionError(owner, error.field, error.value, error.requirement);
-    throw error;
-  }
+  const { config, hedger } = parseHttpHedgingOptions(options, owner);
   return (input, init, callOptions) => {
     try {
       const call = parseCallOptions(callOptions, owner, true);
@@ -98,45 +81,38 @@ export function withHedging(fetchFn: FetchFunction, options: HttpHedgingOptions)
   };
 }
 
-async function run(fetchFn: FetchFunction, config: HttpConfig, hedger: Hedger, p: Plan, owner: string): Promise<Response> {
-  if (p.blocked !== undefined) {
-    // Not idempotent, or a one-shot body: one attempt, as the caller would send it.
-    return send(fetchFn, p, 1, p.signal ?? new AbortController().signal, undefined, owner);
+/** @internal The HTTP hedging options, checked: the HTTP rules as `withRetry()` reads them, and a hedger made of the rest. */
+export function parseHttpHedgingOptions(options: HttpHedgingOptions, owner: string): { config: HttpConfig; hedger: Hedger } {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new InvalidOptionError(owner, 'options', options, 'must be an object');
+  const httpOptions: Record<string, unknown> = {};
+  const hedgeOptions: Record<string, unknown> = {};
+  for (const key in options) {
+    const value = (options as unknown as Record<string, unknown>)[key];
+    if (HTTP_KEYS.includes(key)) httpOptions[key] = value;
+    else hedgeOptions[key] = value;
   }
-  /** Every response an attempt received, until the call settles; after, each one is discarded as it comes. */
-  const responses: Response[] = [];
-  let settled = false;
-  const settle = (keep: Response | undefined): void => {
-    settled = true;
-    for (const response of responses) if (response !== keep) discard(response);
-    responses.length = 0;
-  };
+  const config = parseHttpOptions(httpOptions, owner, false);
   try {
-    const response = await hedger(
-      async ({ attempt, signal }) => {
-        const response = await send(fetchFn, p, attempt, signal, config.attemptHeader, owner);
-        if (settled) {
-          discard(response); // a loser that answered after the winner
-          throw signal.reason;
-        }
-        responses.push(response);
-        const failure = responseFailure(config, response, response.headers);
-        if (failure !== undefined) throw failure;
-        return response;
-      },
-      { signal: p.signal },
-    );
-    settle(response);
-    return response;
+    return { config, hedger: createHedger(hedgeOptions as unknown as HedgerOptions) };
   } catch (error) {
-    // Every attempt ended with a retried status: the last response is the result, as withRetry() returns it.
-    if (isRetryError(error) && isHttpStatusError<Response>(error.cause) && responses.includes(error.cause.response)) {
-      const last = error.cause.response;
-      settle(last);
-      recordRetryInfo(last, { attempts: error.attempts, reason: error.reason, error });
-      return last;
-    }
-    settle(undefined);
+    if (isInvalidOptionError(error)) throw new InvalidOptionError(owner, error.field, error.value, error.requirement);
     throw error;
   }
+}
+
+function run(fetchFn: FetchFunction, config: HttpConfig, hedger: Hedger, p: Plan, owner: string): Promise<Response> {
+  return runHedgedExchange(hedger, config, {
+    client: 'fetch',
+    method: p.method,
+    url: p.url,
+    signal: p.signal,
+    blocked: p.blocked,
+    send: (attempt, signal) => send(fetchFn, p, attempt, signal, attempt === 1 || p.blocked !== undefined ? undefined : config.attemptHeader, owner),
+    headers: (response) => response.headers,
+    discard,
+    followsCaller: (response) => response.body !== null,
+    record: (response, attempts, gaveUp) => {
+      if (gaveUp !== undefined) recordRetryInfo(response, { attempts, reason: gaveUp.reason, error: gaveUp });
+    },
+  }).then((result) => result.response);
 }
