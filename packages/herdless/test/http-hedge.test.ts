@@ -5,6 +5,8 @@ import { retryRatioBudget } from 'herdless';
 import { retryInfo, withHedging } from 'herdless/http';
 import { hedgingInterceptor } from 'herdless/undici';
 import { Agent, request } from 'undici';
+import axios from 'axios';
+import { hedgingAdapter } from 'herdless/axios';
 
 /*
  * Real sockets, real time. The slow answer is 5 s away and the hedge delay 100 ms, so "the call ends
@@ -161,5 +163,43 @@ describe('hedgingInterceptor (undici) on a real server', () => {
     expect(res.statusCode).toBe(503);
     expect(await res.body.text()).toBe('busy 2');
     expect(seen).toHaveLength(2);
+  });
+});
+
+describe('hedgingAdapter (axios) on a real server', () => {
+  it('a slow first response: the hedge answers near the delay, the first is cancelled', async () => {
+    const { url, seen } = await start();
+    const started = performance.now();
+    const res = await axios.get<string>(url, { adapter: hedgingAdapter({ delayMs: DELAY_MS }), responseType: 'text' });
+    expect(res.data).toBe('fast 2');
+    const elapsed = performance.now() - started;
+    expect(elapsed).toBeGreaterThanOrEqual(DELAY_MS - 1);
+    expect(elapsed).toBeLessThan(SLOW_MS / 2);
+    expect(seen.map((s) => s.attempt)).toEqual([undefined, '2']);
+    await until(() => seen[0]!.cancelled);
+    expect(seen[0]!.cancelled).toBe(true);
+  });
+
+  it('a POST without an idempotency key is sent once', async () => {
+    const { url, seen } = await start((n, res) => setTimeout(() => res.end(`answer ${n}`), 400));
+    const res = await axios.post<string>(url, 'x', { adapter: hedgingAdapter({ delayMs: DELAY_MS }), responseType: 'text' });
+    expect(res.data).toBe('answer 1');
+    expect(seen).toHaveLength(1);
+  });
+
+  it('a network failure (connection refused) is non-fatal: the next hedge goes at once', async () => {
+    const { url, seen } = await start((n, res) => res.end(`ok ${n}`));
+    let n = 0;
+    // The first attempt fails as axios reports a refused connection (ERR_NETWORK), the second goes through axios's http adapter.
+    const base = axios.getAdapter('http');
+    const adapter = hedgingAdapter({
+      delayMs: 10_000,
+      adapter: (config) => (++n === 1 ? Promise.reject(new axios.AxiosError('Network Error', 'ERR_NETWORK', config)) : base(config)),
+    });
+    const started = performance.now();
+    const res = await axios.get<string>(url, { adapter, responseType: 'text' });
+    expect(res.data).toBe('ok 1');
+    expect(performance.now() - started).toBeLessThan(5000);
+    expect(seen).toHaveLength(1);
   });
 });

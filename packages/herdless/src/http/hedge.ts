@@ -1,7 +1,9 @@
 import { InvalidOptionError, isInvalidOptionError } from '../core/errors.js';
 import { createHedger, type Hedger, type HedgerOptions } from '../runtime/hedge.js';
 import { discard, plan, send, type Plan } from './fetch.js';
-import { runHedgedExchange } from './hedged-exchange.js';
+import { isClientTransient, runHedgedExchange } from './hedged-exchange.js';
+import { isHttpStatusError } from './status-error.js';
+import type { RetryableInfo, RetryableOverride } from '../core/classify/classify.js';
 import { parseCallOptions, parseHttpOptions, type FetchFunction, type FetchInput, type HttpConfig, type IdempotencyKeyOption } from './options.js';
 import { recordRetryInfo } from './retry-info.js';
 
@@ -92,6 +94,19 @@ export function parseHttpHedgingOptions(options: HttpHedgingOptions, owner: stri
     else hedgeOptions[key] = value;
   }
   const config = parseHttpOptions(httpOptions, owner, false);
+  const user = hedgeOptions.retryable;
+  // A listed status, and a client's own transient failure, are non-fatal by definition; other
+  // failures keep hedge()'s classification — then the caller's override, as withRetry() has it.
+  if (user === undefined || typeof user === 'function') {
+    hedgeOptions.retryable = (error: unknown, info: RetryableInfo): boolean => {
+      const transient = info.transient || isHttpStatusError(error) || isClientTransient(error);
+      if (user !== undefined) {
+        const said = (user as RetryableOverride)(error, { attempt: info.attempt, transient });
+        if (said !== undefined) return said === true;
+      }
+      return transient;
+    };
+  }
   try {
     return { config, hedger: createHedger(hedgeOptions as unknown as HedgerOptions) };
   } catch (error) {

@@ -5,6 +5,14 @@ import { responseFailure, type ExchangeResult, type HttpExchange } from './excha
 import type { HttpConfig } from './options.js';
 import { isHttpStatusError, type StatusLike } from './status-error.js';
 
+/** Failures a client adapter calls transient (axios's `ERR_NETWORK`…), which the classification does not know. */
+const CLIENT_TRANSIENT = /* @__PURE__ */ new WeakSet<object>();
+
+/** @internal A failure an adapter's `isTransient` recognised during a hedged request. */
+export function isClientTransient(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && CLIENT_TRANSIENT.has(error);
+}
+
 /**
  * @internal One logical request hedged (the HTTP adapters' `hedge()`): each attempt is `exchange.send`;
  * a retried status is a failed attempt (non-fatal: the next hedge goes at once, or after its
@@ -42,6 +50,9 @@ export async function runHedgedExchange<R extends StatusLike>(hedger: Hedger, co
         let response: R;
         try {
           response = await exchange.send(attempt, link === undefined ? signal : link.signal);
+        } catch (error) {
+          if (typeof error === 'object' && error !== null && exchange.isTransient?.(error) === true) CLIENT_TRANSIENT.add(error);
+          throw error;
         } finally {
           link?.settled();
         }
