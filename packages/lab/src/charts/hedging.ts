@@ -20,6 +20,7 @@ export const HEDGING_METRICS = ['p50 (ms)', 'p99 (ms)', 'p99.9 (ms)', 'attempts 
  */
 export function hedgingSpec(points: readonly HedgingPoint[], policies: readonly string[], size: ChartSize = {}): TopLevelSpec {
   const width = size.width ?? 640;
+  const legend = size.width === undefined ? {} : { orient: 'bottom', columns: 2 };
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     config: CHART_CONFIG,
@@ -43,8 +44,10 @@ export function hedgingSpec(points: readonly HedgingPoint[], policies: readonly 
           title: metric,
           scale: metric === 'attempts per call' ? { zero: false } : { type: 'log' },
         },
-        color: { field: 'policy', type: 'nominal', sort: [...policies], title: 'client' },
-        strokeDash: { field: 'policy', type: 'nominal', sort: [...policies], legend: null },
+        // One legend for colour and dash; below the chart on a narrow screen, where a legend at the
+        // side would push it past 360 px.
+        color: { field: 'policy', type: 'nominal', sort: [...policies], title: 'client', legend: legend },
+        strokeDash: { field: 'policy', type: 'nominal', sort: [...policies], title: 'client', legend: legend },
         tooltip: [{ field: 'policy' }, { field: 'loadPct', title: 'load (%)' }, { field: 'value', title: metric, format: '.4~r' }],
       },
     })),
