@@ -52,7 +52,7 @@ describe('values', () => {
     expect(b.delay(1, 0, fixed(0.5))).toBe(200);
   });
 
-  it('the issue-3 edge cases: no cap at retry 25, multiplier 100 at retry 200', () => {
+  it('edge cases: no cap at retry 25, multiplier 100 at retry 200', () => {
     const noCap = exponentialBackoff({ initialBackoffMs: 100, maxBackoffMs: Infinity });
     expect(noCap.delay(25, 0, fixed(0))).toBe(1_677_721_600);
     expect(noCap.delay(26, 0, fixed(0))).toBe(MAX_DELAY_MS);

@@ -38,7 +38,7 @@ class TimerClock extends ManualClock {
   }
 }
 
-/** The wall clock of the issue's example: 21 Oct 2015 07:28:00 GMT, moving with the virtual clock. */
+/** The wall clock of RFC 9110's example: 21 Oct 2015 07:28:00 GMT, moving with the virtual clock. */
 const WALL = Date.UTC(2015, 9, 21, 7, 28, 0);
 const noWait = constantBackoff();
 

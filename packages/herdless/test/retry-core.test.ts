@@ -238,7 +238,7 @@ describe('decide(): the step, with fixed values', () => {
     }
   });
 
-  it('the issue-3 backoff edges: no cap at retry 25 stays ≤ 2^31 − 1; multiplier 100, cap 5 s at retry 200 is 5000', () => {
+  it('backoff edges: no cap at retry 25 stays ≤ 2^31 − 1; multiplier 100, cap 5 s at retry 200 is 5000', () => {
     const noCap = parseRetryPolicy({ maxAttempts: 1000, backoff: exponentialBackoff({ initialBackoffMs: 100, maxBackoffMs: Infinity }) });
     expect(decide(noCap, { attempt: 25, previousDelayMs: 0, deadlineAt: Infinity }, RETRYABLE, 0, half)).toMatchObject({ delayMs: 1_677_721_600 });
     expect(decide(noCap, { attempt: 26, previousDelayMs: 0, deadlineAt: Infinity }, RETRYABLE, 0, half)).toMatchObject({ delayMs: MAX_DELAY_MS });
