@@ -6,12 +6,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 /*
  * gRFC A6 hedging, herdless's interceptor beside grpc-js's own, on one real grpc-js server on
  * loopback. The server's first attempt of each call hangs until it is cancelled; later attempts
- * answer at once. Real time: the hedge delay is 200 ms, and the server-side gap between the two
- * arrivals is checked to lie in [160, 260] ms for both clients, on a channel already connected (a
- * first call on a new channel reaches the server late, shrinking the gap). On an idle machine it is
- * 200–203 ms for both; the 40 ms below allow for the first request's trip on a busy 2-core machine
- * (measured once at 188 ms for grpc-js's own hedging), the 60 ms above for its timer lateness. On the
- * client side, herdless's hedge is checked to leave at 200 ms or later (a timer never fires early).
+ * answer at once. Real time: the hedge delay is 200 ms. On an idle machine the server sees the second
+ * attempt 200–203 ms after the first, for both clients (gRFC A6's hedgingDelay ±10 ms). The test
+ * holds on a busy 2-core machine (docs/testing.md): the gap is checked from below, at 160 ms (the
+ * first request's trip allowed for; measured once at 188 ms for grpc-js's own hedging), and from
+ * above only at 1 s (5× the delay), on a channel already connected (a first call on a new channel
+ * reaches the server late, shrinking the gap). On the client side, herdless's hedge is checked to
+ * leave at 200 ms or later (a timer never fires early). "At once" after a non-fatal status is told
+ * apart from "at the delay" by clients whose delay is 10 s.
  */
 
 /** How the server answers an attempt: OK, a status code, or not at all (until cancelled). */
@@ -95,12 +97,15 @@ async function warm(c: ClientInstance): Promise<ClientInstance> {
   return c;
 }
 
-function herdlessClient(events?: TelemetryEvent[]): Promise<ClientInstance> {
-  const interceptor = grpcRetryInterceptor({ serviceConfig, target, ...(events ? { telemetry: { onEvent: (e) => void events.push(e) } } : {}) });
+/** The same policy with a 10 s hedgingDelay: a hedge that comes sooner was sent by a failure, not the timer. */
+const slowHedge = { methodConfig: [{ ...serviceConfig.methodConfig[0]!, hedgingPolicy: { ...serviceConfig.methodConfig[0]!.hedgingPolicy, hedgingDelay: '10s' } }] };
+
+function herdlessClient(events?: TelemetryEvent[], config: object = serviceConfig): Promise<ClientInstance> {
+  const interceptor = grpcRetryInterceptor({ serviceConfig: config, target, ...(events ? { telemetry: { onEvent: (e) => void events.push(e) } } : {}) });
   return warm(new Client(target, grpc.credentials.createInsecure(), { 'grpc.enable_retries': 0, interceptors: [interceptor] }) as ClientInstance);
 }
-function grpcJsClient(): Promise<ClientInstance> {
-  return warm(new Client(target, grpc.credentials.createInsecure(), { 'grpc.service_config': JSON.stringify(serviceConfig) }) as ClientInstance);
+function grpcJsClient(_events?: TelemetryEvent[], config: object = serviceConfig): Promise<ClientInstance> {
+  return warm(new Client(target, grpc.credentials.createInsecure(), { 'grpc.service_config': JSON.stringify(config) }) as ClientInstance);
 }
 
 let ids = 0;
@@ -127,7 +132,7 @@ describe('hedgingPolicy on a real grpc-js server: herdless/grpc beside grpc-js',
     expect(seen.map((a) => a.previous)).toEqual(['', '1']);
     const gap = seen[1]!.at - seen[0]!.at;
     expect(gap).toBeGreaterThanOrEqual(DELAY_MS - 40);
-    expect(gap).toBeLessThan(DELAY_MS + 60);
+    expect(gap).toBeLessThan(5 * DELAY_MS);
     await until(() => seen[0]!.cancelled);
     expect(seen[0]!.cancelled).toBe(true);
   });
@@ -135,12 +140,12 @@ describe('hedgingPolicy on a real grpc-js server: herdless/grpc beside grpc-js',
   it.each([
     ['herdless/grpc', herdlessClient],
     ['grpc-js', grpcJsClient],
-  ] as const)('%s: a non-fatal status (UNAVAILABLE) starts the next hedge at once, well before hedgingDelay', async (_name, make) => {
-    const { error, value, id } = await call(await make(), { first: grpc.status.UNAVAILABLE });
+  ] as const)('%s: a non-fatal status (UNAVAILABLE) starts the next hedge at once, not at hedgingDelay (10 s here)', async (_name, make) => {
+    const { error, value, id } = await call(await make(undefined, slowHedge), { first: grpc.status.UNAVAILABLE });
     expect(error).toBeNull();
     expect(value).toEqual({ attempt: 2 });
     const seen = arrivals.filter((a) => a.id === id);
-    expect(seen[1]!.at - seen[0]!.at).toBeLessThan(DELAY_MS - 50);
+    expect(seen[1]!.at - seen[0]!.at).toBeLessThan(10_000);
   });
 
   it.each([
@@ -161,7 +166,7 @@ describe('hedgingPolicy on a real grpc-js server: herdless/grpc beside grpc-js',
     expect(hedges.map((e) => e.type === 'hedge' && [e.attempt, e.trigger])).toEqual([[2, 'delay']]);
     const afterMs = hedges[0]!.type === 'hedge' ? hedges[0]!.afterMs : NaN;
     expect(afterMs).toBeGreaterThanOrEqual(DELAY_MS - 1);
-    expect(afterMs).toBeLessThan(DELAY_MS + 60);
+    expect(afterMs).toBeLessThan(5 * DELAY_MS);
   });
 
   it('herdless/grpc: every attempt fails non-fatally: the last status, after maxAttempts; telemetry sees the hedge', async () => {

@@ -145,8 +145,10 @@ export async function startFlakyServer(): Promise<FlakyServer> {
       } else if ('headersThen' in outcome) {
         call.sendMetadata(new grpc.Metadata());
         setImmediate(() => call.emit('error', failure(outcome.headersThen)));
-      } else {
+      } else if ('messageThen' in outcome) {
         call.write({ n: 1 }, () => call.emit('error', failure(outcome.messageThen)));
+      } else {
+        call.emit('error', failure(grpc.status.INTERNAL)); // hangMs is the Connect server's
       }
     },
   } as grpc.UntypedServiceImplementation);
