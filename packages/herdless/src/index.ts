@@ -115,9 +115,6 @@ export {
 } from './runtime/hedge.js';
 export {
   latencyPercentile,
-  isLatencyPercentile,
-  parseHedgePolicy,
-  MAX_HEDGED_ATTEMPTS,
   type LatencyPercentile,
   type LatencyPercentileOptions,
   type LatencyPercentileSpec,

@@ -106,4 +106,5 @@ export {
   type HedgingMetrics,
   type HedgingRow,
 } from './experiments/hedging.js';
-export { hedgeDelay, hedgeAfterFailure, type HedgeStep } from '../core/hedge/index.js';
+// Hedging's pure pieces, which hedge() and runHedging() both run.
+export { hedgeDelay, hedgeAfterFailure, parseHedgePolicy, isLatencyPercentile, MAX_HEDGED_ATTEMPTS, type HedgeStep } from '../core/hedge/index.js';
