@@ -117,6 +117,34 @@ describe('withHedging(fetch) on a real server', () => {
     expect(seen).toHaveLength(1);
   });
 
+  it("the caller's signal aborts the winner's body after the call has returned (fetch semantics), and only then", async () => {
+    let tail: (() => void) | undefined;
+    const { url } = await start((n, res) => {
+      if (n === 1) return; // the first attempt hangs until cancelled
+      res.write('head ');
+      tail = () => res.end('tail');
+    });
+    const controller = new AbortController();
+    const get = withHedging(fetch, { delayMs: DELAY_MS });
+    const res = await get(url, { signal: controller.signal });
+    expect(res.status).toBe(200);
+    const reading = res.text();
+    controller.abort(new Error('caller gone'));
+    await expect(reading).rejects.toThrow('caller gone');
+    tail?.();
+  });
+
+  it('without an abort, the returned body reads to its end', async () => {
+    const { url } = await start((n, res) => {
+      if (n === 1) return;
+      res.write('head ');
+      setTimeout(() => res.end('tail'), 50);
+    });
+    const controller = new AbortController();
+    const res = await withHedging(fetch, { delayMs: DELAY_MS })(url, { signal: controller.signal });
+    expect(await res.text()).toBe('head tail');
+  });
+
   it('options are checked: delayMs required, unknown keys named', () => {
     expect(() => withHedging(fetch, {} as never)).toThrow(/withHedging: delayMs is required/);
     expect(() => withHedging(fetch, { delayMs: 5, retryStatuses: [700] })).toThrow(/retryStatuses/);
