@@ -19,7 +19,9 @@ export const HEDGING_METRICS = ['p50 (ms)', 'p99 (ms)', 'p99.9 (ms)', 'attempts 
  * line per policy, one panel per metric stacked vertically with its own y scale.
  */
 export function hedgingSpec(points: readonly HedgingPoint[], policies: readonly string[], size: ChartSize = {}): TopLevelSpec {
-  const width = size.width ?? 640;
+  // The y axes' labels run to four digits ("3,000" ms) and their title: about 80 px beside the plot,
+  // so a narrow copy draws its plot 25 px under the width it is given to stay within 360 px.
+  const width = size.width === undefined ? 640 : size.width - 25;
   const legend = size.width === undefined ? {} : { orient: 'bottom', columns: 2 };
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
