@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MAX_DELAY_MS, constantBackoff, decorrelatedJitterBackoff, equalJitterBackoff, exponentialBackoff, fullJitterBackoff, proportionalJitterBackoff, type Backoff, type Rng } from 'herdless';
+import { constantBackoff, decorrelatedJitterBackoff, equalJitterBackoff, exponentialBackoff, fullJitterBackoff, proportionalJitterBackoff, type Backoff, type Rng } from 'herdless';
+import { MAX_DELAY_MS } from 'herdless/core';
 import { PyRandom, backoffFromSpec } from 'herdless/sim';
 import { invalidOption } from './support/invalid-option.js';
 

@@ -162,7 +162,8 @@ const call = async () => {
 __assert.equal(perHost.get(new URL(url).host).tokens, 9.1); // 10 tokens, one failure (−1), one success (+0.1)`,
   },
   'grpc-service-config': {
-    before: `import { parseGrpcServiceConfig, retry } from 'herdless';
+    before: `import { retry } from 'herdless';
+import { parseGrpcServiceConfig } from 'herdless/grpc';
 const readFileSync = (file: string, _encoding: 'utf8') => {
   __assert.equal(file, 'service-config.json');
   return __docs.serviceConfigJson;
@@ -210,7 +211,8 @@ await dispatcher.close();`,
     after: `__assert.deepEqual(data, { id: 42 });`,
   },
   'http-manual-clock': {
-    before: `import { ManualClock, withRetry } from 'herdless';
+    before: `import { ManualClock } from 'herdless';
+import { withRetry } from 'herdless/http';
 const url = __docs.origin + '/once/503-until-07-28-10';`,
     after: `__assert.equal(res.status, 200);
 __assert.equal(__docs.seen('/once/503-until-07-28-10'), 2);`,

@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import { grpcRetryInterceptor } from 'herdless/grpc';
+import { grpcRetryInterceptor } from 'herdless/grpc-js';
 import type { TelemetryEvent } from 'herdless';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 

@@ -35,11 +35,11 @@ class AttemptFailure extends HerdlessError {
 export async function hedgedUnaryCall(req: UnaryRequest, next: (req: UnaryRequest) => Promise<UnaryResponse>, plan: GrpcMethodPlan, planner: GrpcRetryPlanner): Promise<UnaryResponse> {
   const { policy, nonFatal } = plan.hedging!;
   const timeoutMs = readTimeoutMs(req.header);
-  const startedAt = planner.scheduler.now();
+  const startedAt = planner.clock.now();
   try {
     return await hedge(
       async ({ attempt, signal }) => {
-        const header = attempt === 1 ? req.header : retryHeaders(req, attempt, timeoutMs === undefined ? undefined : timeoutMs - (planner.scheduler.now() - startedAt));
+        const header = attempt === 1 ? req.header : retryHeaders(req, attempt, timeoutMs === undefined ? undefined : timeoutMs - (planner.clock.now() - startedAt));
         try {
           return await next({ ...req, header, signal });
         } catch (error) {
@@ -52,7 +52,7 @@ export async function hedgedUnaryCall(req: UnaryRequest, next: (req: UnaryReques
         budget: plan.policy.budget,
         retryable: (error) => error instanceof AttemptFailure && nonFatal.has(error.grpcCode),
         maxRetryAfterMs: plan.policy.maxRetryAfterMs,
-        clock: planner.scheduler,
+        clock: planner.clock,
         telemetry: planner.telemetry,
         onHookError: planner.options.onHookError,
         signal: req.signal,

@@ -7,7 +7,8 @@ import type { HookName } from '../runtime/hooks.js';
 import { createRetry, RETRY_OBSERVER_KEYS, RETRY_POLICY_KEYS, type RetrierOptions } from '../runtime/retry.js';
 import { systemScheduler } from '../runtime/scheduler.js';
 import { telemetryOption, type TelemetryObserver } from '../runtime/telemetry.js';
-import { ATTEMPT_HEADER, DEFAULT_RETRY_STATUSES, RETRYABLE_HTTP_METHODS } from './data.js';
+import { ATTEMPT_HEADER, headerNameOption } from '../core/wire.js';
+import { DEFAULT_RETRY_STATUSES, RETRYABLE_HTTP_METHODS } from './data.js';
 import { newIdempotencyKey } from './idempotency-key.js';
 
 /**
@@ -49,8 +50,8 @@ export interface HttpRetryEvent {
   readonly error: unknown;
   /** The wait before the next attempt, in ms (0: at once). */
   readonly delayMs: number;
-  /** `'server'`: the wait is the response's `Retry-After` / `retry-after-ms`; `'backoff'`: the backoff drew it. */
-  readonly delaySource: 'backoff' | 'server';
+  /** `'server-hint'`: the wait is the response's `Retry-After` / `retry-after-ms`; `'backoff'`: the backoff drew it. */
+  readonly delaySource: 'backoff' | 'server-hint';
 }
 
 /**
@@ -152,6 +153,12 @@ export interface HttpRetryOptions<R = Response> extends Omit<RetrierOptions, 'on
    * without it, as gRPC does, so that it stays a CORS "simple request" in browsers; a server reads a
    * missing header as attempt 1. A string renames it (an HTTP field name, compared case-insensitively);
    * `false` sends none. Default {@link ATTEMPT_HEADER} (`x-herdless-attempt`).
+   *
+   * In a browser (a page or a web worker: where `location` has an origin), the default header is not
+   * sent on a cross-origin request: it is not CORS-safelisted, so a retry carrying it would need a
+   * preflight the server may refuse — and a refused preflight fails the retry like a dropped
+   * connection. Name the header explicitly to send it cross-origin too, once the server lists it in
+   * `Access-Control-Allow-Headers`.
    */
   attemptHeader?: string | false | undefined;
   /** Called before each wait; an observer, like `retry()`'s hooks. */
@@ -186,6 +193,8 @@ export interface HttpConfig {
   readonly now: () => number;
   /** The attempt header's name (lower case), or `undefined` to send none. */
   readonly attemptHeader: string | undefined;
+  /** Whether the attempt header was named by the caller: then a browser sends it cross-origin too. */
+  readonly attemptHeaderNamed: boolean;
   readonly onRetry: ((event: HttpRetryEvent) => unknown) | undefined;
   readonly onGiveUp: ((event: HttpGiveUpEvent<unknown>) => unknown) | undefined;
   readonly onHookError: ((error: unknown, hook: HookName) => void) | undefined;
@@ -235,16 +244,6 @@ function statusesOption(owner: string, value: unknown): ReadonlySet<number> {
     }
   }
   return new Set(value as number[]);
-}
-
-/** @internal An HTTP field name (RFC 9110 §5.1: a token), lower-cased; `false` → none. */
-export function headerNameOption(owner: string, field: string, value: unknown, fallback: string): string | undefined {
-  if (value === undefined) return fallback;
-  if (value === false) return undefined;
-  if (typeof value !== 'string' || !/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(value)) {
-    throw new InvalidOptionError(owner, field, value, 'must be an HTTP header name (a token such as "x-attempt") or false');
-  }
-  return value.toLowerCase();
 }
 
 const DEFAULT_METHODS: ReadonlySet<string> = /* @__PURE__ */ new Set(RETRYABLE_HTTP_METHODS);
@@ -297,6 +296,7 @@ export function parseHttpOptions(options: FetchWithRetryOptions | HttpRetryOptio
     idempotencyKey: key === false ? undefined : key,
     now: checkedWallClock(owner, functionOption(owner, 'now', options.now)),
     attemptHeader: headerNameOption(owner, 'attemptHeader', options.attemptHeader, ATTEMPT_HEADER),
+    attemptHeaderNamed: options.attemptHeader !== undefined,
     onRetry: functionOption(owner, 'onRetry', options.onRetry),
     onGiveUp: functionOption(owner, 'onGiveUp', options.onGiveUp as HttpConfig['onGiveUp']),
     onHookError: options.onHookError,

@@ -6,7 +6,7 @@ import { seedText } from '../experiments/herd.js';
 import type { LiveCli } from '../live/commands.js';
 import { quote } from '../text.js';
 import { UsageError } from '../usage-error.js';
-import { parseSeeds } from './seeds.js';
+import { parseSeeds } from '../seeds.js';
 
 interface HedgingFlags {
   seeds?: string;

@@ -107,7 +107,7 @@ export class HedgingCall implements Call {
       budget: this.plan.policy.budget,
       retryable: (error) => error instanceof AttemptStatusError && nonFatal.has(error.grpcCode),
       maxRetryAfterMs: this.plan.policy.maxRetryAfterMs,
-      clock: this.planner.scheduler,
+      clock: this.planner.clock,
       telemetry: this.planner.telemetry,
       onHookError: this.planner.options.onHookError,
       signal: this.#caller.signal,
