@@ -24,6 +24,26 @@ export {
 export type { RetryEvent, GiveUpEvent, HookName } from './runtime/hooks.js';
 export type { RetryPolicy, RetryPolicyOptions } from './core/retry/policy.js';
 
+// Hedging: a second attempt for a slow call, every one admitted by a retry budget (docs/hedging.md).
+export {
+  hedge,
+  createHedger,
+  type Hedger,
+  type HedgerOptions,
+  type HedgeOptions,
+  type HedgeContext,
+  type HedgeOperation,
+  type HedgeEvent,
+} from './runtime/hedge.js';
+export {
+  latencyPercentile,
+  type LatencyPercentile,
+  type LatencyPercentileOptions,
+  type LatencyPercentileSpec,
+  type HedgePolicy,
+  type HedgePolicyOptions,
+} from './core/hedge/index.js';
+
 // Backoffs.
 export {
   constantBackoff,
@@ -151,6 +171,7 @@ export type {
   AttemptEndEvent,
   RetryScheduledEvent,
   GiveUpTelemetryEvent,
+  HedgeScheduledEvent,
   BudgetRefusalEvent,
   ThrottleRejectionEvent,
   BreakerStateEvent,

@@ -172,7 +172,7 @@ describe('parseGrpcServiceConfig', () => {
     expect(b.delay(2, 0, fixed(0.5))).toBe(100);
   });
 
-  it('accepts what gRPC accepts, with warnings: a huge maxBackoff, initialBackoff above maxBackoff, hedging alone', () => {
+  it('accepts what gRPC accepts, with warnings: a huge maxBackoff, initialBackoff above maxBackoff', () => {
     const huge = parseGrpcServiceConfig({ ...A6_POLICY, maxBackoff: '100000000s' });
     expect(huge.retryPolicy!.maxBackoffMs).toBe(2_147_483_647);
     expect(huge.warnings).toHaveLength(1);
@@ -180,12 +180,41 @@ describe('parseGrpcServiceConfig', () => {
     expect(inverted.retryPolicy!.initialBackoffMs).toBe(2000); // as written; the waits start at maxBackoff
     expect(inverted.retryPolicy!.backoff.delay(1, 0, fixed(0.5))).toBeCloseTo(1000, 9);
     expect(inverted.warnings).toEqual(["retryPolicy.initialBackoff: above maxBackoff, so every wait is maxBackoff (gRFC A6's formula; grpc-js waits initialBackoff first)"]);
-    const hedged = parseGrpcServiceConfig({ methodConfig: [{ name: [{ service: 'a.S' }], hedgingPolicy: { maxAttempts: 3 } }] });
-    expect(hedged.retryPolicy).toBeUndefined();
-    expect(hedged.warnings).toEqual(['methodConfig[0].hedgingPolicy: herdless does not hedge; the method is not retried (grpc-js hedges it)']);
     const decaying = parseGrpcServiceConfig({ ...A6_POLICY, initialBackoff: '2s', backoffMultiplier: 0.5 });
     expect(decaying.retryPolicy!.backoff.delay(2, 0, fixed(0.5))).toBeCloseTo(500, 9);
     expect(decaying.warnings).toEqual(['retryPolicy.initialBackoff: above maxBackoff with backoffMultiplier < 1; the waits decay from maxBackoff at once']);
+  });
+
+  it('reads a hedgingPolicy (gRFC A6): maxAttempts capped at 5, hedgingDelay in ms (default 0), nonFatalStatusCodes, and hedge() options with the throttle', () => {
+    const hedged = parseGrpcServiceConfig(
+      {
+        methodConfig: [{ name: [{ service: 'a.S' }], hedgingPolicy: { maxAttempts: 7, hedgingDelay: '0.25s', nonFatalStatusCodes: ['UNAVAILABLE', 14, 'aborted'] } }],
+        retryThrottling: { maxTokens: 10, tokenRatio: 0.1 },
+      },
+      { service: 'a.S', method: 'M' },
+    );
+    expect(hedged.retryPolicy).toBeUndefined();
+    expect(hedged.hedgingPolicy).toEqual({
+      maxAttempts: 5,
+      requestedMaxAttempts: 7,
+      maxAttemptsCapped: true,
+      hedgingDelayMs: 250,
+      nonFatalStatusCodes: ['UNAVAILABLE', 'ABORTED'],
+      path: 'methodConfig[0].hedgingPolicy',
+    });
+    expect(hedged.warnings).toEqual(["methodConfig[0].hedgingPolicy.maxAttempts: 7 is treated as 5 (gRFC A6's client-side maximum, maxRetryAttempts)"]);
+    const o = hedged.hedgeOptions!;
+    expect([o.maxAttempts, o.delayMs]).toEqual([5, 250]);
+    expect(o.budget).toBe(hedged.retryOptions.budget);
+    expect(o.retryable(Object.assign(new Error('x'), { code: 14 }))).toBe(true);
+    expect(o.retryable(Object.assign(new Error('x'), { code: 13 }))).toBe(false);
+    const plain = parseGrpcServiceConfig({ methodConfig: [{ name: [{}], hedgingPolicy: { maxAttempts: 2 } }] });
+    expect(plain.hedgingPolicy).toMatchObject({ maxAttempts: 2, hedgingDelayMs: 0, nonFatalStatusCodes: [] });
+    expect(plain.hedgeOptions!.budget).toBeUndefined();
+    expect(plain.warnings).toEqual([]);
+    // A retry policy elsewhere wins when no method is named (the first entry with a retryPolicy).
+    const both = parseGrpcServiceConfig({ methodConfig: [{ name: [{ service: 'h.S' }], hedgingPolicy: { maxAttempts: 2 } }, { name: [{}], retryPolicy: A6_POLICY }] });
+    expect([both.retryPolicy?.path, both.hedgingPolicy]).toEqual(['methodConfig[1].retryPolicy', undefined]);
   });
 
   const policy = (patch: Record<string, unknown>): unknown => ({ methodConfig: [{ name: [{}], retryPolicy: { ...A6_POLICY, ...patch } }] });

@@ -3,7 +3,7 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { MeterProvider, MetricReader, type DataPoint, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock, circuitBreaker, constantBackoff, consecutiveFailures, createRetry, finagleRetryBudget, isInvalidOptionError, retry, retryRatioBudget, retryThrottlingBudget } from 'herdless';
+import { ManualClock, circuitBreaker, constantBackoff, consecutiveFailures, createRetry, finagleRetryBudget, hedge, isInvalidOptionError, retry, retryRatioBudget, retryThrottlingBudget } from 'herdless';
 import { withRetry } from 'herdless/http';
 import { otelTelemetry } from 'herdless/otel';
 import { startScriptedServer, type ScriptedServer } from './support/scripted-server.js';
@@ -139,6 +139,24 @@ describe('herdless/otel with the OpenTelemetry SDK (a real loopback server)', ()
     expect(spans.map((s) => s.attributes['http.response.status_code'])).toEqual([undefined, 429, 200]);
     expect(spans[0]!.attributes['error.type']).toBe('TypeError'); // fetch failed
     expect(spans[0]!.status.code).toBe(2); // ERROR
+  });
+
+  it('hedge(): hedges counted by trigger, the loser as an aborted attempt', async () => {
+    const otel = otelTelemetry({ meterProvider, tracerProvider });
+    const clock = new ManualClock();
+    const call = hedge(
+      ({ attempt, signal }) =>
+        new Promise((resolve, reject) => {
+          const handle = clock.setTimeout(() => resolve(attempt), attempt === 1 ? 500 : 10);
+          signal.addEventListener('abort', () => (clock.clearTimeout(handle), reject(signal.reason)));
+        }),
+      { delayMs: 50, clock, telemetry: otel },
+    );
+    await clock.advance(100);
+    expect(await call).toBe(2);
+    expect(await total('herdless.hedges', { 'herdless.layer': 'hedge', 'herdless.hedge.trigger': 'delay' })).toBe(1);
+    expect(await total('herdless.attempts', { 'herdless.layer': 'hedge', 'herdless.outcome': 'aborted' })).toBe(1);
+    expect(await total('herdless.attempts', { 'herdless.layer': 'hedge', 'herdless.outcome': 'success' })).toBe(1);
   });
 
   it('retry(), budgets and breakers: attempts, refusals, budget levels and breaker state', async () => {

@@ -38,6 +38,10 @@ const FILES = [
   'data/fleet-arrivals.json',
   'data/fleet.csv',
   'data/fleet.json',
+  'data/hedging-load.csv',
+  'data/hedging-load.json',
+  'data/hedging.csv',
+  'data/hedging.json',
   'data/herd-arrivals.csv',
   'data/herd-arrivals.json',
   'data/herd-spread-arrivals.csv',
@@ -66,6 +70,8 @@ const FILES = [
   'figures/contention-means.svg',
   'figures/fleet-arrivals.narrow.svg',
   'figures/fleet-arrivals.svg',
+  'figures/hedging-load.narrow.svg',
+  'figures/hedging-load.svg',
   'figures/herd-arrivals.narrow.svg',
   'figures/herd-arrivals.svg',
   'figures/herd-spread-arrivals.narrow.svg',
@@ -217,8 +223,8 @@ describe('npm run lab writes the report', () => {
     const sections = [...html.matchAll(/<section id="([^"]+)">[\s\S]*?Command: <code>([^<]*)<\/code>[\s\S]*?<pre>([^<]*)<\/pre>/g)].map((m) => ({ id: m[1]!, command: unescape(m[2]!), table: unescape(m[3]!) }));
     const figures = [...html.matchAll(/<figure id="([^"]+)">[\s\S]*?Data: <code>([^<]*)<\/code>/g)].map((m) => ({ id: m[1]!, command: unescape(m[2]!) }));
     const all = [...html.matchAll(/<code>([^<]*)<\/code>/g)].map((m) => unescape(m[1]!));
-    expect(sections.map((s) => s.id)).toEqual(['herd', 'herd-spread', 'contention', 'budget', 'fleet', 'layers', 'metastable']);
-    expect(figures).toHaveLength(10);
+    expect(sections.map((s) => s.id)).toEqual(['herd', 'herd-spread', 'contention', 'budget', 'fleet', 'layers', 'metastable', 'hedging']);
+    expect(figures).toHaveLength(11);
     // Nothing else is shown as a command: the report's own (run above) and the page's.
     expect(all.filter((c) => !sections.some((s) => s.command === c) && !figures.some((f) => f.command === c))).toEqual(['npm run lab', 'npm run lab -- serve']);
     expect(first.status).toBe(0);

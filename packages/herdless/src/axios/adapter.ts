@@ -3,8 +3,8 @@ import { markDoNotRetry } from '../core/classify/hints.js';
 import { InvalidOptionError } from '../core/errors.js';
 import { DRAIN_LIMIT } from '../http/body.js';
 import { IDEMPOTENCY_KEY_HEADER } from '../http/data.js';
-import { bodyBlock, idempotency, runExchange, type HeaderReader } from '../http/exchange.js';
-import { parseHttpOptions } from '../http/options.js';
+import { bodyBlock, idempotency, runExchange, type ExchangeResult, type HeaderReader, type HttpExchange } from '../http/exchange.js';
+import { parseHttpOptions, type HttpConfig } from '../http/options.js';
 import { recordRetryInfo } from '../http/retry-info.js';
 import type { AxiosRetryOptions } from './options.js';
 
@@ -256,17 +256,30 @@ function callerSignal(config: InternalAxiosRequestConfig): AbortSignal | undefin
  * ```
  */
 export function retryAdapter(options?: AxiosRetryOptions): AxiosAdapter {
-  let base = options?.adapter;
-  if (base !== undefined && typeof base !== 'function') throw new InvalidOptionError('retryAdapter', 'adapter', base, 'must be an axios adapter (a function of the request config)');
-  let httpOptions: AxiosRetryOptions | undefined = options;
+  const { base, httpOptions } = splitAdapter(options, 'retryAdapter');
+  const config = parseHttpOptions(httpOptions, 'retryAdapter', false);
+  return axiosAdapter('retryAdapter', config, base, (c, exchange) => runExchange(c, exchange));
+}
+
+/** @internal `options.adapter`, checked, and the other options. */
+export function splitAdapter<O extends { adapter?: AxiosAdapter | undefined }>(options: O | undefined, owner: string): { base: AxiosAdapter | undefined; httpOptions: Omit<O, 'adapter'> | undefined } {
+  const base = options?.adapter;
+  if (base !== undefined && typeof base !== 'function') throw new InvalidOptionError(owner, 'adapter', base, 'must be an axios adapter (a function of the request config)');
   if (options !== undefined && typeof options === 'object' && options !== null && 'adapter' in options) {
     const { adapter: _adapter, ...rest } = options;
-    httpOptions = rest;
+    return { base, httpOptions: rest };
   }
-  const config = parseHttpOptions(httpOptions, 'retryAdapter', false);
+  return { base, httpOptions: options };
+}
+
+/** @internal How a request's attempts are driven: `runExchange` (retries) or `runHedgedExchange` (hedging). */
+export type AxiosExchangeRunner = (config: HttpConfig, exchange: HttpExchange<AxiosResponse>) => Promise<ExchangeResult<AxiosResponse>>;
+
+/** @internal The adapter: axios's request config in, the attempts through `run`, the result settled as axios settles it. */
+export function axiosAdapter(owner: string, config: HttpConfig, baseAdapter: AxiosAdapter | undefined, run: AxiosExchangeRunner): AxiosAdapter {
+  let base = baseAdapter;
   /** How attempts' bodies are read (see BodyMode); null until the adapter is known. */
   let mode: BodyMode | null = null;
-
   return async (request: InternalAxiosRequestConfig): Promise<AxiosResponse> => {
     if (base === undefined) base = axios.getAdapter(axios.defaults.adapter);
     if (mode === null) mode = bodyMode(base);
@@ -277,14 +290,14 @@ export function retryAdapter(options?: AxiosRetryOptions): AxiosAdapter {
     const headers = AxiosHeaders.from(request.headers as AxiosHeaders);
     let blocked = bodyBlock(request.data);
     if (blocked === undefined) {
-      const rule = idempotency(config, method, headers.has(IDEMPOTENCY_KEY_HEADER), undefined, 'retryAdapter');
+      const rule = idempotency(config, method, headers.has(IDEMPOTENCY_KEY_HEADER), undefined, owner);
       blocked = rule.blocked;
       if (rule.key !== undefined) headers.set(IDEMPOTENCY_KEY_HEADER, rule.key);
     }
     const signal = callerSignal(request);
     let result;
     try {
-      result = await runExchange<AxiosResponse>(config, {
+      result = await run(config, {
         client: 'axios',
         method,
         url: axios.getUri(request),

@@ -5,3 +5,4 @@
  */
 export { retryAdapter } from './adapter.js';
 export type { AxiosRetryOptions } from './options.js';
+export { hedgingAdapter, type AxiosHedgingOptions } from './hedging.js';

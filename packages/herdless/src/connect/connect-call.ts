@@ -19,7 +19,7 @@ const GRPC_TIMEOUT_UNIT_MS: Record<string, number> = { H: 3_600_000, M: 60_000, 
  * The call's timeout as the transport wrote it into the request headers (Connect:
  * `connect-timeout-ms`; gRPC and gRPC-web: `grpc-timeout`), in ms; `undefined` without one.
  */
-function readTimeoutMs(header: Headers): number | undefined {
+export function readTimeoutMs(header: Headers): number | undefined {
   const connect = header.get('connect-timeout-ms');
   if (connect !== null && /^\d{1,10}$/.test(connect)) return Number(connect);
   const grpc = header.get('grpc-timeout');
@@ -28,7 +28,7 @@ function readTimeoutMs(header: Headers): number | undefined {
 }
 
 /** A retry's headers: the attempt count, and the timeout that is left (the deadline spans every attempt). */
-function retryHeaders(req: { readonly header: Headers }, attempt: number, leftMs: number | undefined): Headers {
+export function retryHeaders(req: { readonly header: Headers }, attempt: number, leftMs: number | undefined): Headers {
   const header = new Headers(req.header);
   header.set(PREVIOUS_ATTEMPTS, String(attempt - 1));
   if (leftMs !== undefined) {

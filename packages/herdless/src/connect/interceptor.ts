@@ -2,6 +2,7 @@ import type { Interceptor, StreamRequest, StreamResponse, UnaryRequest, UnaryRes
 import { grpcRetryPlanner, type GrpcRetryInterceptorOptions, type GrpcRetryPlanner } from '../grpc/interceptor-options.js';
 import { grpcServerName } from '../grpc/throttles.js';
 import { ConnectCall, overflowReason, sizeOf } from './connect-call.js';
+import { hedgedUnaryCall } from './hedged-call.js';
 import { streamCall } from './stream-call.js';
 
 const OWNER = 'connectRetryInterceptor';
@@ -52,6 +53,12 @@ async function unaryCall(call: ConnectCall, req: UnaryRequest, next: (req: Unary
  * unary API hands over a response or an error whole, so a unary failure is retried whether or not
  * the server had sent headers first: the caller never sees a failed attempt.
  *
+ * A method whose service config entry has a `hedgingPolicy` instead is hedged, for unary calls (A6,
+ * "Hedging Policy"): the next attempt `hedgingDelay` after the last, at once after a status in
+ * `nonFatalStatusCodes` (after the pushback, if any), up to `maxAttempts`, under the
+ * `retryThrottling` bucket; the first successful response wins and the others are aborted. A
+ * streaming method with only a hedging policy is sent once.
+ *
  * It works with every Connect transport — Connect, gRPC and gRPC-web, in browsers
  * (`@connectrpc/connect-web`) and Node (`@connectrpc/connect-node`): it imports only
  * `@connectrpc/connect` and `@bufbuild/protobuf`.
@@ -78,6 +85,10 @@ export function connectRetryInterceptor(options: ConnectRetryInterceptorOptions)
     const path = `/${req.service.typeName}/${req.method.name}`;
     const serverName = grpcServerName(req.url);
     const plan = planner.planFor(path, serverName);
+    if (plan.hedging !== undefined) {
+      // gRFC A6 hedging, for unary calls; a streaming method with only a hedging policy is sent once.
+      return req.stream ? next(req) : hedgedUnaryCall(req, next as (req: UnaryRequest) => Promise<UnaryResponse>, plan, planner);
+    }
     const breaker = planner.breaker?.get(serverName);
     if (plan.policy.maxAttempts <= 1 && plan.policy.budget === undefined && planner.throttle === undefined && breaker === undefined) return next(req);
     const call = new ConnectCall(planner, plan, path, req, breaker);

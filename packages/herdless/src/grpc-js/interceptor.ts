@@ -2,6 +2,7 @@ import { InterceptingCall } from '@grpc/grpc-js';
 import type { Interceptor, InterceptorOptions, NextCall } from '@grpc/grpc-js';
 import { InvalidOptionError } from '../core/errors.js';
 import { grpcRetryPlanner, type GrpcRetryInterceptorOptions } from '../grpc/interceptor-options.js';
+import { HedgingCall } from './hedging-call.js';
 import { RetryingCall } from './retrying-call.js';
 import { grpcServerName } from '../grpc/throttles.js';
 
@@ -34,7 +35,15 @@ export interface GrpcJsRetryInterceptorOptions extends GrpcRetryInterceptorOptio
  * has outgrown the buffer (`perRpcBufferLimit`, default 1 MiB; `retryBufferSize`, default 16 MiB
  * across the interceptor's calls — grpc-js's defaults, counted in serialized bytes), the call is
  * committed: the attempt in flight goes on, and a later failure is returned, not retried. The
- * caller sees the last attempt's status, as without the interceptor. Turn grpc-js's own retries off
+ * caller sees the last attempt's status, as without the interceptor.
+ *
+ * A method whose service config entry has a `hedgingPolicy` instead is hedged, for unary calls (A6,
+ * "Hedging Policy"; `hedge()` runs the attempts): the next attempt `hedgingDelay` after the last,
+ * or at once after a status in `nonFatalStatusCodes` (after the pushback, if the server sent one),
+ * up to `maxAttempts`; every hedge admitted by the `retryThrottling` bucket; the first attempt to
+ * receive response headers (or an OK status) commits the call and the others are cancelled. A
+ * streaming method with only a hedging policy is sent once. The `onRetry` / `onGiveUp` hooks do not
+ * see hedged calls; `telemetry` does (layer `'hedge'`). Turn grpc-js's own retries off
  * (`'grpc.enable_retries': 0`) so that calls are not retried twice.
  *
  * @param options see {@link GrpcJsRetryInterceptorOptions}.
@@ -72,6 +81,11 @@ export function grpcRetryInterceptor(options: GrpcJsRetryInterceptorOptions): In
   return (callOptions: InterceptorOptions, nextCall: NextCall) => {
     const definition = callOptions.method_definition;
     const plan = planner.planFor(definition.path, target);
+    if (plan.hedging !== undefined) {
+      // gRFC A6 hedging, for unary calls; a streaming method with only a hedging policy is sent once.
+      if (definition.requestStream || definition.responseStream) return new InterceptingCall(nextCall(callOptions));
+      return new InterceptingCall(new HedgingCall(planner, plan, callOptions, nextCall));
+    }
     const breaker = planner.breaker?.get(serverName);
     if (plan.policy.maxAttempts <= 1 && plan.policy.budget === undefined && planner.throttle === undefined && breaker === undefined) return new InterceptingCall(nextCall(callOptions));
     return new InterceptingCall(new RetryingCall(planner, plan, callOptions, nextCall, breaker));

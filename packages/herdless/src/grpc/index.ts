@@ -15,6 +15,8 @@ export {
   type GrpcRetryPolicy,
   type GrpcRetryThrottling,
   type GrpcRetryOptions,
+  type GrpcHedgingPolicy,
+  type GrpcHedgeOptions,
 } from './service-config.js';
 export { parseGrpcPushback, GRPC_PUSHBACK_HEADER, type GrpcPushback } from './pushback.js';
 export { grpcServerName, grpcThrottleFor, grpcThrottleOf } from './throttles.js';

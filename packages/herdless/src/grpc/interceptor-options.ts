@@ -12,7 +12,7 @@ import { systemRandom } from '../runtime/system-random.js';
 import { telemetryOption, type TelemetryObserver } from '../runtime/telemetry.js';
 import type { CircuitBreaker } from '../runtime/breaker.js';
 import { breakerOption, type BreakerLookup, type KeyedBreakers } from '../runtime/keyed-breakers.js';
-import { GRPC_MAX_ATTEMPTS_CAP, MAX_RETRY_ATTEMPTS_RULE, parseGrpcServiceConfig, type GrpcRetryConfig } from './service-config.js';
+import { GRPC_MAX_ATTEMPTS_CAP, MAX_RETRY_ATTEMPTS_RULE, parseGrpcServiceConfig, type GrpcHedgingPolicy, type GrpcRetryConfig } from './service-config.js';
 import { DEFAULT_PER_RPC_BUFFER_LIMIT, DEFAULT_RETRY_BUFFER_SIZE, RetryBufferPool } from './retry-buffer.js';
 import { GRPC_STATUS_CODES, grpcStatusName, type GrpcStatusName } from './status.js';
 import { grpcThrottleFor } from './throttles.js';
@@ -145,6 +145,11 @@ export interface GrpcMethodPlan {
   readonly policy: RetryPolicy;
   /** Retryable status codes (numbers). */
   readonly codes: ReadonlySet<number>;
+  /**
+   * The method's hedging policy from the service config (gRFC A6: a method has a retry policy or a
+   * hedging policy), hedged under the same throttle as `policy.budget`; absent when it has none.
+   */
+  readonly hedging?: { readonly policy: GrpcHedgingPolicy; readonly nonFatal: ReadonlySet<number> } | undefined;
 }
 
 /** @internal The options, validated once, and a per-method, per-server resolver. */
@@ -238,6 +243,10 @@ export function grpcRetryPlanner(
         plan = {
           policy: parseRetryPolicy({ maxAttempts: rp?.maxAttempts ?? 1, backoff: rp?.backoff, maxRetryAfterMs: o.maxRetryAfterMs, budget }, owner),
           codes: rp === undefined ? NO_RETRY_CODES : new Set(rp.retryableStatusCodes.map((name) => GRPC_STATUS_CODES[name])),
+          hedging:
+            config.hedgingPolicy === undefined
+              ? undefined
+              : { policy: config.hedgingPolicy, nonFatal: new Set(config.hedgingPolicy.nonFatalStatusCodes.map((name) => GRPC_STATUS_CODES[name])) },
         };
         // Bounded: method paths are few, but a caller could invent them.
         if (plans.size < MAX_PLANS) plans.set(key, plan);

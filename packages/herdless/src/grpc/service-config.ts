@@ -61,6 +61,32 @@ export interface GrpcRetryPolicy {
   readonly path: string;
 }
 
+/** A validated, normalised gRFC A6 `hedgingPolicy` (times in ms). */
+export interface GrpcHedgingPolicy {
+  /** The attempts per call, first included, after the cap (`maxRetryAttempts`, default 5). */
+  readonly maxAttempts: number;
+  /** The value as written in the config (≥ 2; may exceed 5). */
+  readonly requestedMaxAttempts: number;
+  /** True when `requestedMaxAttempts` was above the cap and was treated as the cap. */
+  readonly maxAttemptsCapped: boolean;
+  /** The delay between hedges, ms (`hedgingDelay`; default 0: every attempt at once, as A6 says). */
+  readonly hedgingDelayMs: number;
+  /** The statuses that start the next hedge at once, canonical names; any other status ends the call. */
+  readonly nonFatalStatusCodes: readonly GrpcStatusName[];
+  /** Where it came from, e.g. `methodConfig[1].hedgingPolicy`. */
+  readonly path: string;
+}
+
+/** The part of a {@link GrpcRetryConfig} to spread into `hedge()` options (`delayMs` and the rest). */
+export interface GrpcHedgeOptions {
+  maxAttempts: number;
+  delayMs: number;
+  /** True for an error whose gRPC status is one of `nonFatalStatusCodes`. */
+  retryable: (error: unknown) => boolean;
+  /** The throttle shared by every call that spreads these options; absent without `retryThrottling` (A6: hedges count against it). */
+  budget?: RetryThrottlingBudget | undefined;
+}
+
 /** A validated gRFC A6 `retryThrottling` (3 decimal places kept, as gRPC does). */
 export interface GrpcRetryThrottling {
   readonly maxTokens: number;
@@ -91,6 +117,14 @@ export interface GrpcRetryConfig {
   readonly createBudget: (() => RetryThrottlingBudget) | undefined;
   /** Options to spread into `retry()`: `{ maxAttempts, backoff, retryable, budget? }`. */
   readonly retryOptions: GrpcRetryOptions;
+  /**
+   * The hedging policy picked (a method config has a retry policy or a hedging policy, never
+   * both), or `undefined`. Without `service`, the first `methodConfig` entry with a `hedgingPolicy`
+   * when no entry has a `retryPolicy`.
+   */
+  readonly hedgingPolicy: GrpcHedgingPolicy | undefined;
+  /** With a `hedgingPolicy`: options to spread into `hedge()`, `{ maxAttempts, delayMs, retryable, budget? }` (the same throttle as `retryOptions.budget`). */
+  readonly hedgeOptions: GrpcHedgeOptions | undefined;
 }
 
 type Json = Record<string, unknown>;
@@ -137,22 +171,32 @@ function serviceConfigStatus(value: unknown): GrpcStatusName | undefined {
   return grpcStatusName(value);
 }
 
-function parseHedgingPolicy(raw: unknown, path: string): void {
+function parseHedgingPolicy(raw: unknown, path: string, { cap, warnings }: ParseContext): GrpcHedgingPolicy {
   if (!isObject(raw)) fail(path, raw, 'must be an object');
-  const maxAttempts = raw.maxAttempts;
-  if (typeof maxAttempts !== 'number' || !Number.isInteger(maxAttempts) || maxAttempts < 2) {
-    fail(`${path}.maxAttempts`, maxAttempts, 'must be an integer ≥ 2');
+  const requested = raw.maxAttempts;
+  if (typeof requested !== 'number' || !Number.isInteger(requested) || requested < 2) {
+    fail(`${path}.maxAttempts`, requested, 'must be an integer ≥ 2');
   }
-  if (raw.hedgingDelay !== undefined) grpcDurationMs(raw.hedgingDelay, `${path}.hedgingDelay`, OWNER);
+  const capped = requested > cap;
+  if (capped) warnings.push(`${path}.maxAttempts: ${requested} is treated as ${cap} (gRFC A6's client-side maximum, maxRetryAttempts)`);
+  let hedgingDelayMs = raw.hedgingDelay === undefined ? 0 : grpcDurationMs(raw.hedgingDelay, `${path}.hedgingDelay`, OWNER);
+  if (hedgingDelayMs > MAX_DELAY_MS) {
+    warnings.push(`${path}.hedgingDelay: held to ${MAX_DELAY_MS} ms, the longest timer`);
+    hedgingDelayMs = MAX_DELAY_MS;
+  }
   const codes = raw.nonFatalStatusCodes;
+  const names: GrpcStatusName[] = [];
   // grpc-js checks the entries of an array and ignores anything else here.
   if (Array.isArray(codes)) {
     codes.forEach((code: unknown, i) => {
-      if (serviceConfigStatus(code) === undefined) {
+      const name = serviceConfigStatus(code);
+      if (name === undefined) {
         fail(`${path}.nonFatalStatusCodes[${i}]`, code, 'must be a gRPC status name (ASCII letters, e.g. "UNAVAILABLE", any case) or code 0–16');
       }
+      if (!names.includes(name)) names.push(name);
     });
   }
+  return { maxAttempts: capped ? cap : requested, requestedMaxAttempts: requested, maxAttemptsCapped: capped, hedgingDelayMs, nonFatalStatusCodes: names, path };
 }
 
 const DURATION_TEXT = /^\d+(?:\.\d{1,9})?s$/;
@@ -276,6 +320,7 @@ interface MethodEntry {
   index: number;
   names: { service: string; method: string }[];
   policy: GrpcRetryPolicy | undefined;
+  hedging: GrpcHedgingPolicy | undefined;
 }
 
 function parseName(n: unknown, p: string): { service: string; method: string } {
@@ -296,7 +341,6 @@ function parseName(n: unknown, p: string): { service: string; method: string } {
 }
 
 function parseMethodConfigs(raw: unknown, context: ParseContext): MethodEntry[] {
-  const { warnings } = context;
   if (!Array.isArray(raw)) fail('methodConfig', raw, 'must be an array');
   const seen = new Set<string>();
   return raw.map((entry: unknown, index): MethodEntry => {
@@ -312,28 +356,29 @@ function parseMethodConfigs(raw: unknown, context: ParseContext): MethodEntry[] 
       return name;
     });
     checkMethodFields(entry, path);
+    let hedging: GrpcHedgingPolicy | undefined;
     if ('hedgingPolicy' in entry) {
       // gRFC A6: a method config has a retry policy or a hedging policy, never both.
       if ('retryPolicy' in entry) fail(`${path}.hedgingPolicy`, entry.hedgingPolicy, 'cannot be set with retryPolicy');
-      parseHedgingPolicy(entry.hedgingPolicy, `${path}.hedgingPolicy`);
-      warnings.push(`${path}.hedgingPolicy: herdless does not hedge; the method is not retried (grpc-js hedges it)`);
+      hedging = parseHedgingPolicy(entry.hedgingPolicy, `${path}.hedgingPolicy`, context);
     }
     const policy = 'retryPolicy' in entry ? parseRetryPolicy(entry.retryPolicy, `${path}.retryPolicy`, context) : undefined;
-    return { index, names, policy };
+    return { index, names, policy, hedging };
   });
 }
 
-function pick(entries: MethodEntry[], service: string | undefined, method: string | undefined, warnings: string[]): GrpcRetryPolicy | undefined {
+function pick(entries: MethodEntry[], service: string | undefined, method: string | undefined, warnings: string[]): Pick<MethodEntry, 'policy' | 'hedging'> {
   if (service === undefined) {
     const withPolicy = entries.filter((e) => e.policy !== undefined);
     if (withPolicy.length > 1) {
       warnings.push(`${withPolicy.length} methodConfig entries have a retryPolicy; using ${withPolicy[0]!.policy!.path} (pass service and method to choose)`);
     }
-    return withPolicy[0]?.policy;
+    if (withPolicy.length > 0) return { policy: withPolicy[0]!.policy, hedging: undefined };
+    return { policy: undefined, hedging: entries.find((e) => e.hedging !== undefined)?.hedging };
   }
   const find = (s: string, m: string): MethodEntry | undefined => entries.find((e) => e.names.some((n) => n.service === s && n.method === m));
   const found = (method !== undefined && method !== '' ? find(service, method) : undefined) ?? find(service, '') ?? find('', '');
-  return found?.policy;
+  return { policy: found?.policy, hedging: found?.hedging };
 }
 
 const POLICY_FIELDS = ['maxAttempts', 'initialBackoff', 'maxBackoff', 'backoffMultiplier', 'retryableStatusCodes'];
@@ -356,9 +401,9 @@ const POLICY_FIELDS = ['maxAttempts', 'initialBackoff', 'maxBackoff', 'backoffMu
  * (ASCII letters in any case, as grpc-js) or codes 0–16; `retryThrottling.maxTokens` in (0, 1000] and `tokenRatio` > 0, both
  * truncated to 3 decimal places. Each `methodConfig` entry needs a `name` array; a name's `service`
  * and `method` are strings, and a name without a service sets no method; no name twice. A
- * `hedgingPolicy` is validated (`maxAttempts` ≥ 2, `hedgingDelay` a duration, `nonFatalStatusCodes`
- * statuses), an error next to a `retryPolicy`, and otherwise ignored with a warning (herdless does
- * not hedge: such a method gets no retry policy). `waitForReady`, `timeout`, `maxRequestBytes`, `maxResponseBytes`,
+ * `hedgingPolicy` is validated (`maxAttempts` ≥ 2, capped as a retry policy's; `hedgingDelay` a
+ * duration, default 0; `nonFatalStatusCodes` statuses), an error next to a `retryPolicy`, and
+ * returned as `hedgingPolicy`, with `hedgeOptions` to spread into `hedge()`. `waitForReady`, `timeout`, `maxRequestBytes`, `maxResponseBytes`,
  * `loadBalancingPolicy` and `loadBalancingConfig` are type-checked as grpc-js checks them, then
  * ignored.
  *
@@ -404,6 +449,7 @@ export function parseGrpcServiceConfig(input: unknown, options?: ParseGrpcServic
   const warnings: string[] = [];
   const context: ParseContext = { jitter, cap, warnings };
   let retryPolicy: GrpcRetryPolicy | undefined;
+  let hedgingPolicy: GrpcHedgingPolicy | undefined;
   let retryThrottling: GrpcRetryThrottling | undefined;
   if (POLICY_FIELDS.some((f) => f in root)) {
     retryPolicy = parseRetryPolicy(root, 'retryPolicy', context);
@@ -414,7 +460,7 @@ export function parseGrpcServiceConfig(input: unknown, options?: ParseGrpcServic
     if (root.retryPolicy !== undefined) {
       retryPolicy = parseRetryPolicy(root.retryPolicy, 'retryPolicy', context);
     } else if (root.methodConfig !== undefined) {
-      retryPolicy = pick(parseMethodConfigs(root.methodConfig, context), o.service, o.method, warnings);
+      ({ policy: retryPolicy, hedging: hedgingPolicy } = pick(parseMethodConfigs(root.methodConfig, context), o.service, o.method, warnings));
     }
     if (root.retryThrottling !== undefined) retryThrottling = parseThrottling(root.retryThrottling, 'retryThrottling');
     checkLoadBalancing(root);
@@ -433,5 +479,18 @@ export function parseGrpcServiceConfig(input: unknown, options?: ParseGrpcServic
     retryable,
   };
   if (createBudget !== undefined) retryOptions.budget = createBudget();
-  return { retryPolicy, retryThrottling, warnings, retryable, createBudget, retryOptions };
+  let hedgeOptions: GrpcHedgeOptions | undefined;
+  if (hedgingPolicy !== undefined) {
+    const nonFatal = new Set<GrpcStatusName>(hedgingPolicy.nonFatalStatusCodes);
+    hedgeOptions = {
+      maxAttempts: hedgingPolicy.maxAttempts,
+      delayMs: hedgingPolicy.hedgingDelayMs,
+      retryable: (error: unknown): boolean => {
+        const status = grpcStatusOf(error);
+        return status !== undefined && nonFatal.has(status);
+      },
+    };
+    if (retryOptions.budget !== undefined) hedgeOptions.budget = retryOptions.budget;
+  }
+  return { retryPolicy, retryThrottling, warnings, retryable, createBudget, retryOptions, hedgingPolicy, hedgeOptions };
 }

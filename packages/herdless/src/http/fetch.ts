@@ -28,7 +28,7 @@ export type RetryingFetch = (input: FetchInput, init?: RequestInit, options?: Ht
 type BodySource = 'none' | 'init' | 'request' | 'factory';
 
 /** One logical request, as every attempt sends it. */
-interface Plan {
+export interface Plan {
   readonly method: string;
   readonly url: string;
   readonly input: FetchInput;
@@ -76,7 +76,8 @@ function isRequest(input: unknown): input is Request {
 /** RFC 9110 §5.6.2 token: what a request method may be. */
 const METHOD_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
-function plan(config: HttpConfig, input: FetchInput, init: RequestInit | undefined, call: HttpCallOptions, owner: string): Plan {
+/** @internal One logical request, as every attempt sends it (also the hedging fetch's). */
+export function plan(config: HttpConfig, input: FetchInput, init: RequestInit | undefined, call: HttpCallOptions, owner: string): Plan {
   if (init !== undefined && (typeof init !== 'object' || init === null)) throw new InvalidOptionError(owner, 'init', init, 'must be an object');
   const request = isRequest(input) ? input : undefined;
   const given: unknown = init?.method !== undefined ? init.method : (request?.method ?? 'GET');
@@ -117,7 +118,8 @@ function plan(config: HttpConfig, input: FetchInput, init: RequestInit | undefin
 }
 
 /** Sends one attempt of `plan`; a retry carries its number in `attemptHeader`. */
-async function send(fetchFn: FetchFunction, plan: Plan, attempt: number, signal: AbortSignal, attemptHeader: string | undefined, owner: string): Promise<Response> {
+/** @internal */
+export async function send(fetchFn: FetchFunction, plan: Plan, attempt: number, signal: AbortSignal, attemptHeader: string | undefined, owner: string): Promise<Response> {
   const init: RequestInit = plan.init === undefined ? {} : { ...plan.init };
   init.signal = signal;
   if (attempt > 1 && attemptHeader !== undefined) {
@@ -145,7 +147,7 @@ async function send(fetchFn: FetchFunction, plan: Plan, attempt: number, signal:
 }
 
 /** Lets go of a response nobody will read: its connection goes back to the pool or is closed. */
-function discard(response: Response): void {
+export function discard(response: Response): void {
   try {
     const body = response.body;
     if (body !== null && !body.locked) body.cancel().then(undefined, () => undefined);

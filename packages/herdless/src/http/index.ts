@@ -24,3 +24,4 @@ export {
   type FetchWithRetryOptions,
 } from './options.js';
 export { withRetry, fetchWithRetry, type RetryingFetch } from './fetch.js';
+export { withHedging, type HttpHedgingOptions, type HedgingFetch } from './hedge.js';

@@ -123,6 +123,7 @@ class OtelAdapter implements OtelTelemetry {
   readonly #giveUps: Counter;
   readonly #refusals: Counter;
   readonly #throttled: Counter;
+  readonly #hedges: Counter;
   readonly #transitions: Counter;
   readonly #rejections: Counter;
   readonly #shed: Counter;
@@ -152,6 +153,7 @@ class OtelAdapter implements OtelTelemetry {
     this.#giveUps = meter.createCounter('herdless.give_ups', { unit: '{call}', description: 'Calls that stopped without a result they accept, by reason.' });
     this.#refusals = meter.createCounter('herdless.budget.refusals', { unit: '{retry}', description: 'Retries a retry budget refused.' });
     this.#throttled = meter.createCounter('herdless.throttle.rejections', { unit: '{request}', description: 'Attempts adaptive throttling rejected locally (first tries and retries).' });
+    this.#hedges = meter.createCounter('herdless.hedges', { unit: '{attempt}', description: 'Hedged attempts sent (beyond the first of a call), by trigger.' });
     this.#transitions = meter.createCounter('herdless.breaker.transitions', { unit: '{transition}', description: 'Circuit breaker state changes.' });
     this.#rejections = meter.createCounter('herdless.breaker.rejections', { unit: '{call}', description: 'Calls a circuit breaker refused.' });
     this.#shed = meter.createCounter('herdless.server.shed', { unit: '{request}', description: 'Requests a server shed (503 without running the handler).' });
@@ -223,6 +225,10 @@ class OtelAdapter implements OtelTelemetry {
         return;
       case 'breaker-rejection':
         this.#rejections.add(1, { 'herdless.breaker.name': event.breaker, 'herdless.breaker.state': event.state });
+        return;
+      case 'hedge':
+        this.#hedges.add(1, { ...layerAttributes(event.call), 'herdless.hedge.trigger': event.trigger });
+        if (this.#tracer !== undefined) trace.getActiveSpan()?.addEvent('herdless.hedge', { 'herdless.attempt': event.attempt, 'herdless.hedge.trigger': event.trigger });
         return;
       case 'shed':
         this.#shed.add(1, { 'herdless.layer': event.layer, 'herdless.shed.reason': event.reason, 'herdless.retry': event.retry, 'herdless.do_not_retry': event.doNotRetry });

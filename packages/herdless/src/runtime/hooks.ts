@@ -41,7 +41,7 @@ export interface GiveUpEvent {
  * retry(op, { onHookError: (error, hook: HookName) => log.error({ error, hook }, 'retry hook failed') });
  * ```
  */
-export type HookName = 'onRetry' | 'onGiveUp' | 'telemetry';
+export type HookName = 'onRetry' | 'onGiveUp' | 'onHedge' | 'telemetry';
 
 /** @internal Reports a hook's failure: to `onHookError` if given, else as a process warning or on the console. */
 export function reportHookError(onHookError: ((error: unknown, hook: HookName) => void) | undefined, hook: HookName, error: unknown): void {

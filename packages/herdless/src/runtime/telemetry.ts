@@ -4,7 +4,7 @@ import type { GiveUpReason } from '../core/retry/errors.js';
 import { reportHookError, type HookName } from './hooks.js';
 
 /**
- * The layer that reported an event: `'retry'` (`retry()` / `createRetry()`), `'http'` (the retrying
+ * The layer that reported an event: `'retry'` (`retry()` / `createRetry()`), `'hedge'` (`hedge()`), `'http'` (the retrying
  * fetch, the undici interceptor, the axios adapter), `'breaker'`, `'server'` (load shedding) or
  * `'grpc'` (the gRPC interceptors).
  * @example
@@ -12,7 +12,7 @@ import { reportHookError, type HookName } from './hooks.js';
  * const layer: TelemetryLayer = 'http';
  * ```
  */
-export type TelemetryLayer = 'retry' | 'http' | 'breaker' | 'server' | 'grpc';
+export type TelemetryLayer = 'retry' | 'hedge' | 'http' | 'breaker' | 'server' | 'grpc';
 
 /**
  * One logical call, the same object in every event of that call (compare it by identity to tie
@@ -124,6 +124,21 @@ export interface ThrottleRejectionEvent {
   readonly attempt: number;
 }
 
+/**
+ * A hedged call sent one more attempt (`hedge()`): its first attempt had not answered after the hedge
+ * delay (`trigger` `'delay'`), or an attempt failed with a non-fatal failure (`'failure'`: the next
+ * hedge goes at once, or after the server's hint).
+ */
+export interface HedgeScheduledEvent {
+  readonly type: 'hedge';
+  readonly call: TelemetryCall;
+  /** The hedge's attempt number, from 2. */
+  readonly attempt: number;
+  readonly trigger: 'delay' | 'failure';
+  /** How long after the call's start it was sent, in ms on the layer's clock. */
+  readonly afterMs: number;
+}
+
 /** A circuit breaker changed state. */
 export interface BreakerStateEvent {
   readonly type: 'breaker-state';
@@ -177,6 +192,7 @@ export type TelemetryEvent =
   | GiveUpTelemetryEvent
   | BudgetRefusalEvent
   | ThrottleRejectionEvent
+  | HedgeScheduledEvent
   | BreakerStateEvent
   | BreakerRejectionEvent
   | ShedEvent;
@@ -264,6 +280,15 @@ export class CallTelemetry {
 
   retry(attempt: number, delayMs: number, delaySource: DelaySource, error: unknown): void {
     this.#emit({ type: 'retry', call: this.call, attempt, delayMs, delaySource, error });
+  }
+
+  hedge(attempt: number, trigger: 'delay' | 'failure', afterMs: number): void {
+    this.#emit({ type: 'hedge', call: this.call, attempt, trigger, afterMs });
+  }
+
+  /** A budget refused an attempt (a hedge) without ending the call. */
+  budgetRefusal(budget: { readonly name: string }, attempt: number): void {
+    this.#emit({ type: 'budget-refusal', call: this.call, budget: budget.name, attempt });
   }
 
   /**

@@ -90,3 +90,22 @@ export {
 export { backoffFromSpec, BACKOFF_KINDS } from '../core/backoff/index.js';
 export { budgetFromSpec, BUDGET_KINDS, ARTICLE_RETRY_RATIO, throttleFromSpec, adaptiveThrottling, type ThrottleSpec } from '../core/budget/index.js';
 export { PyRandom } from '../core/python-random.js';
+export {
+  HEDGING_SERVER,
+  HEDGING_POLICIES,
+  HEDGING_SETTINGS,
+  HEDGING_LOADS,
+  hedgingPolicy,
+  hedgingRow,
+  hedgingCrossover,
+  meanServiceMs,
+  runHedging,
+  type HedgingServer,
+  type HedgingPolicyName,
+  type HedgingSettings,
+  type HedgingRunOptions,
+  type HedgingMetrics,
+  type HedgingRow,
+} from './experiments/hedging.js';
+// Hedging's pure pieces, which hedge() and runHedging() both run.
+export { hedgeDelay, hedgeAfterFailure, parseHedgePolicy, isLatencyPercentile, MAX_HEDGED_ATTEMPTS, type HedgeStep } from '../core/hedge/index.js';

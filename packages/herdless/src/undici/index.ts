@@ -5,3 +5,4 @@
  */
 export { retryInterceptor } from './interceptor.js';
 export type { UndiciResponseHead, UndiciRetryOptions } from './options.js';
+export { hedgingInterceptor } from './hedging.js';

@@ -3,7 +3,7 @@ import { InvalidOptionError } from '../core/errors.js';
 import type { RetryError } from '../core/retry/errors.js';
 import { DRAIN_LIMIT } from '../http/body.js';
 import { DO_NOT_RETRY_HEADER, IDEMPOTENCY_KEY_HEADER } from '../http/data.js';
-import { bodyBlock, idempotency, isGivenUpResponse, runExchange, type HeaderReader } from '../http/exchange.js';
+import { bodyBlock, idempotency, isGivenUpResponse, runExchange, type ExchangeResult, type HeaderReader, type HttpExchange } from '../http/exchange.js';
 import { parseHttpOptions, type HttpConfig } from '../http/options.js';
 import type { UndiciResponseHead, UndiciRetryOptions } from './options.js';
 
@@ -11,8 +11,8 @@ type Controller = Dispatcher.DispatchController;
 type Handler = Dispatcher.DispatchHandler;
 type Headers = Record<string, string | string[] | undefined>;
 
-/** A response whose body waits, paused, until the call decides whether it is the result. */
-interface Head extends UndiciResponseHead {
+/** @internal A response whose body waits, paused, until the call decides whether it is the result. */
+export interface Head extends UndiciResponseHead {
   readonly controller: Controller;
   chunks: Buffer[];
   /** The trailers, once the body has ended. */
@@ -106,8 +106,11 @@ function hasHeader(headers: Headers, name: string): boolean {
   return false;
 }
 
-/** One request through the interceptor: `runExchange` drives the attempts, this speaks undici's handler protocol. */
-class UndiciCall {
+/** @internal How a call's attempts are driven: `runExchange` (retries) or `runHedgedExchange` (hedging). */
+export type ExchangeRunner = (config: HttpConfig, exchange: HttpExchange<Head>) => Promise<ExchangeResult<Head>>;
+
+/** @internal One request through the interceptor: `runExchange` (or the hedging runner) drives the attempts, this speaks undici's handler protocol. */
+export class UndiciCall {
   readonly #caller = new AbortController();
   readonly #proxy: CallController;
 
@@ -116,6 +119,8 @@ class UndiciCall {
     private readonly config: HttpConfig,
     private readonly opts: Dispatcher.DispatchOptions,
     private readonly handler: Handler,
+    private readonly run: ExchangeRunner = runExchange,
+    private readonly owner = 'retryInterceptor',
   ) {
     this.#proxy = new CallController((reason) => this.#caller.abort(reason));
   }
@@ -138,13 +143,13 @@ class UndiciCall {
     let blocked = bodyBlock(opts.body);
     let dispatchOpts = opts;
     if (blocked === undefined) {
-      const rule = idempotency(this.config, method, hasHeader(headers, IDEMPOTENCY_KEY_HEADER), undefined, 'retryInterceptor');
+      const rule = idempotency(this.config, method, hasHeader(headers, IDEMPOTENCY_KEY_HEADER), undefined, this.owner);
       blocked = rule.blocked;
       if (rule.key !== undefined) dispatchOpts = { ...opts, headers: { ...headers, [IDEMPOTENCY_KEY_HEADER]: rule.key } };
     }
     // The caller's handler gets its controller at once: an abort from now on (its signal) ends the call.
     this.handler.onRequestStart?.(this.#proxy, {});
-    runExchange<Head>(this.config, {
+    this.run(this.config, {
       client: 'undici',
       method,
       url,

@@ -43,12 +43,24 @@ export async function startConnectServer(options: { http1?: boolean } = {}): Pro
   const counts = new Map<string, number>();
   const routes = (router: ConnectRouter): void => {
     router.service(FlakyService, {
-      unary(req: { value: string }, context: { requestHeader: Headers; timeoutMs(): number | undefined }) {
+      async unary(req: { value: string }, context: { requestHeader: Headers; timeoutMs(): number | undefined; signal: AbortSignal }) {
         const { id, script } = JSON.parse(req.value) as Request;
         const n = counts.get(id) ?? 0;
         counts.set(id, n + 1);
-        arrivals.push({ id, method: 'unary', previous: context.requestHeader.get('grpc-previous-rpc-attempts') ?? '', at: performance.now(), timeoutMs: context.timeoutMs() });
+        const arrival: Arrival = { id, method: 'unary', previous: context.requestHeader.get('grpc-previous-rpc-attempts') ?? '', at: performance.now(), timeoutMs: context.timeoutMs() };
+        arrivals.push(arrival);
         const outcome = script[Math.min(n, script.length - 1)]!;
+        if ('hangMs' in outcome) {
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, outcome.hangMs);
+            context.signal.addEventListener('abort', () => {
+              clearTimeout(timer);
+              arrival.cancelled = true;
+              resolve();
+            });
+          });
+          return { value: JSON.stringify({ ok: true, attempt: n + 1, slow: true }) };
+        }
         if ('ok' in outcome) return { value: JSON.stringify({ ok: true, attempt: n + 1 }) };
         if ('code' in outcome) {
           const metadata = outcome.pushback === undefined ? undefined : { 'grpc-retry-pushback-ms': outcome.pushback };

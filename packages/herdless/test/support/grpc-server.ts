@@ -16,7 +16,9 @@ export type Outcome =
   /** Streaming: send response headers, then fail with this status. */
   | { readonly headersThen: number }
   /** Streaming: send one message, then fail with this status. */
-  | { readonly messageThen: number };
+  | { readonly messageThen: number }
+  /** Connect server, unary: answer OK after this many ms, unless the call is cancelled first (hedging tests). */
+  | { readonly hangMs: number };
 
 /** gRFC A6's example retry policy for every method of `test.Flaky`, with `retryThrottling` if given. */
 export function a6ServiceConfig(throttling?: { maxTokens: number; tokenRatio: number }): object {
@@ -65,6 +67,8 @@ export interface Arrival {
   readonly at: number;
   /** The time the call had left as the server read it (Connect server only), in ms. */
   readonly timeoutMs?: number | undefined;
+  /** A `hangMs` attempt was cancelled by the client before it answered (Connect server only). */
+  cancelled?: boolean;
 }
 
 const json = {
@@ -141,8 +145,10 @@ export async function startFlakyServer(): Promise<FlakyServer> {
       } else if ('headersThen' in outcome) {
         call.sendMetadata(new grpc.Metadata());
         setImmediate(() => call.emit('error', failure(outcome.headersThen)));
-      } else {
+      } else if ('messageThen' in outcome) {
         call.write({ n: 1 }, () => call.emit('error', failure(outcome.messageThen)));
+      } else {
+        call.emit('error', failure(grpc.status.INTERNAL)); // hangMs is the Connect server's
       }
     },
   } as grpc.UntypedServiceImplementation);

@@ -19,6 +19,7 @@ import { grpcPolicy, runBudgetExperiment } from '../experiments/budget-run.js';
 import { BUDGET_POLICIES, budgetScenario, budgetTrace, herdBackoff, runLayers, runScenario, scenarioFromSpec, type BudgetPolicyName } from 'herdless/sim';
 import { layersCsv, layersJson, layersTable, layersTitle } from '../experiments/layers.js';
 import { addLiveCommands } from '../live/commands.js';
+import { addHedgingCommand } from './hedging.js';
 import { addModelCommands } from './models.js';
 import { FLEET_DEFAULTS, fleetCsv, fleetJson, fleetTable, fleetTitle, fleetTraceCsv, fleetTraceJson, runFleetExperiment } from '../experiments/fleet.js';
 import { FLEET_POLICIES, fleetTrace, type FleetPolicyName } from 'herdless/sim';
@@ -502,6 +503,7 @@ export function buildProgram(io: Io): Command {
 
   addModelCommands(program, { ...io, parseNumber: parseNumberFlag, parseNames });
   addLiveCommands(program, { ...io, parseNumber: parseNumberFlag, parseNames });
+  addHedgingCommand(program, { ...io, parseNumber: parseNumberFlag, parseNames });
 
   return program;
 }

@@ -1,0 +1,133 @@
+import { InvalidOptionError, isInvalidOptionError } from '../core/errors.js';
+import { createHedger, type Hedger, type HedgerOptions } from '../runtime/hedge.js';
+import { discard, plan, send, type Plan } from './fetch.js';
+import { isClientTransient, runHedgedExchange } from './hedged-exchange.js';
+import { isHttpStatusError } from './status-error.js';
+import type { RetryableInfo, RetryableOverride } from '../core/classify/classify.js';
+import { parseCallOptions, parseHttpOptions, type FetchFunction, type FetchInput, type HttpConfig, type IdempotencyKeyOption } from './options.js';
+import { recordRetryInfo } from './retry-info.js';
+
+/**
+ * Options of {@link withHedging}: the hedging options of `createHedger()` (`delayMs` required,
+ * `maxAttempts`, `budget`, `retryable`, `ignoreHints`, `maxRetryAfterMs`, `clock`, `unref`,
+ * `onHedge`, `onGiveUp`, `onHookError`, `telemetry`) and the HTTP rules of `withRetry()` that decide
+ * which requests may be sent twice and which responses are failures.
+ * @example
+ * ```ts
+ * const options: HttpHedgingOptions = { delayMs: 50, budget: retryRatioBudget({ ratio: 0.1 }) };
+ * ```
+ */
+export interface HttpHedgingOptions extends HedgerOptions {
+  /** Methods hedged without an idempotency key (compared upper-cased). Default `RETRYABLE_HTTP_METHODS` (GET, HEAD, OPTIONS, PUT, DELETE, TRACE). */
+  retryMethods?: readonly string[] | undefined;
+  /** Response statuses that are a failed attempt (non-fatal: the next hedge goes at once). Default 408, 429, 500, 502, 503, 504. */
+  retryStatuses?: readonly number[] | undefined;
+  /** For other methods: add an `Idempotency-Key` (the same on every attempt), which makes them hedged. Default `false`. */
+  idempotencyKey?: IdempotencyKeyOption | undefined;
+  /** The wall clock an HTTP-date `Retry-After` is measured against, ms since the epoch. Default `Date.now`. */
+  now?: (() => number) | undefined;
+  /** The header carrying the attempt number on hedges (attempt ≥ 2). Default `x-herdless-attempt`; `false` sends none. */
+  attemptHeader?: string | false | undefined;
+}
+
+/**
+ * A `fetch` that hedges: the signature of `fetch`, plus an optional per-request `{ idempotencyKey }`.
+ * @example
+ * ```ts
+ * const hedgedFetch: HedgingFetch = withHedging(fetch, { delayMs: 50 });
+ * ```
+ */
+export type HedgingFetch = (input: FetchInput, init?: RequestInit, options?: { idempotencyKey?: IdempotencyKeyOption | undefined }) => Promise<Response>;
+
+const HTTP_KEYS = ['retryMethods', 'retryStatuses', 'idempotencyKey', 'now', 'attemptHeader'];
+
+/**
+ * Wraps `fetch` so that each idempotent request is hedged by `hedge()`'s rules: when the response
+ * has not arrived `delayMs` after an attempt, another attempt of the same request is sent, up to
+ * `maxAttempts`; the first acceptable response wins, every other attempt is aborted, and the body
+ * of any other response that arrives is cancelled, so its connection is freed.
+ *
+ * - **Which requests**: only those that may be sent twice, as `withRetry()` decides: methods in
+ *   `retryMethods` (GET, HEAD, OPTIONS, PUT, DELETE, TRACE), or any method with an
+ *   `Idempotency-Key` header (the request's own, or one `idempotencyKey` generates, the same on every
+ *   attempt). A `POST` without a key, and a request whose body is a stream, is sent once, unhedged.
+ * - **Responses**: a status in `retryStatuses` is a failed attempt (non-fatal: the next hedge goes at
+ *   once, or after its `Retry-After`); `X-Herdless-Retry: no` stops further hedges. Any other
+ *   response is the answer. When every attempt ends with a retried status, the call **resolves with
+ *   the last response**, and `retryInfo(response)` says why (as `withRetry()`).
+ * - **Budget**: every hedge beyond the first is admitted by `budget` (gRFC A6: hedged attempts count
+ *   against retry throttling).
+ * - **Abort**: the request's `signal` aborts every attempt; the promise rejects with its reason.
+ *
+ * Use it instead of `withRetry()` for latency-sensitive idempotent reads; see docs/hedging.md.
+ *
+ * @throws InvalidOptionError for a `fetchFn` that is not a function or an invalid option.
+ * @example
+ * ```ts
+ * const get = withHedging(fetch, { delayMs: latencyPercentile(), budget: retryRatioBudget({ ratio: 0.1 }) });
+ * const res = await get('https://api.example.com/items/42');
+ * ```
+ */
+export function withHedging(fetchFn: FetchFunction, options: HttpHedgingOptions): HedgingFetch {
+  const owner = 'withHedging';
+  if (typeof fetchFn !== 'function') throw new InvalidOptionError(owner, 'fetch', fetchFn, 'must be a function (e.g. fetch)');
+  const { config, hedger } = parseHttpHedgingOptions(options, owner);
+  return (input, init, callOptions) => {
+    try {
+      const call = parseCallOptions(callOptions, owner, true);
+      if (call.bodyFactory !== undefined) throw new InvalidOptionError(owner, 'bodyFactory', call.bodyFactory, 'is not supported by the hedging fetch: hedge requests whose body can be sent again');
+      return run(fetchFn, config, hedger, plan(config, input, init, call, owner), owner);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  };
+}
+
+/** @internal The HTTP hedging options, checked: the HTTP rules as `withRetry()` reads them, and a hedger made of the rest. */
+export function parseHttpHedgingOptions(options: HttpHedgingOptions, owner: string): { config: HttpConfig; hedger: Hedger } {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new InvalidOptionError(owner, 'options', options, 'must be an object');
+  const httpOptions: Record<string, unknown> = {};
+  const hedgeOptions: Record<string, unknown> = {};
+  for (const key in options) {
+    const value = (options as unknown as Record<string, unknown>)[key];
+    if (HTTP_KEYS.includes(key)) httpOptions[key] = value;
+    else hedgeOptions[key] = value;
+  }
+  const config = parseHttpOptions(httpOptions, owner, false);
+  const user = hedgeOptions.retryable;
+  // A listed status, and a client's own transient failure, are non-fatal by definition; other
+  // failures keep hedge()'s classification — then the caller's override, as withRetry() has it.
+  if (user === undefined || typeof user === 'function') {
+    hedgeOptions.retryable = (error: unknown, info: RetryableInfo): boolean => {
+      const transient = info.transient || isHttpStatusError(error) || isClientTransient(error);
+      if (user !== undefined) {
+        const said = (user as RetryableOverride)(error, { attempt: info.attempt, transient });
+        if (said !== undefined) return said === true;
+      }
+      return transient;
+    };
+  }
+  try {
+    return { config, hedger: createHedger(hedgeOptions as unknown as HedgerOptions) };
+  } catch (error) {
+    if (isInvalidOptionError(error)) throw new InvalidOptionError(owner, error.field, error.value, error.requirement);
+    throw error;
+  }
+}
+
+function run(fetchFn: FetchFunction, config: HttpConfig, hedger: Hedger, p: Plan, owner: string): Promise<Response> {
+  return runHedgedExchange(hedger, config, {
+    client: 'fetch',
+    method: p.method,
+    url: p.url,
+    signal: p.signal,
+    blocked: p.blocked,
+    send: (attempt, signal) => send(fetchFn, p, attempt, signal, attempt === 1 || p.blocked !== undefined ? undefined : config.attemptHeader, owner),
+    headers: (response) => response.headers,
+    discard,
+    followsCaller: (response) => response.body !== null,
+    record: (response, attempts, gaveUp) => {
+      if (gaveUp !== undefined) recordRetryInfo(response, { attempts, reason: gaveUp.reason, error: gaveUp });
+    },
+  }).then((result) => result.response);
+}

@@ -1,0 +1,85 @@
+import { isRetryError } from '../core/retry/errors.js';
+import type { Hedger } from '../runtime/hedge.js';
+import { AttemptLink } from './attempt-link.js';
+import { responseFailure, type ExchangeResult, type HttpExchange } from './exchange.js';
+import type { HttpConfig } from './options.js';
+import { isHttpStatusError, type StatusLike } from './status-error.js';
+
+/** Failures a client adapter calls transient (axios's `ERR_NETWORK`…), which the classification does not know. */
+const CLIENT_TRANSIENT = /* @__PURE__ */ new WeakSet<object>();
+
+/** @internal A failure an adapter's `isTransient` recognised during a hedged request. */
+export function isClientTransient(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && CLIENT_TRANSIENT.has(error);
+}
+
+/**
+ * @internal One logical request hedged (the HTTP adapters' `hedge()`): each attempt is `exchange.send`;
+ * a retried status is a failed attempt (non-fatal: the next hedge goes at once, or after its
+ * `Retry-After`); any other response wins. Every response that is not the result is discarded —
+ * a loser's that arrives late included — so its connection is freed. When every attempt ends with
+ * a retried status, the last response is the result, with the `RetryError` as `gaveUp` (as
+ * `runExchange` returns it). A request that may not be sent twice (`blocked`) is sent once.
+ */
+export async function runHedgedExchange<R extends StatusLike>(hedger: Hedger, config: HttpConfig, exchange: HttpExchange<R>): Promise<ExchangeResult<R>> {
+  const caller = exchange.signal;
+  if (exchange.blocked !== undefined) {
+    const response = await exchange.send(1, caller ?? new AbortController().signal);
+    exchange.record?.(response, 1, undefined);
+    return { response, attempts: 1, gaveUp: undefined };
+  }
+  /** Every response an attempt received, until the call settles; after, each is discarded as it comes. */
+  const responses: R[] = [];
+  const links = new Map<R, AttemptLink>();
+  let settled = false;
+  const settle = (keep: R | undefined): void => {
+    settled = true;
+    for (const response of responses) if (response !== keep) exchange.discard(response);
+    responses.length = 0;
+    if (keep === undefined) return;
+    // Fetch semantics: the caller's signal also aborts the reading of the returned body.
+    const link = links.get(keep);
+    if (link !== undefined && caller !== undefined && exchange.followsCaller?.(keep) === true) link.followCaller(caller, keep);
+  };
+  let attempts = 0;
+  try {
+    const response = await hedger(
+      async ({ attempt, signal }) => {
+        attempts = Math.max(attempts, attempt);
+        const link = caller === undefined ? undefined : new AttemptLink(signal);
+        let response: R;
+        try {
+          response = await exchange.send(attempt, link === undefined ? signal : link.signal);
+        } catch (error) {
+          if (typeof error === 'object' && error !== null && exchange.isTransient?.(error) === true) CLIENT_TRANSIENT.add(error);
+          throw error;
+        } finally {
+          link?.settled();
+        }
+        if (settled || signal.aborted) {
+          exchange.discard(response); // a loser that answered after the winner
+          throw signal.reason;
+        }
+        responses.push(response);
+        if (link !== undefined) links.set(response, link);
+        const failure = responseFailure(config, response, exchange.headers(response));
+        if (failure !== undefined) throw failure;
+        return response;
+      },
+      { signal: caller },
+    );
+    settle(response);
+    exchange.record?.(response, attempts, undefined);
+    return { response, attempts, gaveUp: undefined };
+  } catch (error) {
+    // Every attempt ended with a retried status: the last response is the result.
+    if (isRetryError(error) && isHttpStatusError<R>(error.cause) && responses.includes(error.cause.response)) {
+      const last = error.cause.response;
+      settle(last);
+      exchange.record?.(last, error.attempts, error);
+      return { response: last, attempts: error.attempts, gaveUp: error };
+    }
+    settle(undefined);
+    throw error;
+  }
+}

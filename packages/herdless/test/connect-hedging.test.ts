@@ -1,0 +1,93 @@
+import { Code, ConnectError, createClient, type Client, type Transport } from '@connectrpc/connect';
+import { Http2SessionManager, createConnectTransport, createGrpcTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
+import { connectRetryInterceptor } from 'herdless/connect';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FlakyService, startConnectServer, type ConnectFlakyServer } from './support/connect-server.js';
+import type { Outcome } from './support/grpc-server.js';
+
+/*
+ * gRFC A6 hedging through the Connect interceptor, on a real Connect server, over each protocol.
+ * Real time: the hedge delay is 200 ms and the slow answer 5 s away. Times are checked from below
+ * (the call takes at least the delay; the server sees the hedge at least 160 ms after the first, the
+ * first request's trip allowed for) and from above only against something seconds away: the slow
+ * answer (5 s), or 1 s for the hedge's arrival (5× the delay; on an idle machine it is 200–203 ms).
+ * "At once" after a non-fatal status is told apart from "at the delay" by a client whose delay is 10 s.
+ */
+const DELAY_MS = 200;
+const serviceConfig = {
+  methodConfig: [{ name: [{ service: 'test.Flaky' }], hedgingPolicy: { maxAttempts: 2, hedgingDelay: '0.2s', nonFatalStatusCodes: ['UNAVAILABLE'] } }],
+};
+
+let server: ConnectFlakyServer;
+const sessions: Http2SessionManager[] = [];
+let ids = 0;
+beforeEach(async () => {
+  server = await startConnectServer();
+});
+afterEach(async () => {
+  for (const s of sessions.splice(0)) s.abort();
+  await server.close();
+});
+
+const PROTOCOLS = { connect: createConnectTransport, grpc: createGrpcTransport, 'grpc-web': createGrpcWebTransport } as const;
+type FlakyClient = Client<typeof FlakyService> & { unary(req: { value: string }, options?: { timeoutMs?: number }): Promise<{ value: string }> };
+
+async function client(protocol: keyof typeof PROTOCOLS, config: object = serviceConfig): Promise<FlakyClient> {
+  const sessionManager = new Http2SessionManager(server.baseUrl);
+  sessions.push(sessionManager);
+  const transport: Transport = PROTOCOLS[protocol]({ baseUrl: server.baseUrl, httpVersion: '2', sessionManager, interceptors: [connectRetryInterceptor({ serviceConfig: config })] } as never);
+  const c = createClient(FlakyService, transport) as FlakyClient;
+  await unary(c, [{ ok: true }]); // connect the session first
+  return c;
+}
+
+async function unary(c: FlakyClient, script: Outcome[]): Promise<{ error: ConnectError | undefined; value: unknown; id: string; elapsed: number }> {
+  const id = `call-${++ids}`;
+  const started = performance.now();
+  try {
+    const res = await c.unary({ value: JSON.stringify({ id, script }) }, { timeoutMs: 10_000 });
+    return { error: undefined, value: JSON.parse(res.value), id, elapsed: performance.now() - started };
+  } catch (error) {
+    return { error: ConnectError.from(error), value: undefined, id, elapsed: performance.now() - started };
+  }
+}
+
+describe.each(Object.keys(PROTOCOLS) as (keyof typeof PROTOCOLS)[])('connectRetryInterceptor with a hedgingPolicy, over the %s protocol', (protocol) => {
+  it('the first attempt hangs: the hedge goes at hedgingDelay and answers; the first is cancelled', async () => {
+    const c = await client(protocol);
+    const { error, value, id, elapsed } = await unary(c, [{ hangMs: 5000 }, { ok: true }]);
+    expect(error).toBeUndefined();
+    expect(value).toEqual({ ok: true, attempt: 2 });
+    expect(elapsed).toBeGreaterThanOrEqual(DELAY_MS - 1);
+    expect(elapsed).toBeLessThan(5000);
+    const seen = server.arrivals.filter((a) => a.id === id);
+    expect(seen.map((a) => a.previous)).toEqual(['', '1']);
+    expect(seen[1]!.at - seen[0]!.at).toBeGreaterThanOrEqual(DELAY_MS - 40);
+    expect(seen[1]!.at - seen[0]!.at).toBeLessThan(5 * DELAY_MS);
+    const end = performance.now() + 3000;
+    while (seen[0]!.cancelled !== true && performance.now() < end) await new Promise((r) => setTimeout(r, 10));
+    expect(seen[0]!.cancelled).toBe(true);
+    // The hedge carries the time left of the call's timeout.
+    expect(seen[1]!.timeoutMs).toBeLessThanOrEqual(10_000 - DELAY_MS + 5);
+  });
+
+  it('UNAVAILABLE then OK: the next hedge goes at once; INVALID_ARGUMENT: the error, no hedge', async () => {
+    const slowHedge = { methodConfig: [{ ...serviceConfig.methodConfig[0]!, hedgingPolicy: { ...serviceConfig.methodConfig[0]!.hedgingPolicy, hedgingDelay: '10s' } }] };
+    const quick = await unary(await client(protocol, slowHedge), [{ code: Code.Unavailable }, { ok: true }]);
+    expect(quick.value).toEqual({ ok: true, attempt: 2 });
+    expect(quick.elapsed).toBeLessThan(10_000); // at once, not after the 10 s delay
+    const c = await client(protocol);
+    const fatal = await unary(c, [{ code: Code.InvalidArgument }, { ok: true }]);
+    expect(fatal.error?.code).toBe(Code.InvalidArgument);
+    await new Promise((r) => setTimeout(r, DELAY_MS + 50));
+    expect(server.arrivals.filter((a) => a.id === fatal.id)).toHaveLength(1);
+  });
+
+  it('every attempt UNAVAILABLE: the last attempt\'s error, unchanged', async () => {
+    const c = await client(protocol);
+    const { error, id } = await unary(c, [{ code: Code.Unavailable }]);
+    expect(error?.code).toBe(Code.Unavailable);
+    expect(error?.rawMessage).toBe('scripted Unavailable');
+    expect(server.arrivals.filter((a) => a.id === id)).toHaveLength(2);
+  });
+});

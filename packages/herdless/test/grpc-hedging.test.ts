@@ -1,0 +1,192 @@
+import * as grpc from '@grpc/grpc-js';
+import { grpcRetryInterceptor } from 'herdless/grpc-js';
+import type { TelemetryEvent } from 'herdless';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+/*
+ * gRFC A6 hedging, herdless's interceptor beside grpc-js's own, on one real grpc-js server on
+ * loopback. The server's first attempt of each call hangs until it is cancelled; later attempts
+ * answer at once. Real time: the hedge delay is 200 ms. On an idle machine the server sees the second
+ * attempt 200–203 ms after the first, for both clients (gRFC A6's hedgingDelay ±10 ms). The test
+ * holds on a busy 2-core machine (docs/testing.md): the gap is checked from below, at 160 ms (the
+ * first request's trip allowed for; measured once at 188 ms for grpc-js's own hedging), and from
+ * above only at 1 s (5× the delay), on a channel already connected (a first call on a new channel
+ * reaches the server late, shrinking the gap). On the client side, herdless's hedge is checked to
+ * leave at 200 ms or later (a timer never fires early). "At once" after a non-fatal status is told
+ * apart from "at the delay" by clients whose delay is 10 s.
+ */
+
+/** How the server answers an attempt: OK, a status code, or not at all (until cancelled). */
+type Answer = 'ok' | 'hang' | number;
+interface Req {
+  id: string;
+  /** The first attempt's answer; default 'hang'. */
+  first?: Answer;
+  /** Every later attempt's answer; default 'ok'. */
+  later?: Answer;
+}
+interface Arrival {
+  id: string;
+  previous: string;
+  at: number;
+  cancelled: boolean;
+}
+
+const json = {
+  serialize: (value: unknown): Buffer => Buffer.from(JSON.stringify(value)),
+  deserialize: (bytes: Buffer): unknown => JSON.parse(bytes.toString('utf8')),
+};
+const service = {
+  unary: {
+    path: '/test.Hedged/Unary',
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: json.serialize,
+    requestDeserialize: json.deserialize as (b: Buffer) => Req,
+    responseSerialize: json.serialize,
+    responseDeserialize: json.deserialize,
+  },
+} satisfies grpc.ServiceDefinition;
+const Client = grpc.makeGenericClientConstructor(service, 'Hedged');
+type ClientInstance = InstanceType<typeof Client> & {
+  unary(request: Req, options: grpc.CallOptions, callback: (error: grpc.ServiceError | null, value?: unknown) => void): grpc.ClientUnaryCall;
+};
+
+const DELAY_MS = 200;
+const serviceConfig = {
+  methodConfig: [{ name: [{ service: 'test.Hedged' }], hedgingPolicy: { maxAttempts: 2, hedgingDelay: `${DELAY_MS / 1000}s`, nonFatalStatusCodes: ['UNAVAILABLE'] } }],
+};
+
+let server: grpc.Server;
+let target: string;
+const arrivals: Arrival[] = [];
+const clients: grpc.Client[] = [];
+
+beforeAll(async () => {
+  server = new grpc.Server();
+  const counts = new Map<string, number>();
+  server.addService(service, {
+    unary: (call: grpc.ServerUnaryCall<Req, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+      const { id, later = 'ok', first = 'hang' } = call.request;
+      const n = (counts.get(id) ?? 0) + 1;
+      counts.set(id, n);
+      const arrival: Arrival = { id, previous: String(call.metadata.get('grpc-previous-rpc-attempts')[0] ?? ''), at: performance.now(), cancelled: false };
+      arrivals.push(arrival);
+      const answer = n === 1 ? first : later;
+      // Only a hanging attempt watches for its cancellation: grpc-js's server also emits 'cancelled'
+      // when a call it has answered closes, which says nothing about the client.
+      if (answer === 'hang') return void call.on('cancelled', () => (arrival.cancelled = true));
+      if (answer === 'ok') callback(null, { attempt: n });
+      else callback({ code: answer, details: `scripted ${answer}` });
+    },
+  } as grpc.UntypedServiceImplementation);
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, p) => (error ? reject(error) : resolve(p))),
+  );
+  target = `127.0.0.1:${port}`;
+});
+afterAll(() => {
+  for (const c of clients) c.close();
+  server.forceShutdown();
+});
+
+/** A client whose channel is connected (one call answered): the first attempt of a test's call then reaches the server at once. */
+async function warm(c: ClientInstance): Promise<ClientInstance> {
+  clients.push(c);
+  await call(c, { first: 'ok' });
+  return c;
+}
+
+/** The same policy with a 10 s hedgingDelay: a hedge that comes sooner was sent by a failure, not the timer. */
+const slowHedge = { methodConfig: [{ ...serviceConfig.methodConfig[0]!, hedgingPolicy: { ...serviceConfig.methodConfig[0]!.hedgingPolicy, hedgingDelay: '10s' } }] };
+
+function herdlessClient(events?: TelemetryEvent[], config: object = serviceConfig): Promise<ClientInstance> {
+  const interceptor = grpcRetryInterceptor({ serviceConfig: config, target, ...(events ? { telemetry: { onEvent: (e) => void events.push(e) } } : {}) });
+  return warm(new Client(target, grpc.credentials.createInsecure(), { 'grpc.enable_retries': 0, interceptors: [interceptor] }) as ClientInstance);
+}
+function grpcJsClient(_events?: TelemetryEvent[], config: object = serviceConfig): Promise<ClientInstance> {
+  return warm(new Client(target, grpc.credentials.createInsecure(), { 'grpc.service_config': JSON.stringify(config) }) as ClientInstance);
+}
+
+let ids = 0;
+function call(c: ClientInstance, request: Omit<Req, 'id'> = {}): Promise<{ error: grpc.ServiceError | null; value: unknown; id: string; elapsed: number }> {
+  const id = `call-${++ids}`;
+  const started = performance.now();
+  return new Promise((resolve) => c.unary({ id, ...request }, { deadline: Date.now() + 10_000 }, (error, value) => resolve({ error, value, id, elapsed: performance.now() - started })));
+}
+const until = async (check: () => boolean, ms = 3000): Promise<void> => {
+  const end = performance.now() + ms;
+  while (!check() && performance.now() < end) await new Promise((r) => setTimeout(r, 10));
+};
+
+describe('hedgingPolicy on a real grpc-js server: herdless/grpc beside grpc-js', () => {
+  it.each([
+    ['herdless/grpc', herdlessClient],
+    ['grpc-js', grpcJsClient],
+  ] as const)('%s: the first attempt hangs; the hedge goes at hedgingDelay, answers, and the server sees the first cancelled', async (_name, make) => {
+    const c = await make();
+    const { error, value, id } = await call(c);
+    expect(error).toBeNull();
+    expect(value).toEqual({ attempt: 2 });
+    const seen = arrivals.filter((a) => a.id === id);
+    expect(seen.map((a) => a.previous)).toEqual(['', '1']);
+    const gap = seen[1]!.at - seen[0]!.at;
+    expect(gap).toBeGreaterThanOrEqual(DELAY_MS - 40);
+    expect(gap).toBeLessThan(5 * DELAY_MS);
+    await until(() => seen[0]!.cancelled);
+    expect(seen[0]!.cancelled).toBe(true);
+  });
+
+  it.each([
+    ['herdless/grpc', herdlessClient],
+    ['grpc-js', grpcJsClient],
+  ] as const)('%s: a non-fatal status (UNAVAILABLE) starts the next hedge at once, not at hedgingDelay (10 s here)', async (_name, make) => {
+    const { error, value, id } = await call(await make(undefined, slowHedge), { first: grpc.status.UNAVAILABLE });
+    expect(error).toBeNull();
+    expect(value).toEqual({ attempt: 2 });
+    const seen = arrivals.filter((a) => a.id === id);
+    expect(seen[1]!.at - seen[0]!.at).toBeLessThan(10_000);
+  });
+
+  it.each([
+    ['herdless/grpc', herdlessClient],
+    ['grpc-js', grpcJsClient],
+  ] as const)('%s: a fatal status (INVALID_ARGUMENT) ends the call with it, no hedge', async (_name, make) => {
+    const { error, id } = await call(await make(), { first: grpc.status.INVALID_ARGUMENT });
+    expect(error?.code).toBe(grpc.status.INVALID_ARGUMENT);
+    await new Promise((r) => setTimeout(r, DELAY_MS + 50));
+    expect(arrivals.filter((a) => a.id === id)).toHaveLength(1);
+  });
+
+  it('herdless/grpc: the hedge leaves the client at hedgingDelay after the first attempt (telemetry)', async () => {
+    const events: TelemetryEvent[] = [];
+    const { error } = await call(await herdlessClient(events));
+    expect(error).toBeNull();
+    const hedges = events.filter((e) => e.type === 'hedge');
+    expect(hedges.map((e) => e.type === 'hedge' && [e.attempt, e.trigger])).toEqual([[2, 'delay']]);
+    const afterMs = hedges[0]!.type === 'hedge' ? hedges[0]!.afterMs : NaN;
+    expect(afterMs).toBeGreaterThanOrEqual(DELAY_MS - 1);
+    expect(afterMs).toBeLessThan(5 * DELAY_MS);
+  });
+
+  it('herdless/grpc: every attempt fails non-fatally: the last status, after maxAttempts; telemetry sees the hedge', async () => {
+    const events: TelemetryEvent[] = [];
+    const { error, id } = await call(await herdlessClient(events), { first: grpc.status.UNAVAILABLE, later: grpc.status.UNAVAILABLE });
+    expect(error?.code).toBe(grpc.status.UNAVAILABLE);
+    expect(arrivals.filter((a) => a.id === id)).toHaveLength(2);
+    expect(events.filter((e) => e.type === 'hedge').map((e) => e.type === 'hedge' && e.trigger)).toEqual(['failure']);
+  });
+
+  it('herdless/grpc: the caller cancels: every attempt is cancelled and the call ends CANCELLED', async () => {
+    const c = await herdlessClient();
+    const id = `call-${++ids}`;
+    const result = new Promise<grpc.ServiceError | null>((resolve) => {
+      const pending = c.unary({ id, later: 'hang' }, {}, (error) => resolve(error));
+      setTimeout(() => pending.cancel(), DELAY_MS + 100);
+    });
+    const error = await result;
+    expect(error?.code).toBe(grpc.status.CANCELLED);
+    await until(() => arrivals.filter((a) => a.id === id).every((a) => a.cancelled) && arrivals.filter((a) => a.id === id).length === 2);
+    expect(arrivals.filter((a) => a.id === id).map((a) => a.cancelled)).toEqual([true, true]);
+  });
+});
