@@ -6,8 +6,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { isInvalidOptionError, parseGrpcPushback, parseGrpcServiceConfig, type GrpcStatusName } from 'herdless';
-import { describe, expect, it, vi } from 'vitest';
+import { isInvalidOptionError } from 'herdless';
+import { parseGrpcServiceConfig, type GrpcStatusName } from 'herdless/grpc';
+import { describe, expect, it } from 'vitest';
 
 const require = createRequire(import.meta.url);
 const oracle = require('@grpc/grpc-js/build/src/service-config.js') as { validateServiceConfig(obj: unknown): OracleConfig };
@@ -16,30 +17,6 @@ const selector = require('@grpc/grpc-js/build/src/resolving-load-balancer.js') a
 };
 const { Metadata } = require('@grpc/grpc-js') as { Metadata: new () => unknown };
 const { Status } = require('@grpc/grpc-js/build/src/constants.js') as { Status: Record<string, number> & Record<number, string> };
-const { RetryingCall } = require('@grpc/grpc-js/build/src/retrying-call.js') as { RetryingCall: new (...args: unknown[]) => OracleCall };
-
-/** grpc-js's own retrying call, built without a channel, for its backoff, status matching and pushback. */
-interface OracleCall {
-  readonly maxAttempts: number;
-  getNextRetryBackoffMs(): number;
-  isStatusCodeInList(list: (number | string)[], code: number): boolean;
-  getPushback(metadata: unknown): number | null;
-}
-function oracleCall(retryPolicy: OracleRetry | undefined, channelOptions: Record<string, unknown> = {}): OracleCall {
-  const channel = { getOptions: () => channelOptions };
-  return new RetryingCall(channel, { methodConfig: { name: [], retryPolicy } }, '/a.S/M', 'localhost', null, Infinity, 1, null, undefined);
-}
-
-/** grpc-js's first `n` waits without jitter (its jitter is 0.8 + 0.4 × Math.random(): 0.5 gives 1). */
-function oracleWaits(retryPolicy: OracleRetry, n: number): number[] {
-  const call = oracleCall(retryPolicy);
-  const spy = vi.spyOn(Math, 'random').mockReturnValue(0.5);
-  try {
-    return Array.from({ length: n }, () => call.getNextRetryBackoffMs());
-  } finally {
-    spy.mockRestore();
-  }
-}
 
 interface OracleRetry {
   maxAttempts: number;
@@ -51,7 +28,6 @@ interface OracleRetry {
 interface OracleMethod {
   name: { service?: string; method?: string }[];
   retryPolicy?: OracleRetry;
-  hedgingPolicy?: { maxAttempts: number };
 }
 interface OracleConfig {
   methodConfig: OracleMethod[];
@@ -59,35 +35,15 @@ interface OracleConfig {
 }
 
 /**
- * The deliberate deviations from grpc-js, each a row of docs/grpc.md's deviation table (by its key).
- * Of the service configs: `rejects`, herdless rejects what grpc-js accepts; `values`, both accept
- * and herdless reads a value differently; `waits`, both read the same values and the waits
- * differ (herdless follows gRFC A6's formula); `hedging`, grpc-js hedges a method herdless does not
- * retry. `behaviour`: how the interceptors act on sockets, pinned by grpc-interceptor.test.ts,
- * connect-interceptor.test.ts and grpc-streams.test.ts (and checked here where grpc-js's own code
- * can answer without a socket).
+ * The deliberate deviations from grpc-js. `rejects`: herdless rejects what grpc-js accepts;
+ * `values`: both accept, herdless reads a value differently. docs/grpc.md lists each by its key.
  */
 const DEVIATIONS = {
   'zero-backoff': 'rejects', // initialBackoff / maxBackoff "0s": gRFC A6 and service_config.proto require > 0
   'method-config-not-array': 'rejects', // a methodConfig that is not an array: grpc-js ignores it silently
-  'config-not-object': 'rejects', // a service config that is a JSON array: grpc-js reads [] as {}
-  'infinite-number': 'rejects', // a number that overflows to Infinity (1e400): not a finite JSON number
-  'non-ascii-status': 'rejects', // "unavaılable": grpc-js's validator passes it, its runtime never matches it
   'throttling-decimals': 'values', // maxTokens / tokenRatio: 3 decimals kept by truncation (gRPC core), grpc-js rounds
-  'throttling-below-0.001': 'rejects', // a maxTokens / tokenRatio that keeps no thousandth (grpc-js rounds to 0 or 0.001)
+  'throttling-below-0.001': 'rejects', // a maxTokens / tokenRatio that keeps no thousandth (grpc-js makes it 0)
   'huge-max-backoff': 'values', // maxBackoff above 2^31 − 1 ms is held there (the longest timer)
-  'initial-above-max': 'waits', // initialBackoff > maxBackoff: A6's first wait is maxBackoff, grpc-js's initialBackoff
-  'hedging-policy': 'hedging', // a method with only a hedgingPolicy: grpc-js hedges, herdless does not retry it
-  'malformed-pushback': 'behaviour', // "abc": A6 says do not retry; grpc-js parses NaN and retries at once
-  'pushback-beyond-int32': 'behaviour', // 99999999999: not A6's 32-bit integer; grpc-js's timer fires after 1 ms
-  'pushback-over-max-retry-after': 'behaviour', // above maxRetryAfterMs (60 s): the call ends; grpc-js waits
-  'deadline-not-waited': 'behaviour', // a wait that would cross the deadline: the last status at once
-  'refusal-not-waited': 'behaviour', // throttled, or the buffer outgrown during a wait: the last status at once
-  'throttle-server-name': 'behaviour', // dns:///host:port and host:port share one bucket (A6: per server name)
-  'throttle-config-change': 'behaviour', // new retryThrottling for a server name: a new, full bucket
-  'retry-buffer-scope': 'behaviour', // the buffer limits are per interceptor; Connect counts protobuf binary bytes
-  'connect-unary-commit': 'behaviour', // Connect unary: retried after response headers (the caller never saw them)
-  'connect-protocol-commit': 'behaviour', // Connect protocol streams commit at the first message, not at headers
 } as const;
 type Deviation = keyof typeof DEVIATIONS;
 
@@ -117,8 +73,6 @@ const CASES: Case[] = [
   { name: 'methodConfig []', config: { methodConfig: [] } },
   { name: 'methodConfig {}', config: { methodConfig: {} }, deviation: 'method-config-not-array' },
   { name: 'methodConfig "x"', config: { methodConfig: 'x' }, deviation: 'method-config-not-array' },
-  { name: 'service config []', config: [], deviation: 'config-not-object' },
-  { name: 'service config [A6 example]', config: [withPolicy({})], deviation: 'config-not-object' },
   { name: 'methodConfig entry null', config: { methodConfig: [null] } },
   { name: 'methodConfig entry 5', config: { methodConfig: [5] } },
   { name: 'methodConfig entry without name', config: { methodConfig: [{ retryPolicy: A6 }] } },
@@ -161,30 +115,18 @@ const CASES: Case[] = [
   ...['2s', '5s', '0.001s', '30s'].map((v) => ({ name: `maxBackoff ${v}`, config: withPolicy({ maxBackoff: v, initialBackoff: '0.001s' }) })),
   ...['2', 'abc', 2, '1m', ''].map((v) => ({ name: `maxBackoff ${JSON.stringify(v)}`, config: withPolicy({ maxBackoff: v }) })),
   { name: 'maxBackoff missing', config: without('maxBackoff') },
-  ...[
-    { initialBackoff: '2s', maxBackoff: '1s' },
-    { initialBackoff: '10s', maxBackoff: '1s', backoffMultiplier: 1 },
-    { initialBackoff: '1.5s', maxBackoff: '0.1s', backoffMultiplier: 3 },
-    { initialBackoff: '0.2s', maxBackoff: '0.199999999s' },
-    { initialBackoff: '2s', maxBackoff: '1s', backoffMultiplier: 0.5 },
-    { initialBackoff: '10s', maxBackoff: '1s', backoffMultiplier: 0.5 },
-  ].map((patch) => ({ name: `initialBackoff above maxBackoff ${JSON.stringify(patch)}`, config: withPolicy(patch), deviation: 'initial-above-max' as const })),
+  { name: 'initialBackoff above maxBackoff', config: withPolicy({ initialBackoff: '2s', maxBackoff: '1s' }) },
+  { name: 'initialBackoff above maxBackoff, multiplier 0.5', config: withPolicy({ initialBackoff: '2s', maxBackoff: '1s', backoffMultiplier: 0.5 }) },
   { name: 'maxBackoff 100000000s', config: withPolicy({ maxBackoff: '100000000s' }), deviation: 'huge-max-backoff' },
   // backoffMultiplier.
   ...[1, 1.6, 0.5, 10, 1e-9].map((v) => ({ name: `backoffMultiplier ${v}`, config: withPolicy({ backoffMultiplier: v }) })),
   ...[0, -2, '2', null, [2]].map((v) => ({ name: `backoffMultiplier ${JSON.stringify(v)}`, config: withPolicy({ backoffMultiplier: v }) })),
-  // 1e400 in JSON text is Infinity once parsed, as grpc-js receives it.
-  { name: 'backoffMultiplier 1e400', config: JSON.parse('{"methodConfig":[{"name":[{}],"retryPolicy":{"maxAttempts":4,"initialBackoff":"0.1s","maxBackoff":"1s","backoffMultiplier":1e400,"retryableStatusCodes":["UNAVAILABLE"]}}]}') as unknown, deviation: 'infinite-number' },
-  { name: 'backoffMultiplier -1e400', config: withPolicy({ backoffMultiplier: -Infinity }) },
   { name: 'backoffMultiplier missing', config: without('backoffMultiplier') },
   // retryableStatusCodes.
   ...[['UNAVAILABLE', 'RESOURCE_EXHAUSTED'], ['unavailable'], ['Unavailable', 'aborted'], [14], [14, 'UNAVAILABLE'], [0], [16], ['OK'], ['DATA_LOSS', 'INTERNAL', 'UNKNOWN']].map((v) => ({
     name: `retryableStatusCodes ${JSON.stringify(v)}`,
     config: withPolicy({ retryableStatusCodes: v }),
   })),
-  { name: 'retryableStatusCodes ["unavaılable"] (dotless ı)', config: withPolicy({ retryableStatusCodes: ['unavaılable'] }), deviation: 'non-ascii-status' },
-  { name: 'retryableStatusCodes ["UNAVAİLABLE"] (dotted İ)', config: withPolicy({ retryableStatusCodes: ['UNAVAİLABLE'] }) },
-  { name: 'retryableStatusCodes ["ınternal", "UNAVAILABLE"]', config: withPolicy({ retryableStatusCodes: ['ınternal', 'UNAVAILABLE'] }), deviation: 'non-ascii-status' },
   ...[[], ['resource-exhausted'], ['UNAVAILBLE'], [17], [-1], [1.5], ['14'], [null], [true], 'UNAVAILABLE', null, {}].map((v) => ({
     name: `retryableStatusCodes ${JSON.stringify(v)}`,
     config: withPolicy({ retryableStatusCodes: v }),
@@ -196,9 +138,8 @@ const CASES: Case[] = [
   { name: 'retryPolicy {}', config: method({ retryPolicy: {} }) },
   { name: 'retryPolicy with an unknown field', config: withPolicy({ perAttemptRecvTimeout: '1s' }) },
   // hedgingPolicy.
-  { name: 'hedgingPolicy valid', config: method({ hedgingPolicy: { maxAttempts: 3, hedgingDelay: '0.5s', nonFatalStatusCodes: ['UNAVAILABLE'] } }), deviation: 'hedging-policy' },
-  { name: 'hedgingPolicy only maxAttempts', config: method({ hedgingPolicy: { maxAttempts: 2 } }), deviation: 'hedging-policy' },
-  { name: 'hedgingPolicy as the default entry', config: { methodConfig: [{ name: [{}], hedgingPolicy: { maxAttempts: 4, hedgingDelay: '0.1s' } }] }, deviation: 'hedging-policy' },
+  { name: 'hedgingPolicy valid', config: method({ hedgingPolicy: { maxAttempts: 3, hedgingDelay: '0.5s', nonFatalStatusCodes: ['UNAVAILABLE'] } }) },
+  { name: 'hedgingPolicy only maxAttempts', config: method({ hedgingPolicy: { maxAttempts: 2 } }) },
   { name: 'hedgingPolicy {}', config: method({ hedgingPolicy: {} }) },
   { name: 'hedgingPolicy maxAttempts 1', config: method({ hedgingPolicy: { maxAttempts: 1 } }) },
   { name: 'hedgingPolicy maxAttempts 2.5', config: method({ hedgingPolicy: { maxAttempts: 2.5 } }) },
@@ -207,7 +148,7 @@ const CASES: Case[] = [
   { name: 'hedgingPolicy nonFatalStatusCodes [99]', config: method({ hedgingPolicy: { maxAttempts: 3, nonFatalStatusCodes: [99] } }) },
   { name: 'hedgingPolicy nonFatalStatusCodes ["NOPE"]', config: method({ hedgingPolicy: { maxAttempts: 3, nonFatalStatusCodes: ['NOPE'] } }) },
   { name: 'hedgingPolicy nonFatalStatusCodes [null]', config: method({ hedgingPolicy: { maxAttempts: 3, nonFatalStatusCodes: [null] } }) },
-  { name: 'hedgingPolicy nonFatalStatusCodes "x" (ignored)', config: method({ hedgingPolicy: { maxAttempts: 3, nonFatalStatusCodes: 'x' } }), deviation: 'hedging-policy' },
+  { name: 'hedgingPolicy nonFatalStatusCodes "x" (ignored)', config: method({ hedgingPolicy: { maxAttempts: 3, nonFatalStatusCodes: 'x' } }) },
   { name: 'hedgingPolicy null', config: method({ hedgingPolicy: null }) },
   { name: 'hedgingPolicy with retryPolicy', config: method({ retryPolicy: A6, hedgingPolicy: { maxAttempts: 3 } }) },
   // Other method-config fields.
@@ -253,11 +194,6 @@ const CASES: Case[] = [
   { name: 'retryThrottling maxTokens 10.0005', config: throttle({ maxTokens: 10.0005, tokenRatio: 0.1 }), deviation: 'throttling-decimals' },
   { name: 'retryThrottling tokenRatio 0.0001', config: throttle({ maxTokens: 10, tokenRatio: 0.0001 }), deviation: 'throttling-below-0.001' },
   { name: 'retryThrottling maxTokens 0.0004', config: throttle({ maxTokens: 0.0004, tokenRatio: 0.1 }), deviation: 'throttling-below-0.001' },
-  // grpc-js rounds these up to a working 0.001; truncation keeps no thousandth.
-  { name: 'retryThrottling tokenRatio 0.0005', config: throttle({ maxTokens: 10, tokenRatio: 0.0005 }), deviation: 'throttling-below-0.001' },
-  { name: 'retryThrottling tokenRatio 0.000999', config: throttle({ maxTokens: 10, tokenRatio: 0.000999 }), deviation: 'throttling-below-0.001' },
-  { name: 'retryThrottling maxTokens 0.0007', config: throttle({ maxTokens: 0.0007, tokenRatio: 0.1 }), deviation: 'throttling-below-0.001' },
-  { name: 'retryThrottling tokenRatio 1e400', config: JSON.parse('{"methodConfig":[],"retryThrottling":{"maxTokens":10,"tokenRatio":1e400}}') as unknown, deviation: 'infinite-number' },
 ];
 
 function tryOracle(config: unknown): { ok: true; value: OracleConfig } | { ok: false; error: string } {
@@ -301,45 +237,9 @@ describe('parseGrpcServiceConfig agrees with grpc-js 1.14 (the oracle)', () => {
     expect(CASES.length - accepted).toBeGreaterThanOrEqual(40);
   });
 
-  it("docs/grpc.md's deviation table lists exactly the deviations known here, each once", () => {
+  it('every deliberate deviation is listed in docs/grpc.md', () => {
     const doc = readFileSync(new URL('../../../docs/grpc.md', import.meta.url), 'utf8');
-    const section = doc.slice(doc.indexOf('## Deliberate deviations from grpc-js'));
-    const rows = [...section.matchAll(/^\| `([a-z0-9.-]+)` \|/gm)].map((m) => m[1]);
-    expect([...rows].sort()).toEqual(Object.keys(DEVIATIONS).sort());
-  });
-
-  it('every deviation of the table is used: a config shows it, or it is a behaviour', () => {
-    const used = new Set(CASES.map((c) => c.deviation).filter((d) => d !== undefined));
-    for (const [key, kind] of Object.entries(DEVIATIONS)) if (kind !== 'behaviour') expect(used, key).toContain(key);
-  });
-
-  it("pushbacks (behaviour rows): grpc-js's parse against herdless's", () => {
-    const call = oracleCall(undefined);
-    const pushback = (value: string): number | null => {
-      const md = new (Metadata as new () => { set(k: string, v: string): void })();
-      md.set('grpc-retry-pushback-ms', value);
-      return call.getPushback(md);
-    };
-    // malformed-pushback: grpc-js reads NaN, a timer of NaN fires at once; A6 says do not retry.
-    expect(pushback('abc')).toBeNaN();
-    expect(parseGrpcPushback('abc')).toBe('do-not-retry');
-    // pushback-beyond-int32: grpc-js keeps the number, which no timer can wait (Node fires it after 1 ms).
-    expect(pushback('99999999999')).toBe(99_999_999_999);
-    expect(parseGrpcPushback('99999999999')).toBe(99_999_999_999);
-    // Both agree on a valid and a negative pushback.
-    expect(pushback('2000')).toBe(2000);
-    expect(parseGrpcPushback('2000')).toBe(2000);
-    expect(pushback('-1')).toBe(-1);
-    expect(parseGrpcPushback('-1')).toBe('do-not-retry');
-  });
-
-  it("maxRetryAttempts is grpc-js's grpc-node.retry_max_attempts_limit: the same cap for 7 requested attempts", () => {
-    const policy = { ...A6, maxAttempts: 7 };
-    for (const limit of [undefined, 3, 5, 7, 10]) {
-      const theirs = oracleCall(policy, limit === undefined ? {} : { 'grpc-node.retry_max_attempts_limit': limit }).maxAttempts;
-      const ours = parseGrpcServiceConfig(policy, limit === undefined ? undefined : { maxRetryAttempts: limit }).retryPolicy!.maxAttempts;
-      expect(ours, `limit ${limit}`).toBe(theirs);
-    }
+    for (const key of Object.keys(DEVIATIONS)) expect(doc).toContain(`\`${key}\``);
   });
 
   it.each(CASES)('$name', ({ config, deviation }) => {
@@ -349,13 +249,6 @@ describe('parseGrpcServiceConfig agrees with grpc-js 1.14 (the oracle)', () => {
       // A deviation must be real: grpc-js accepts, herdless rejects with a named field.
       expect(theirs.ok).toBe(true);
       expect(ours.ok).toBe(false);
-      if (deviation === 'non-ascii-status' && theirs.ok) {
-        // grpc-js accepts the name, but its runtime never matches it to a status.
-        const codes = theirs.value.methodConfig[0]!.retryPolicy!.retryableStatusCodes;
-        const call = oracleCall(theirs.value.methodConfig[0]!.retryPolicy);
-        const odd = codes.filter((c) => typeof c === 'string' && !/^[A-Za-z_]+$/.test(c));
-        for (let code = 0; code <= 16; code++) expect(call.isStatusCodeInList(odd, code)).toBe(false);
-      }
       return;
     }
     // The message rides along so that a disagreement shows what herdless objected to.
@@ -377,7 +270,6 @@ describe('parseGrpcServiceConfig agrees with grpc-js 1.14 (the oracle)', () => {
       expect(mine).toEqual(t);
     }
     const select = selector.getDefaultConfigSelector(theirs.value);
-    let hedgedProbes = 0;
     for (const [service, method] of probes(theirs.value)) {
       const expected = select.invoke(`/${service}/${method}`, new Metadata(), 0).methodConfig.retryPolicy;
       const got = tryOurs(config, service, method);
@@ -385,13 +277,6 @@ describe('parseGrpcServiceConfig agrees with grpc-js 1.14 (the oracle)', () => {
       const policy = got.value.retryPolicy;
       if (expected === undefined) {
         expect(policy, `/${service}/${method}`).toBeUndefined();
-        const hedged = select.invoke(`/${service}/${method}`, new Metadata(), 0).methodConfig.hedgingPolicy;
-        // hedging-policy: grpc-js hedges this method; herdless does not retry it, and says so.
-        if (hedged !== undefined) {
-          hedgedProbes++;
-          expect(deviation, `/${service}/${method} is hedged by grpc-js`).toBe('hedging-policy');
-          expect(got.value.warnings.join('\n')).toContain('herdless does not hedge');
-        }
         continue;
       }
       expect(policy, `/${service}/${method}`).toBeDefined();
@@ -411,27 +296,7 @@ describe('parseGrpcServiceConfig agrees with grpc-js 1.14 (the oracle)', () => {
       });
       // gRFC A6's cap: grpc-js uses at most 5 attempts, whatever the config says.
       expect(policy!.maxAttempts).toBe(Math.min(expected.maxAttempts, 5));
-      expect(policy!.maxAttempts).toBe(oracleCall(expected).maxAttempts);
-      // The waits without jitter: herdless's, grpc-js's, and gRFC A6's formula min(initial × m^(n−1), max).
-      const half = { random: () => 0.5 };
-      const ours4 = [1, 2, 3, 4].map((n) => policy!.backoff.delay(n, 0, half));
-      const theirs4 = oracleWaits(expected, 4);
-      const [initial, max, m] = [durationMs(expected.initialBackoff), maxBackoffMs, expected.backoffMultiplier];
-      const a6 = [1, 2, 3, 4].map((n) => Math.min(initial * m ** (n - 1), max));
-      const close = (a: number[], b: number[]): boolean => a.every((x, i) => Math.abs(x - b[i]!) <= 1e-9 * Math.max(1, Math.abs(x)));
-      if (deviation === 'initial-above-max') {
-        // grpc-js's first wait is initialBackoff, above the cap A6's formula applies.
-        expect(theirs4[0]).toBeCloseTo(initial, 6);
-        expect(ours4[0]).toBeCloseTo(max, 6);
-        // With m ≥ 1 herdless is A6's formula; with m < 1 its waits decay from maxBackoff at once.
-        if (m >= 1) expect(close(ours4, a6), `${ours4} vs A6 ${a6}`).toBe(true);
-        else expect(ours4.map((w, i) => Math.abs(w - max * m ** i) <= 1e-6)).toEqual([true, true, true, true]);
-      } else {
-        expect(close(ours4, theirs4), `${ours4} vs grpc-js ${theirs4}`).toBe(true);
-        expect(close(ours4, a6), `${ours4} vs A6 ${a6}`).toBe(true);
-      }
     }
-    if (deviation === 'hedging-policy') expect(hedgedProbes).toBeGreaterThan(0);
   });
 });
 
