@@ -26,7 +26,7 @@ async function freePort() {
   return port;
 }
 
-async function startRedis() {
+export async function startRedis() {
   const dir = mkdtempSync(join(tmpdir(), 'herdless-bench-redis-'));
   const port = await freePort();
   const child = spawn(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: ['ignore', 'pipe', 'ignore'] });

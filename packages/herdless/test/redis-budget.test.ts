@@ -157,6 +157,9 @@ describe('the wait on Redis is bounded', () => {
     await vi.advanceTimersByTimeAsync(6);
     expect(answer).toBeUndefined();
     await vi.advanceTimersByTimeAsync(1);
+    // Time is up; the reply still gets one turn of I/O (an immediate) before the decision is late.
+    expect(answer).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(1);
     expect(answer).toBe(true); // the local bucket: 9 tokens > 5
     expect(events).toEqual([expect.objectContaining({ server: 's', reason: 'timeout', key: 'herdless:{s}:retry-throttling' })]);
     expect(budget.mode).toBe('local');
@@ -206,6 +209,57 @@ describe('the wait on Redis is bounded', () => {
     ).catch((e: unknown) => e);
     expect(value).toBe('ok');
     expect(reasons).toEqual(['error']);
+    await budget.close();
+  });
+});
+
+/** Blocks the event loop for `ms`, as a busy handler or a GC pause does. */
+function stall(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until);
+}
+
+describe('a busy process is not a late Redis (real redis-server)', () => {
+  it.each([8, 20, 50])('a %i ms synchronous stall while each of 20 decisions waits: 0 fallbacks, the default timeoutMs', async (ms) => {
+    const fallbacks: RedisBudgetFallbackEvent[] = [];
+    const budget = redisRetryThrottlingBudget({ client: await ready(connect()), server: `stall-${ms}`, onFallback: (e) => fallbacks.push(e) });
+    for (let i = 0; i < 20; i++) {
+      budget.onFailure(i);
+      const decision = budget.confirmRetry(i);
+      // The command is on the wire; Redis answers in well under a millisecond while this process is blocked.
+      stall(ms);
+      await decision;
+    }
+    expect(fallbacks).toEqual([]);
+    expect(budget.stats).toMatchObject({ sharedDecisions: 20, fallbacks: 0 });
+    await budget.close();
+  });
+
+  it('the same stall past an explicitly small timeoutMs is still read as on time: the reply was there', async () => {
+    const fallbacks: RedisBudgetFallbackEvent[] = [];
+    const budget = redisRetryThrottlingBudget({ client: await ready(connect()), server: 'stall-small', timeoutMs: 1, onFallback: (e) => fallbacks.push(e) });
+    let shared = 0;
+    for (let i = 0; i < 20; i++) {
+      budget.onFailure(i);
+      const decision = budget.confirmRetry(i);
+      stall(20);
+      await decision;
+      shared = budget.stats.sharedDecisions;
+    }
+    expect([fallbacks.length, shared]).toEqual([0, 20]);
+    await budget.close();
+  });
+
+  it('an answered decision leaves no timer behind (the timeout is cleared, the I/O turn too)', async () => {
+    const budget = redisRetryThrottlingBudget({ client: await ready(connect()), server: 'timers', timeoutMs: 10_000 });
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout' || r === 'Immediate').length;
+    await budget.flush();
+    const before = timers();
+    budget.onFailure(0);
+    const pending = budget.confirmRetry(0);
+    expect(timers()).toBe(before + 1);
+    await pending;
+    expect(timers()).toBe(before);
     await budget.close();
   });
 });

@@ -20,12 +20,15 @@ const CALLS = 10;
 let redis: RedisServer;
 let server: http.Server;
 let requests = 0;
+/** Requests that came as retries (x-herdless-attempt ≥ 2). */
+let retries = 0;
 
 beforeAll(async () => {
   redis = await RedisServer.start();
   // The outage: every request gets a 503, which the retrying fetch retries (budget permitting).
   server = http.createServer((req, res) => {
     requests++;
+    if (Number(req.headers['x-herdless-attempt'] ?? 1) >= 2) retries++;
     req.resume();
     res.writeHead(503, { 'content-type': 'text/plain' }).end('down');
   });
@@ -47,10 +50,10 @@ interface Report {
 }
 
 /** Starts the fleet, lets every process go at once, and collects the reports. */
-async function runFleet(mode: 'shared' | 'local' | 'race', calls = CALLS): Promise<Report[]> {
+async function runFleet(mode: 'shared' | 'local' | 'race' | 'stall', calls = CALLS, extra: string[] = []): Promise<Report[]> {
   const port = (server.address() as AddressInfo).port;
   const children = Array.from({ length: PROCESSES }, () =>
-    spawn(process.execPath, [CLIENT, String(redis.port), String(port), String(calls), mode], { stdio: ['pipe', 'pipe', 'inherit'] }),
+    spawn(process.execPath, [CLIENT, String(redis.port), String(port), String(calls), mode, ...extra], { stdio: ['pipe', 'pipe', 'inherit'] }),
   );
   const exits = children.map((child) => once(child, 'exit') as Promise<[number | null]>);
   const lines = children.map((child) => createInterface({ input: child.stdout! })[Symbol.asyncIterator]());
@@ -92,4 +95,20 @@ describe('live: 20 processes share one budget through a real Redis during an out
     // Each process's own bucket: 3 retries for its first call (the 4th attempt is the last), then none.
     expect(requests - PROCESSES * CALLS).toBe(PROCESSES * 3);
   }, 240_000); // 40 Node.js processes start on a machine that may be busy: counts, not speed
+
+  it('loaded processes (a 20 ms synchronous stall every 100 ms each), a 2 s outage, the default timeoutMs: at most 8 retries in all', async () => {
+    retries = 0;
+    requests = 0;
+    const reports = await runFleet('stall', 2000);
+    for (const r of reports) expect(Object.keys(r.statuses)).toEqual(['503']);
+    const fallbacks = reports.reduce((a, r) => a + r.fallbacks, 0);
+    const decisions = reports.reduce((a, r) => a + r.stats!.sharedDecisions, 0);
+    // One A6 bucket {10, 0.1} fed only failures admits 4; a decision that fell back lets its
+    // process's own bucket admit one more. Figures for the notes: retries, fallbacks, decisions.
+    console.info(`stall fleet: ${requests} requests, ${retries} retries, ${fallbacks} fallbacks, ${decisions} shared decisions`);
+    expect(retries).toBeLessThanOrEqual(8);
+    // A fresh bucket: the first failures to reach it are granted, so the test cannot pass by admitting nothing.
+    expect(retries).toBeGreaterThanOrEqual(1);
+    expect(decisions).toBeGreaterThan(0);
+  }, 240_000);
 });

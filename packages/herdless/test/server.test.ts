@@ -30,6 +30,9 @@ describe('loadShedder options', () => {
     [{ maxInFlight: 1, propagate: 'yes' }, 'propagate', 'yes'],
     [{ maxInFlight: 1, clock: {} }, 'clock', {}],
     [{ maxInFlight: 1, onHandlerError: 1 }, 'onHandlerError', 1],
+    [{ maxInFlight: 1, clientKey: 'ip' }, 'clientKey', 'ip'],
+    [{ maxInFlight: 1, maxHoldAfterCloseMs: 0 }, 'maxHoldAfterCloseMs', 0],
+    [{ maxInFlight: 1, maxHoldAfterCloseMs: 2 ** 31 }, 'maxHoldAfterCloseMs', 2 ** 31],
     [{ maxInFlight: 1, maxInflight: 2 }, 'maxInflight', 2],
   ])('%j → InvalidOptionError on %s', (options, field, value) => {
     const error = invalidOption(() => loadShedder(options as never));
@@ -111,12 +114,14 @@ describe('the wait a shed answer asks for', () => {
     return shed.map((r) => [r.headers.get('retry-after'), r.headers.get('retry-after-ms')]);
   };
 
-  it('is spread over [retryAfterMs, 2 × retryAfterMs) by default (seeded), Retry-After rounded up to whole seconds', async () => {
+  it('is spread over [retryAfterMs, 2 × retryAfterMs) by default (seeded), Retry-After rounded at random to whole seconds', async () => {
     const shed = await waits({ maxInFlight: 1, retryAfterMs: 1000, random: new PyRandom(7) });
     const rng = new PyRandom(7);
     expect(shed).toEqual(Array.from({ length: 6 }, () => {
-      const ms = Math.ceil(1000 * (1 + rng.random()));
-      return [String(Math.ceil(ms / 1000)), String(ms)];
+      const exact = 1000 * (1 + rng.random());
+      // Up with the probability of the fraction (a second draw), never below 1 s.
+      const seconds = Math.max(1, rng.random() < exact / 1000 - Math.floor(exact / 1000) ? Math.floor(exact / 1000) + 1 : Math.floor(exact / 1000));
+      return [String(seconds), String(Math.ceil(exact))];
     }));
     const ms = shed.map(([, m]) => Number(m));
     expect(Math.min(...ms)).toBeGreaterThanOrEqual(1000);
@@ -183,9 +188,10 @@ describe('node:http', () => {
     expect(shedding.stats()).toMatchObject({ requests: 3, retriesSeen: 1, shed: 2, shedDoNotRetry: 1, admitted: 1, inFlight: 0 });
   });
 
-  it('a client that leaves frees its slot (in flight) or its place in the queue (abandoned); nothing is left behind', async () => {
+  it('a client that leaves frees its slot once its handler stops (signal), or its place in the queue (abandoned); nothing is left behind', async () => {
     const shedding = loadShedder({ maxInFlight: 1, maxQueue: 1, maxQueueWaitMs: 60_000 });
-    const origin = await serve(shedding.node(() => new Promise<never>(() => undefined))); // never answers
+    // Never answers; stops when its client leaves.
+    const origin = await serve(shedding.node((_req, _res, { signal }) => new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason as Error)))));
     const settle = async () => {
       for (let i = 0; i < 200 && shedding.stats().inFlight + shedding.stats().queued > 0; i++) await new Promise((r) => setTimeout(r, 5));
     };

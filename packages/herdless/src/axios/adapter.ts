@@ -1,6 +1,7 @@
 import axios, { AxiosError, AxiosHeaders, CanceledError, type AxiosAdapter, type AxiosResponse, type InternalAxiosRequestConfig } from 'axios';
 import { markDoNotRetry } from '../core/classify/hints.js';
 import { InvalidOptionError } from '../core/errors.js';
+import { DRAIN_LIMIT } from '../http/body.js';
 import { IDEMPOTENCY_KEY_HEADER } from '../http/data.js';
 import { bodyBlock, idempotency, runExchange, type HeaderReader } from '../http/exchange.js';
 import { parseHttpOptions } from '../http/options.js';
@@ -25,16 +26,175 @@ function headerReader(response: AxiosResponse): HeaderReader {
   };
 }
 
-/** A response nobody will read: a streamed body is destroyed (a buffered one is already read). */
+/**
+ * How an attempt's body is read. Axios's own Node.js (`http`) and `fetch` adapters read the whole
+ * body before they resolve — a 100 MB 503 that is going to be retried would be held in memory, and
+ * waited for, only to be thrown away. So with those adapters every attempt asks for a stream, and
+ * the body is read (as axios would have read it) only for the response the call returns; a
+ * discarded one is drained up to {@link DRAIN_LIMIT} bytes, or destroyed. Another adapter (`xhr`,
+ * or one of your own) reads its bodies itself.
+ */
+type BodyMode = 'node' | 'web' | undefined;
+
+function bodyMode(adapter: AxiosAdapter): BodyMode {
+  const known = (name: 'http' | 'fetch'): boolean => {
+    try {
+      return adapter === axios.getAdapter(name);
+    } catch {
+      return false; // not in this build (the browser build has no http adapter)
+    }
+  };
+  return known('http') ? 'node' : known('fetch') ? 'web' : undefined;
+}
+
+/** A Node.js readable stream, as axios's http adapter returns for `responseType: 'stream'`. */
+interface NodeStream {
+  on(event: string, listener: (...args: never[]) => void): unknown;
+  removeListener(event: string, listener: (...args: never[]) => void): unknown;
+  resume(): unknown;
+  destroy(error?: Error): unknown;
+  readonly destroyed?: boolean;
+}
+
+function isNodeStream(value: unknown): value is NodeStream {
+  return typeof value === 'object' && value !== null && typeof (value as NodeStream).on === 'function' && typeof (value as NodeStream).destroy === 'function';
+}
+
+function isWebStream(value: unknown): value is ReadableStream<Uint8Array> {
+  return typeof value === 'object' && value !== null && typeof (value as ReadableStream).getReader === 'function';
+}
+
+/** Responses whose body this adapter asked for as a stream, and must read for the caller. */
+const streamed = /* @__PURE__ */ new WeakSet<AxiosResponse>();
+
+/**
+ * A response nobody will read. A Node.js stream is drained (its keep-alive connection is then
+ * reused) while it stays under {@link DRAIN_LIMIT} bytes, destroyed past it or when its
+ * `Content-Length` says it will be; a web stream is cancelled. A body axios already read is dropped.
+ */
 function discard(response: AxiosResponse): void {
-  const data = response.data as { destroy?: () => void; cancel?: () => Promise<void> } | null;
-  if (data === null || typeof data !== 'object') return;
+  const data = response.data as unknown;
   try {
-    if (typeof data.destroy === 'function') data.destroy();
-    else if (typeof data.cancel === 'function') data.cancel().then(undefined, () => undefined);
+    if (isNodeStream(data)) {
+      if (data.destroyed === true) return;
+      const length = Number(headerReader(response).get('content-length') ?? Number.NaN);
+      if (length > DRAIN_LIMIT) {
+        data.destroy();
+        return;
+      }
+      let bytes = 0;
+      data.on('error', () => undefined);
+      data.on('data', (chunk: { length: number }) => {
+        if ((bytes += chunk.length) > DRAIN_LIMIT) data.destroy();
+      });
+      data.resume();
+    } else if (isWebStream(data)) {
+      data.cancel().then(undefined, () => undefined);
+    } else if (typeof (data as { destroy?: unknown })?.destroy === 'function') {
+      (data as { destroy: () => void }).destroy();
+    }
   } catch {
     // Already closed.
   }
+}
+
+/** Axios's `maxContentLength` error, as its adapters raise it. */
+function tooLong(request: InternalAxiosRequestConfig, limit: number): AxiosError {
+  return new AxiosError(`maxContentLength size of ${limit} exceeded`, AxiosError.ERR_BAD_RESPONSE, request);
+}
+
+/** Reads a Node.js stream whole, within `limit` bytes (−1: no limit), aborted by `signal`. */
+function readNode(stream: NodeStream, request: InternalAxiosRequestConfig, limit: number, signal: AbortSignal | undefined): Promise<Buffer> {
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    const onAbort = (): void => {
+      stream.destroy();
+      finish(() => reject(signal!.reason));
+    };
+    const finish = (then: () => void): void => {
+      signal?.removeEventListener('abort', onAbort);
+      stream.removeListener('data', onData);
+      then();
+    };
+    const onData = (chunk: Buffer): void => {
+      chunks.push(chunk);
+      if (limit > -1 && (bytes += chunk.length) > limit) {
+        stream.destroy();
+        finish(() => reject(tooLong(request, limit)));
+      }
+    };
+    if (signal?.aborted === true) {
+      onAbort();
+      return;
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
+    stream.on('data', onData);
+    stream.on('error', (error: Error) => finish(() => reject(error)));
+    stream.on('end', () => finish(() => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks))));
+  });
+}
+
+/** Read through a function, so that the check after an await is not narrowed away by the one before it. */
+function isAborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
+}
+
+/** Reads a web stream whole, within `limit` bytes (−1: no limit), aborted by `signal`. */
+async function readWeb(stream: ReadableStream<Uint8Array>, request: InternalAxiosRequestConfig, limit: number, signal: AbortSignal | undefined): Promise<Uint8Array> {
+  const reader = stream.getReader();
+  const onAbort = (): void => void reader.cancel(signal!.reason).then(undefined, () => undefined);
+  signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    const chunks: Uint8Array[] = [];
+    let bytes = 0;
+    if (signal?.aborted === true) throw signal.reason;
+    for (;;) {
+      const { done, value } = await reader.read();
+      // An abort cancels the reader: the read ends (done, or rejected) and the abort is the outcome.
+      if (isAborted(signal)) throw signal!.reason;
+      if (done) break;
+      chunks.push(value);
+      if (limit > -1 && (bytes += value.byteLength) > limit) {
+        void reader.cancel().then(undefined, () => undefined);
+        throw tooLong(request, limit);
+      }
+    }
+    const out = new Uint8Array(bytes || chunks.reduce((a, c) => a + c.byteLength, 0));
+    let at = 0;
+    for (const c of chunks) {
+      out.set(c, at);
+      at += c.byteLength;
+    }
+    return out;
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+/**
+ * The body of the response the call returns, read as axios's adapter would have read it for the
+ * caller's `responseType`: the http adapter's Buffer (`arraybuffer`) or string (`responseEncoding`,
+ * a UTF-8 BOM stripped), the fetch adapter's `arrayBuffer()`, `blob()`, `formData()` or `text()`.
+ * `maxContentLength` holds as in axios.
+ */
+async function readBody(response: AxiosResponse, request: InternalAxiosRequestConfig, signal: AbortSignal | undefined): Promise<unknown> {
+  const type = String(request.responseType ?? '').toLowerCase();
+  const limit = typeof request.maxContentLength === 'number' ? request.maxContentLength : -1;
+  const data = response.data as unknown;
+  if (isNodeStream(data)) {
+    const buffer = await readNode(data, request, limit, signal);
+    if (type === 'arraybuffer') return buffer;
+    const encoding = request.responseEncoding as BufferEncoding | undefined;
+    const text = buffer.toString(encoding);
+    return (encoding === undefined || encoding === 'utf8') && text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  }
+  const bytes = isWebStream(data) ? await readWeb(data, request, limit, signal) : new Uint8Array(0);
+  const body = new Response(bytes as Uint8Array<ArrayBuffer>, { headers: { 'content-type': headerReader(response).get('content-type') ?? '' } });
+  if (type === 'arraybuffer') return body.arrayBuffer();
+  if (type === 'blob') return body.blob();
+  if (type === 'formdata') return body.formData();
+  return body.text();
 }
 
 /**
@@ -76,6 +236,12 @@ function callerSignal(config: InternalAxiosRequestConfig): AbortSignal | undefin
  * - The request's `signal` (or `cancelToken`) aborts the attempt in flight and any wait; the
  *   request rejects with a `CanceledError` (`axios.isCancel(error)` is true).
  * - `data` that is a stream is sent once: such a request is not retried.
+ * - **Discarded responses are not read.** With axios's own Node.js (`http`) and `fetch` adapters,
+ *   every attempt is received as a stream: the body of a response that is retried is drained up to
+ *   256 KiB (so that its keep-alive connection is reused) or destroyed, never held in memory; the
+ *   body of the response the request returns is read as axios reads it (`responseType`,
+ *   `responseEncoding`, `maxContentLength`, the request's `signal`). The browser's `xhr` adapter,
+ *   or an adapter of your own, reads bodies itself before this adapter sees them.
  *
  * Interceptors run once per request, around all its attempts. The adapter works in Node.js and
  * browsers alike.
@@ -98,10 +264,15 @@ export function retryAdapter(options?: AxiosRetryOptions): AxiosAdapter {
     httpOptions = rest;
   }
   const config = parseHttpOptions(httpOptions, 'retryAdapter', false);
+  /** How attempts' bodies are read (see BodyMode); null until the adapter is known. */
+  let mode: BodyMode | null = null;
 
   return async (request: InternalAxiosRequestConfig): Promise<AxiosResponse> => {
-    base ??= axios.getAdapter(axios.defaults.adapter);
+    if (base === undefined) base = axios.getAdapter(axios.defaults.adapter);
+    if (mode === null) mode = bodyMode(base);
     const send = base;
+    // A caller who asked for a stream reads it; otherwise each attempt streams and the body is read once decided.
+    const asStream = mode !== undefined && request.responseType !== 'stream' && request.responseType !== ('response' as never);
     const method = (request.method ?? 'get').toUpperCase();
     const headers = AxiosHeaders.from(request.headers as AxiosHeaders);
     let blocked = bodyBlock(request.data);
@@ -124,13 +295,27 @@ export function retryAdapter(options?: AxiosRetryOptions): AxiosAdapter {
           const attemptHeaders = AxiosHeaders.from(headers);
           // A retry carries its number in the attempt header (none on the first attempt).
           if (attempt > 1 && config.attemptHeader !== undefined) attemptHeaders.set(config.attemptHeader, String(attempt));
-          return send({ ...request, headers: attemptHeaders, signal: attemptSignal, cancelToken: undefined, validateStatus: () => true } as InternalAxiosRequestConfig) as Promise<AxiosResponse>;
+          const attemptRequest = { ...request, headers: attemptHeaders, signal: attemptSignal, cancelToken: undefined, validateStatus: () => true } as InternalAxiosRequestConfig;
+          if (!asStream) return send(attemptRequest) as Promise<AxiosResponse>;
+          attemptRequest.responseType = 'stream';
+          return (send(attemptRequest) as Promise<AxiosResponse>).then((response) => {
+            streamed.add(response);
+            return response;
+          });
         },
         headers: headerReader,
         discard,
         isTransient: (error) => error instanceof AxiosError && !axios.isCancel(error) && typeof error.code === 'string' && TRANSIENT_AXIOS_CODES.has(error.code),
         record: (response, attempts, gaveUp) => recordRetryInfo(response, { attempts, reason: gaveUp?.reason, error: gaveUp }),
       });
+      if (streamed.has(result.response)) {
+        try {
+          result.response.data = await readBody(result.response, request, signal);
+        } catch (error) {
+          if (signal?.aborted === true && error === signal.reason) throw error;
+          throw AxiosError.from(error as Error, (error as AxiosError).code, request, result.response.request, result.response);
+        }
+      }
     } catch (error) {
       if (signal !== undefined && signal.aborted && error === signal.reason) {
         throw axios.isCancel(error) ? error : new CanceledError(undefined, request, undefined);

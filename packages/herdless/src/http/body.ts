@@ -4,6 +4,13 @@
  * it again would send nothing — which must never happen.
  */
 
+/**
+ * @internal A response body that is discarded (a retried status, a late answer) is drained — its
+ * keep-alive connection can then carry the next attempt — while it stays under this many bytes,
+ * and destroyed past it: reading more would cost more than a new connection does.
+ */
+export const DRAIN_LIMIT = 256 * 1024;
+
 /** @internal */
 export type BodyKind = 'none' | 'replayable' | 'stream';
 

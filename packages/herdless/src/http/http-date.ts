@@ -5,6 +5,8 @@
  * guessed at.
  */
 
+import { InvalidOptionError } from '../core/errors.js';
+
 const MS_PER_DAY = 86_400_000;
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 const MONTH = '(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)';
@@ -69,17 +71,23 @@ function toEpochMs(year: number, monthName: string, day: number, hour: number, m
  * not checked against the date. Surrounding spaces and tabs are ignored. Nothing else is accepted
  * — no ISO 8601, no bare numbers, no time zones — and `Date.parse` is never called.
  *
- * @param value the header value.
- * @param nowMs the current wall-clock time in ms since the epoch; only the RFC 850 form reads it.
+ * What a server sends is never an error (a malformed date is `undefined`), but what your code
+ * passes is checked, as `parseRetryAfter` checks it.
+ *
+ * @param value the header value; `null` or `undefined` (an absent header) gives `undefined`.
+ * @param nowMs the current wall-clock time in ms since the epoch; only the RFC 850 form reads it. Default 0.
  * @returns ms since the epoch (a whole number of seconds), or `undefined`.
+ * @throws InvalidOptionError when `value` is neither a string nor null/undefined (a number such as
+ *   `120` is refused: a header's value is text), or when `nowMs` is not a finite number.
  * @example
  * ```ts
  * parseHttpDate('Wed, 21 Oct 2015 07:28:10 GMT'); // 1445412490000
  * parseHttpDate('120'); // undefined: not a date
  * ```
  */
-export function parseHttpDate(value: string, nowMs = 0): number | undefined {
-  if (typeof value !== 'string') return undefined;
+export function parseHttpDate(value: string | null | undefined, nowMs = 0): number | undefined {
+  if (typeof value !== 'string') return absentHeader('parseHttpDate', value);
+  checkNowMs('parseHttpDate', nowMs);
   const text = trimOws(value);
   let m = IMF_FIXDATE.exec(text);
   if (m !== null) return toEpochMs(Number(m[3]), m[2]!, Number(m[1]), Number(m[4]), Number(m[5]), Number(m[6]));
@@ -88,13 +96,34 @@ export function parseHttpDate(value: string, nowMs = 0): number | undefined {
   if (m !== null) return toEpochMs(Number(m[6]), m[1]!, Number(m[2]), Number(m[3]), Number(m[4]), Number(m[5]));
   m = RFC850_DATE.exec(text);
   if (m !== null) {
-    const nowYear = Number.isFinite(nowMs) ? yearOf(nowMs) : 1970;
+    const nowYear = yearOf(nowMs);
     let year = nowYear - (((nowYear % 100) + 100) % 100) + Number(m[3]);
     if (year > nowYear + 50) year -= 100;
     else if (year <= nowYear - 50) year += 100;
     return toEpochMs(year, m[2]!, Number(m[1]), Number(m[4]), Number(m[5]), Number(m[6]));
   }
   return undefined;
+}
+
+/**
+ * @internal What a header parser is given instead of the header's text: `null`/`undefined` (an absent
+ * header) is no value; anything else is the caller's bug.
+ * @throws InvalidOptionError naming `owner` and the value.
+ */
+export function absentHeader(owner: string, value: unknown): undefined {
+  if (value === null || value === undefined) return undefined;
+  throw new InvalidOptionError(owner, 'value', value, "must be the header's text (a string), or null or undefined when the header is absent");
+}
+
+/**
+ * @internal A caller's "now" for an HTTP-date: a missing or broken one would silently turn every
+ * date into no hint.
+ * @throws InvalidOptionError naming `owner` and the value.
+ */
+export function checkNowMs(owner: string, nowMs: unknown): void {
+  if (typeof nowMs !== 'number' || !(nowMs > -Infinity && nowMs < Infinity)) {
+    throw new InvalidOptionError(owner, 'nowMs', nowMs, 'must be a finite number of ms since the epoch, such as Date.now()');
+  }
 }
 
 /** @internal Removes leading and trailing optional whitespace (spaces and tabs, RFC 9110 §5.6.3). */

@@ -1,5 +1,5 @@
 import { InvalidOptionError } from '../core/errors.js';
-import { parseHttpDate, trimOws } from './http-date.js';
+import { absentHeader, checkNowMs, parseHttpDate, trimOws } from './http-date.js';
 import { RETRY_AFTER_MS_HEADER } from './data.js';
 
 const DIGITS = /^[0-9]+$/;
@@ -7,15 +7,6 @@ const DECIMAL = /^[0-9]+(?:\.[0-9]+)?$/;
 
 /** Waits are capped here so that an absurd value stays a finite number (it then exceeds any maxRetryAfterMs). */
 const MAX_HINT_MS = Number.MAX_SAFE_INTEGER;
-
-/**
- * A header value that is not text: `null` or `undefined` is an absent header (no hint); anything
- * else (a number, an array) is the caller's mistake, not a server's, and is refused by name.
- */
-function absentHeader(owner: string, value: unknown): undefined {
-  if (value === null || value === undefined) return undefined;
-  throw new InvalidOptionError(owner, 'value', value, "must be the header's text (a string), or null or undefined when the header is absent");
-}
 
 /**
  * Parses a `Retry-After` header value (RFC 9110 §10.2.3) into a wait in milliseconds, or
@@ -49,10 +40,7 @@ function absentHeader(owner: string, value: unknown): undefined {
  */
 export function parseRetryAfter(value: string | null | undefined, nowMs: number): number | undefined {
   if (typeof value !== 'string') return absentHeader('parseRetryAfter', value);
-  // A missing or broken "now" is the caller's bug: it would silently turn every date into no hint.
-  if (typeof nowMs !== 'number' || !(nowMs > -Infinity && nowMs < Infinity)) {
-    throw new InvalidOptionError('parseRetryAfter', 'nowMs', nowMs, 'must be a finite number of ms since the epoch, such as Date.now()');
-  }
+  checkNowMs('parseRetryAfter', nowMs);
   const text = trimOws(value);
   if (DIGITS.test(text)) return Math.min(Number(text) * 1000, MAX_HINT_MS);
   const at = parseHttpDate(text, nowMs);

@@ -141,7 +141,8 @@ const RATIO_FIELDS = [...COMMON_FIELDS, 'ratio', 'minRetriesPerWindow', 'windowM
  *   `flushIntervalMs` after the first (default 100 ms): the shared tokens lag by that much, which
  *   only makes the bucket stricter. Failures never lag: each goes with its retry decision, or, when
  *   no decision follows (the last attempt), alone at once in a round trip that no call waits for.
- * - **Bounded wait**: a decision waits at most `timeoutMs` (default 5 ms) for Redis.
+ * - **Bounded wait**: a decision waits at most `timeoutMs` (default 100 ms) for Redis — for Redis:
+ *   a reply that arrived while this process was busy counts as on time.
  * - **Fails safe, not open**: when Redis times out or fails, the budget decides with a per-process
  *   A6 bucket of the same size (which has seen all of this process's traffic), calls
  *   `onFallback`, tries Redis again every `recoverIntervalMs`, and resumes sharing by itself

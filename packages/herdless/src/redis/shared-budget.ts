@@ -30,6 +30,26 @@ const LOADING = '';
 
 type Timer = ReturnType<typeof setTimeout>;
 
+interface Immediates {
+  setImmediate?: (callback: () => void) => unknown;
+  clearImmediate?: (handle: unknown) => void;
+}
+
+/**
+ * Runs `callback` after the pending I/O of this event-loop turn has been read: `setImmediate`
+ * (looked up at each call, as timers are), or a 0 ms timer where there is none. Returns how to cancel it.
+ */
+function afterIo(callback: () => void): () => void {
+  const g = globalThis as Immediates;
+  if (typeof g.setImmediate === 'function' && typeof g.clearImmediate === 'function') {
+    const clear = g.clearImmediate;
+    const handle = g.setImmediate(callback);
+    return () => clear(handle);
+  }
+  const handle = setTimeout(callback, 0);
+  return () => clearTimeout(handle);
+}
+
 function unref(timer: Timer): Timer {
   (timer as { unref?: () => void }).unref?.();
   return timer;
@@ -161,27 +181,40 @@ export abstract class SharedBudget<L extends RetryBudget> implements RetryBudget
     this.flushTimer = unref(setTimeout(() => void this.flush(), this.settings.flushIntervalMs));
   }
 
-  /** One script call, bounded by `timeoutMs`; rejects with a timeout error or the client's error. */
+  /**
+   * One script call, bounded by `timeoutMs`; rejects with a timeout error or the client's error.
+   *
+   * The bound is on Redis, not on this process. Timers run before I/O in an event-loop turn: after
+   * a synchronous stall (a busy handler, a long GC) the timer would fire while Redis's reply,
+   * received during the stall, still waits unread in the socket, and a healthy Redis would look
+   * late exactly when the process is loaded — when a fleet budget matters most. So when the time
+   * is up, the reply gets one turn of I/O (`setImmediate` runs after the poll phase, which reads
+   * every socket that is ready) before the decision is called late.
+   */
   private call(args: (string | number)[]): Promise<number> {
     const { timeoutMs, key } = this.settings;
     return new Promise<number>((resolve, reject) => {
       let settled = false;
-      const timer = setTimeout(() => {
+      let cancelLate: (() => void) | undefined;
+      const done = (): boolean => {
+        if (settled) return false;
         settled = true;
-        reject(new RedisBudgetTimeoutError(key, timeoutMs));
+        clearTimeout(timer);
+        cancelLate?.();
+        return true;
+      };
+      const timer = setTimeout(() => {
+        cancelLate = afterIo(() => {
+          cancelLate = undefined;
+          if (done()) reject(new RedisBudgetTimeoutError(key, timeoutMs));
+        });
       }, timeoutMs);
       this.send(args).then(
         (value) => {
-          if (settled) return;
-          settled = true;
-          clearTimeout(timer);
-          resolve(Number(value));
+          if (done()) resolve(Number(value));
         },
         (error: unknown) => {
-          if (settled) return;
-          settled = true;
-          clearTimeout(timer);
-          reject(error instanceof Error ? error : new Error(String(error)));
+          if (done()) reject(error instanceof Error ? error : new Error(String(error)));
         },
       );
     });

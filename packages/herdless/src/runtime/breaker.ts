@@ -108,6 +108,14 @@ export class CircuitBreaker {
   readonly #isFailure: (error: unknown) => boolean;
   readonly #isResultFailure: (result: unknown) => boolean;
   #lastFailure: unknown;
+  /**
+   * Set when the injected clock returned something that is not a finite number. The closed state
+   * does not read the clock (one read per call would cost more than the rest of an admission), so
+   * a broken clock shows only when the breaker must open — and it cannot open without a time. From
+   * then on every call reads the clock and is refused while it stays broken, rather than reaching
+   * the dependency with no breaker at all.
+   */
+  #clockBroken = false;
   readonly #telemetry: TelemetryObserver | undefined;
   /** The name telemetry events carry. */
   readonly name: string;
@@ -170,6 +178,10 @@ export class CircuitBreaker {
     if (signal?.aborted) return Promise.reject(signal.reason);
     let admission: BreakerPermit | BreakerRejection;
     try {
+      if (this.#clockBroken) {
+        checkedNow(this.clock, 'circuitBreaker');
+        this.#clockBroken = false;
+      }
       admission = this.machine.acquireFrom(this.clock);
     } catch (invalid) {
       // A broken injected clock (its now() not a finite number): the call fails, naming it.
@@ -189,6 +201,7 @@ export class CircuitBreaker {
     try {
       changed = this.machine.releaseFrom(permit, outcome, this.clock);
     } catch (invalid) {
+      if (invalid instanceof InvalidOptionError && invalid.field === 'clock.now()') this.#clockBroken = true;
       // A custom openDurationMs backoff's bad delay: the call rejects with that InvalidOptionError,
       // and the failure that was opening the breaker is kept as its cause (nothing is lost).
       if (error !== undefined && typeof invalid === 'object' && invalid !== null && !('cause' in invalid)) {

@@ -31,13 +31,27 @@ export function parseAttempt(value: string | readonly string[] | null | undefine
 /**
  * @internal The answer to a shed request: 503, the wait (jittered unless turned off), and the mark
  * when it must not be retried.
+ *
+ * `retry-after-ms` is drawn uniformly from [`retryAfterMs`, 2 × `retryAfterMs`). `Retry-After`
+ * allows only whole seconds (RFC 9110 §10.2.3), and rounding every draw up would tell a whole
+ * burst the same second (all of (1 s, 2 s) becomes 2): the clients that read only the standard
+ * header would come back together. So the seconds are rounded at random instead — up with the
+ * probability of the fraction (floor(ms / 1000) + 1 with probability ms / 1000 − floor), which
+ * keeps the mean wait of the draw — and never below `retryAfterMs` rounded up.
  */
 export function shedAnswer(config: LoadShedderConfig, doNotRetry: boolean): ServerAnswer {
-  const ms = Math.ceil(config.retryAfterJitter ? config.retryAfterMs * (1 + config.random.random()) : config.retryAfterMs);
+  const floor = config.retryAfterMs;
+  let ms = floor;
+  let seconds = Math.ceil(floor / 1000);
+  if (config.retryAfterJitter) {
+    const exact = floor * (1 + config.random.random());
+    ms = Math.ceil(exact);
+    const whole = Math.floor(exact / 1000);
+    seconds = Math.max(seconds, config.random.random() < exact / 1000 - whole ? whole + 1 : whole);
+  }
   const headers: Record<string, string> = {
     'content-type': 'text/plain; charset=utf-8',
-    // RFC 9110 §10.2.3: whole seconds; rounded up, so a client reading only this waits long enough.
-    'retry-after': String(Math.ceil(ms / 1000)),
+    'retry-after': String(seconds),
     [RETRY_AFTER_MS_HEADER]: String(ms),
   };
   if (doNotRetry) headers[DO_NOT_RETRY_HEADER] = 'no';

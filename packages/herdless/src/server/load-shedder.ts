@@ -2,7 +2,7 @@ import { isGivenUp } from '../core/classify/hints.js';
 import { InvalidOptionError } from '../core/errors.js';
 import { DO_NOT_RETRY_HEADER } from '../core/wire.js';
 import { giveUpAnswer, parseAttempt, shedAnswer, type ServerAnswer } from './answers.js';
-import type { LoadShedderOptions } from './options.js';
+import type { LoadShedderConfig, LoadShedderOptions } from './options.js';
 import { LoadShedder, type Admission, type LoadShedderStats } from './shedder.js';
 
 /**
@@ -33,8 +33,21 @@ export interface NodeResponse {
 /** Connect / express middleware: `(req, res, next)`. */
 export type NodeMiddleware = (req: NodeRequest, res: NodeResponse, next: (error?: unknown) => void) => void;
 
-/** A plain node:http handler, as `http.createServer` takes; it may return a promise. */
-export type NodeHandler<Req extends NodeRequest = NodeRequest, Res extends NodeResponse = NodeResponse> = (req: Req, res: Res) => unknown;
+/** What `node()` gives its handler besides the request and the response. */
+export interface NodeHandlerContext {
+  /**
+   * Aborts when the client leaves before the response is ended (a `DOMException` named
+   * `AbortError`): pass it to the work the request started. The request's slot stays held until
+   * the handler ends the response or settles, so a handler that stops early frees it early.
+   */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * A plain node:http handler, as `http.createServer` takes (it may return a promise), with a third
+ * argument from `node()`: the request's {@link NodeHandlerContext} (its `signal`).
+ */
+export type NodeHandler<Req extends NodeRequest = NodeRequest, Res extends NodeResponse = NodeResponse> = (req: Req, res: Res, context: NodeHandlerContext) => unknown;
 
 /** A fetch-style handler: `Request → Response` (Hono, Bun, Deno, Cloudflare Workers…). */
 export type FetchHandler = (request: Request) => Response | PromiseLike<Response>;
@@ -47,9 +60,11 @@ export interface LoadShedding {
   /** The shared state: limits, queue, retry share. */
   readonly shedder: LoadShedder;
   /**
-   * `(req, res, next)` middleware: admits the request (calls `next()`, and frees its slot when the
-   * response closes) or answers it 503 with `Retry-After` (and `X-Herdless-Retry: no` for a
-   * retry, or while retries pile up).
+   * `(req, res, next)` middleware: admits the request (calls `next()`) or answers it 503 with
+   * `Retry-After` (and `X-Herdless-Retry: no` for a retry, or while retries pile up). The slot is
+   * freed when the response is ended — not when the client leaves: the route's work goes on, and
+   * {@link requestSignal}`(req)` aborts so that the route can stop it (at most
+   * `maxHoldAfterCloseMs` after the client left, for a route that stops without ending the response).
    */
   readonly middleware: NodeMiddleware;
   /**
@@ -60,14 +75,21 @@ export interface LoadShedding {
   /**
    * Wraps a plain `http.createServer` handler: shedding as `middleware`, and a handler that throws
    * or rejects with a downstream give-up is answered as `errorHandler` does. Another failure is
-   * answered 500 (or the connection destroyed, if the head was sent) and reported to `onHandlerError`.
+   * answered 500 (or the connection destroyed, if the head was sent) and reported to
+   * `onHandlerError`; a failure that is the abort of the handler's `signal` (its client left) is
+   * neither. The slot is held until the handler has ended the response or (a promise) settled,
+   * whatever the client does; the handler gets `{ signal }` as a third argument.
    */
   node<Req extends NodeRequest, Res extends NodeResponse>(handler: NodeHandler<Req, Res>): (req: Req, res: Res) => void;
   /**
    * Wraps a fetch-style handler: a shed request gets a 503 `Response`; a handler that throws a
    * downstream give-up, or returns a given-up `Response`, is answered with the downstream status and
    * `X-Herdless-Retry: no`. Another failure is rethrown to the platform. A request is in flight
-   * until its handler returns (or throws): the sending of a streamed body is not counted.
+   * until its handler returns (or throws), whatever its client does meanwhile (`request.signal`
+   * tells the handler that the client left). The sending of a streamed response body is not
+   * counted: the work a slot bounds is the handler's, and a stream the platform pulls from after
+   * the handler returned costs the server little and is ended by the platform when the client
+   * leaves. Do the expensive part before returning the `Response`.
    */
   fetch(handler: FetchHandler): (request: Request) => Promise<Response>;
   /** The counters: in flight, queued, shed, retries seen… */
@@ -90,10 +112,16 @@ function toResponse(answer: ServerAnswer, body: string): Response {
  *   (first come, first served) for at most `maxQueueWaitMs`. Any other request is shed: `503`
  *   with `Retry-After` (seconds) and `retry-after-ms`. Every request gets exactly one answer,
  *   shed or served; a queued request whose client leaves is dropped from the queue (`abandoned`).
+ * - **The work, not the connection**: an admitted request holds its slot until its handler's work
+ *   ends (the response ended, or `node()`'s handler settled), whatever its client does; a client
+ *   that hangs up does not stop the work, so freeing its slot would let timeouts and retries
+ *   multiply the server's load. The handler's signal (`context.signal`, {@link requestSignal},
+ *   `request.signal`) aborts when its client leaves, so that it can stop early.
  * - **Don't retry**: a shed request that is itself a retry (`x-herdless-attempt` ≥ 2, which
  *   `withRetry()` sends), and every shed request while the share of retries among the latest
  *   `retryRatioWindow` requests is above `maxRetryRatio`, gets `X-Herdless-Retry: no`: the caller's
- *   herdless client returns it at once instead of retrying, so only one layer retries.
+ *   herdless client returns it at once instead of retrying, so only one layer retries. The
+ *   attempt header is the client's word: see `attemptHeader` and `clientKey`.
  * - **Propagation**: when the handler's own call through herdless gave up (`isGivenUp()`), the
  *   answer takes the downstream status (503 by default) and the mark (unless `propagate: false`,
  *   for the edge server whose callers should retry).
@@ -112,8 +140,8 @@ function toResponse(answer: ServerAnswer, body: string): Response {
  *
  * const shedding = loadShedder({ maxInFlight: 64, maxQueue: 64, maxQueueWaitMs: 250 });
  * const db = withRetry(fetch, { maxAttempts: 3 });
- * http.createServer(shedding.node(async (req, res) => {
- *   const rows = await throwIfNotOk(await db(`${dbUrl}/rows`)).text(); // a give-up → 503 + X-Herdless-Retry: no
+ * http.createServer(shedding.node(async (req, res, { signal }) => {
+ *   const rows = await throwIfNotOk(await db(`${dbUrl}/rows`, { signal })).text(); // a give-up → 503 + X-Herdless-Retry: no
  *   res.end(rows);
  * })).listen(8080);
  * ```
@@ -123,7 +151,21 @@ export function loadShedder(options: LoadShedderOptions): LoadShedding {
   const config = shedder.config;
   const header = config.attemptHeader;
 
-  const admitNode = (req: NodeRequest, res: NodeResponse, run: () => void): void => {
+  const sourceOf = (request: NodeRequest | Request): string | undefined => {
+    const key = config.clientKey;
+    if (key === undefined) return undefined;
+    let value: unknown;
+    try {
+      value = key(request as never);
+    } catch (error) {
+      // Who sent it is only a weight in the retry share: a failing clientKey makes it unknown, reported, never a crash.
+      config.onHandlerError(error);
+      return undefined;
+    }
+    return typeof value === 'string' ? value : undefined;
+  };
+
+  const admitNode = (req: NodeRequest, res: NodeResponse, run: (work: HeldSlot) => void): void => {
     let closed = false;
     let onGone: (() => void) | undefined;
     res.once('close', () => {
@@ -141,19 +183,30 @@ export function loadShedder(options: LoadShedderOptions): LoadShedding {
         admission.release();
         return;
       }
-      onGone = admission.release;
-      run();
+      const work = new HeldSlot(res, admission.release, config);
+      signals.set(req, work.signal);
+      onGone = () => work.closed();
+      run(work);
     };
-    const admission = shedder.admit(parseAttempt(req.headers[header]), (gone) => {
-      onGone = gone;
-    });
+    const admission = shedder.admit(
+      parseAttempt(req.headers[header]),
+      (gone) => {
+        onGone = gone;
+      },
+      sourceOf(req),
+    );
     if (admission instanceof Promise) {
       // Called from a timer or another request's release: a throw here has nobody above to catch it.
-      admission.then(decided).then(undefined, (error: unknown) => answerFailure(error, res));
+      admission.then(decided).then(undefined, (error: unknown) => answerFailure(error, res, undefined));
     } else decided(admission);
   };
 
-  const answerFailure = (error: unknown, res: NodeResponse): void => {
+  const answerFailure = (error: unknown, res: NodeResponse, signal: AbortSignal | undefined): void => {
+    if (signal?.aborted === true && isAbort(error, signal)) {
+      // The handler stopped because its client left: nobody to answer, nothing to report.
+      res.end();
+      return;
+    }
     const answer = giveUpAnswer(error, config.propagate);
     if (answer !== undefined) {
       shedder.countGivenUp();
@@ -169,7 +222,13 @@ export function loadShedder(options: LoadShedderOptions): LoadShedding {
 
   const middleware: NodeMiddleware = (req, res, next) => admitNode(req, res, () => next());
 
-  const errorHandler: LoadShedding['errorHandler'] = (error, _req, res, next) => {
+  const errorHandler: LoadShedding['errorHandler'] = (error, req, res, next) => {
+    const signal = signals.get(req);
+    if (signal?.aborted === true && isAbort(error, signal)) {
+      // A route that stopped because its client left: ending the response frees the slot.
+      res.end();
+      return;
+    }
     const answer = giveUpAnswer(error, config.propagate);
     if (answer === undefined || res.headersSent) {
       next(error);
@@ -182,16 +241,23 @@ export function loadShedder(options: LoadShedderOptions): LoadShedding {
   const node = <Req extends NodeRequest, Res extends NodeResponse>(handler: NodeHandler<Req, Res>) => {
     if (typeof handler !== 'function') throw new InvalidOptionError('loadShedder.node', 'handler', handler, 'must be a function (req, res)');
     return (req: Req, res: Res): void =>
-      admitNode(req, res, () => {
+      admitNode(req, res, (work) => {
         let result: unknown;
         try {
-          result = handler(req, res);
+          result = handler(req, res, { signal: work.signal });
         } catch (error) {
-          answerFailure(error, res);
+          work.settled();
+          answerFailure(error, res, work.signal);
           return;
         }
         if (typeof (result as PromiseLike<unknown> | undefined)?.then === 'function') {
-          (result as PromiseLike<unknown>).then(undefined, (error: unknown) => answerFailure(error, res));
+          (result as PromiseLike<unknown>).then(
+            () => work.settled(),
+            (error: unknown) => {
+              work.settled();
+              answerFailure(error, res, work.signal);
+            },
+          );
         }
       });
   };
@@ -200,9 +266,13 @@ export function loadShedder(options: LoadShedderOptions): LoadShedding {
     if (typeof handler !== 'function') throw new InvalidOptionError('loadShedder.fetch', 'handler', handler, 'must be a function (request) => Response');
     return async (request: Request): Promise<Response> => {
       const signal = request.signal as AbortSignal | undefined;
-      const admission = await shedder.admit(parseAttempt(request.headers.get(header)), (gone) => {
-        signal?.addEventListener('abort', gone, { once: true });
-      });
+      const admission = await shedder.admit(
+        parseAttempt(request.headers.get(header)),
+        (gone) => {
+          signal?.addEventListener('abort', gone, { once: true });
+        },
+        sourceOf(request),
+      );
       if (admission.kind === 'shed') return toResponse(shedAnswer(config, admission.doNotRetry), 'overloaded\n');
       try {
         const response = await handler(request);
@@ -226,4 +296,90 @@ export function loadShedder(options: LoadShedderOptions): LoadShedding {
   };
 
   return Object.freeze({ shedder, middleware, errorHandler, node, fetch: fetchWrapper, stats: () => shedder.stats() });
+}
+
+/** The signal of each admitted node:http request (see {@link requestSignal}). */
+const signals = /* @__PURE__ */ new WeakMap<object, AbortSignal>();
+
+/**
+ * The `AbortSignal` of a request admitted by a {@link loadShedder}'s `middleware` or `node()`: it
+ * aborts when the client leaves before the response is ended (a `DOMException` named
+ * `AbortError`). Pass it to the work the request started (`fetch`, `retry()`, a database
+ * driver), so that the work stops and the slot, which is held until the response ends, is freed.
+ * `undefined` for a request no load shedder admitted. (`node()`'s handler also gets it as
+ * `context.signal`; a fetch-style handler has `request.signal`.)
+ *
+ * @example
+ * ```ts
+ * app.use(shedding.middleware);
+ * app.get('/report', async (req, res) => {
+ *   res.json(await buildReport({ signal: requestSignal(req) }));
+ * });
+ * app.use(shedding.errorHandler); // a route stopped by the signal ends quietly
+ * ```
+ */
+export function requestSignal(req: object): AbortSignal | undefined {
+  return signals.get(req);
+}
+
+/** Whether `error` is the abort of `signal` (its reason, or an `AbortError` thrown in its wake). */
+function isAbort(error: unknown, signal: AbortSignal): boolean {
+  return error === signal.reason || (typeof error === 'object' && error !== null && (error as { name?: unknown }).name === 'AbortError');
+}
+
+/**
+ * The slot of one admitted node:http request, held until its work ends: the response ended by the
+ * handler (`res.end()`), or `node()`'s handler settled after its client left, or — a handler
+ * that stopped without ending its response — `maxHoldAfterCloseMs` after the client left.
+ */
+class HeldSlot {
+  readonly #controller = new AbortController();
+  readonly #res: NodeResponse;
+  readonly #release: () => void;
+  readonly #config: LoadShedderConfig;
+  #gone = false;
+  #settled = false;
+  #timer: unknown;
+
+  constructor(res: NodeResponse, release: () => void, config: LoadShedderConfig) {
+    this.#res = res;
+    this.#release = release;
+    this.#config = config;
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** The response closed: its answer is done, or its client left while the work goes on. */
+  closed(): void {
+    const res = this.#res as NodeResponse & { writableEnded?: boolean };
+    if (res.writableEnded !== false || this.#settled) {
+      this.#free();
+      return;
+    }
+    this.#gone = true;
+    // After a close node:http emits no 'finish': the call to end() is the only sign the work is done.
+    const end = res.end;
+    res.end = (...args: Parameters<NodeResponse['end']>) => {
+      this.#free();
+      return end.apply(res, args);
+    };
+    this.#timer = this.#config.clock.setTimeout(() => this.#free(), this.#config.maxHoldAfterCloseMs);
+    // A bound on a slot, not work of its own: it must not keep a process that is shutting down alive.
+    (this.#timer as { unref?: () => void } | null)?.unref?.();
+    this.#controller.abort(new DOMException('herdless/server: the client closed the connection', 'AbortError'));
+  }
+
+  /** `node()`'s handler settled (a promise) — once its client is gone, nothing else will end the work. */
+  settled(): void {
+    this.#settled = true;
+    if (this.#gone) this.#free();
+  }
+
+  #free(): void {
+    if (this.#timer !== undefined) this.#config.clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#release();
+  }
 }

@@ -83,6 +83,10 @@ export class LoadShedder {
   #windowNext = 0;
   #windowFilled = 0;
   #windowRetries = 0;
+  /** The source of each request in the window that was a retry and had one (see `clientKey`). */
+  readonly #windowSources: (string | undefined)[];
+  /** Retries in the window per source. */
+  readonly #sourceRetries = new Map<string, number>();
 
   /**
    * @param options see {@link LoadShedderOptions}; `maxInFlight` is required.
@@ -91,6 +95,7 @@ export class LoadShedder {
   constructor(options: LoadShedderOptions) {
     this.config = parseLoadShedderOptions(options);
     this.#window = new Uint8Array(this.config.retryRatioWindow);
+    this.#windowSources = new Array<string | undefined>(this.config.retryRatioWindow);
   }
 
   /**
@@ -130,20 +135,23 @@ export class LoadShedder {
    * Decides on one arriving request: admitted at once, shed at once, or (with a queue) a promise
    * that settles when a slot frees up or the wait runs out. Every call counts one request.
    *
-   * @param attempt the request's attempt number (1 for a first attempt).
+   * @param attempt the request's attempt number (1 for a first attempt). It comes from the
+   *   client (a header): see `clientKey` for what a client that lies about it can do.
    * @param gone when given, a function that registers a callback for the client going away; a
    *   queued request whose client is gone leaves the queue (counted as `abandoned`) and its promise
    *   never settles — there is nobody to answer.
+   * @param source who sent the request (see `clientKey`); `undefined` when unknown. A source's
+   *   retries move the share that marks other clients' shed answers only up to `maxRetryRatio`.
    * @example
    * ```ts
    * const admission = await shedder.admit(Number(headers.get('x-herdless-attempt') ?? 1));
    * ```
    */
-  admit(attempt: number, gone?: (callback: () => void) => void): Admission | Promise<Admission> {
+  admit(attempt: number, gone?: (callback: () => void) => void, source?: string): Admission | Promise<Admission> {
     this.#requests++;
     const retry = attempt >= 2;
     if (retry) this.#retries++;
-    this.#observe(retry);
+    this.#observe(retry, source);
     if (this.#inFlight < this.config.maxInFlight && this.#queueHead === this.#queue.length) return this.#enter();
     if (this.#queue.length - this.#queueHead >= this.config.maxQueue) return this.#shedOne('queue-full', attempt);
     return new Promise<Admission>((resolve) => {
@@ -170,14 +178,43 @@ export class LoadShedder {
     this.#givenUp++;
   }
 
-  #observe(retry: boolean): void {
+  #observe(retry: boolean, source: string | undefined): void {
     const size = this.#window.length;
     const slot = this.#windowNext;
-    if (this.#windowFilled === size) this.#windowRetries -= this.#window[slot]!;
-    else this.#windowFilled++;
+    if (this.#windowFilled === size) {
+      this.#windowRetries -= this.#window[slot]!;
+      const left = this.#windowSources[slot];
+      if (left !== undefined) {
+        const n = this.#sourceRetries.get(left)! - 1;
+        if (n === 0) this.#sourceRetries.delete(left);
+        else this.#sourceRetries.set(left, n);
+      }
+    } else this.#windowFilled++;
     this.#window[slot] = retry ? 1 : 0;
+    const counted = retry ? source : undefined;
+    this.#windowSources[slot] = counted;
     if (retry) this.#windowRetries++;
+    if (counted !== undefined) this.#sourceRetries.set(counted, (this.#sourceRetries.get(counted) ?? 0) + 1);
     this.#windowNext = slot + 1 === size ? 0 : slot + 1;
+  }
+
+  /**
+   * Whether retries pile up so that every shed answer says "don't retry": the share of retries
+   * above `maxRetryRatio`, with each known source's retries counted up to `maxRetryRatio` × the
+   * window's requests — one source that says every request is a retry (a forged or broken attempt
+   * header) brings the share to the threshold at most, never over it: it cannot alone turn the
+   * answers of the other clients into "don't retry".
+   */
+  #retriesPileUp(): boolean {
+    const max = this.config.maxRetryRatio;
+    // Capping only lowers the share: below the threshold uncapped, it is below capped too.
+    if (this.retryRatio() <= max) return false;
+    if (this.#sourceRetries.size === 0) return true;
+    const filled = this.#windowFilled;
+    const cap = Math.floor(max * filled);
+    let counted = this.#windowRetries;
+    for (const n of this.#sourceRetries.values()) if (n > cap) counted -= n - cap;
+    return counted / filled > max;
   }
 
   #enter(): Admission {
@@ -229,7 +266,7 @@ export class LoadShedder {
     this.#shed++;
     // SRE book, "Handling Overload": a rejected retry, or a rejection while retries pile up,
     // says "overloaded; don't retry" so that the callers above do not multiply the load.
-    const doNotRetry = attempt >= 2 || this.retryRatio() > this.config.maxRetryRatio;
+    const doNotRetry = attempt >= 2 || this.#retriesPileUp();
     if (doNotRetry) this.#shedDoNotRetry++;
     const telemetry = this.config.telemetry;
     if (telemetry !== undefined) emitTelemetry(telemetry, { type: 'shed', layer: 'server', reason, retry: attempt >= 2, doNotRetry }, undefined);

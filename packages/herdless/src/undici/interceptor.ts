@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { InvalidOptionError } from '../core/errors.js';
 import type { RetryError } from '../core/retry/errors.js';
+import { DRAIN_LIMIT } from '../http/body.js';
 import { DO_NOT_RETRY_HEADER, IDEMPOTENCY_KEY_HEADER } from '../http/data.js';
 import { bodyBlock, idempotency, isGivenUpResponse, runExchange, type HeaderReader } from '../http/exchange.js';
 import { parseHttpOptions, type HttpConfig } from '../http/options.js';
@@ -19,10 +20,10 @@ interface Head extends UndiciResponseHead {
   error: Error | undefined;
   state: 'held' | 'committed' | 'discarded';
   discardedBytes: number;
+  /** Stops listening to the attempt's signal: once the call has decided on the response, it aborts nothing more. */
+  readonly detach: () => void;
 }
 
-/** A discarded response is drained (its connection stays reusable) up to this many bytes, then aborted. */
-const DRAIN_LIMIT = 256 * 1024;
 
 /**
  * The controller the caller's handler holds for the whole request. Each attempt has its own
@@ -191,7 +192,7 @@ class UndiciCall {
         },
         onResponseStart: (c, status, headers, statusMessage) => {
           c.pause();
-          head = { status, statusText: statusMessage ?? '', headers, controller: c, chunks: [], trailers: undefined, error: undefined, state: 'held', discardedBytes: 0 };
+          head = { status, statusText: statusMessage ?? '', headers, controller: c, chunks: [], trailers: undefined, error: undefined, state: 'held', discardedBytes: 0, detach: release };
           resolve(head);
         },
         onResponseData: (c, chunk) => {
@@ -228,6 +229,7 @@ class UndiciCall {
   /** A response nobody will read: drained so that its connection is reused, or aborted past the limit. */
   #discard(head: Head): void {
     if (head.state !== 'held') return;
+    head.detach();
     head.state = 'discarded';
     head.chunks = [];
     if (head.trailers === undefined && head.error === undefined) head.controller.resume();
@@ -244,6 +246,7 @@ class UndiciCall {
       this.#fail(this.#caller.signal.reason as Error);
       return;
     }
+    head.detach();
     head.state = 'committed';
     const proxy = this.#proxy;
     proxy.target = head.controller;
