@@ -2,7 +2,7 @@ import { MAX_DELAY_MS } from '../core/backoff/backoff.js';
 import { DO_NOT_RETRY_VERDICT, FATAL, RETRYABLE, retryAfter, type Verdict } from '../core/classify/verdict.js';
 import { decide, describeGiveUp, type HintedRetryBudget, type RetryCommand, type RetryState } from '../core/retry/decide.js';
 import { callHook } from '../runtime/hooks.js';
-import { CallTelemetry } from '../runtime/telemetry.js';
+import { CallTelemetry, type AttemptContext } from '../runtime/telemetry.js';
 import type { GrpcGiveUpEvent, GrpcMethodPlan, GrpcRetryEvent, GrpcRetryPlanner } from './interceptor-options.js';
 import { parseGrpcPushback } from './pushback.js';
 
@@ -45,20 +45,23 @@ export class GrpcCallRetry {
     this.#tel =
       observer === undefined
         ? undefined
-        : new CallTelemetry(observer, { layer: 'grpc', client: planner.client, method }, planner.clock, planner.options.onHookError);
+        : new CallTelemetry(observer, { layer: 'grpc', client: planner.client, method, name: planner.name ?? grpcServiceOf(method) }, planner.clock, planner.options.onHookError);
   }
   /** The attempt running or just finished, from 1. */
   get attempt(): number {
     return this.#state.attempt;
   }
-  /** The budget hears of each attempt as it starts. */
-  started(): void {
+  /**
+   * The budget hears of each attempt as it starts. Returns the attempt's trace context when the
+   * telemetry observer has one: its fields go into the attempt's metadata, and the attempt is
+   * started inside it.
+   */
+  started(): AttemptContext | undefined {
     this.#waiting = false;
     this.plan.policy.budget?.onAttempt(this.planner.clock.now(), this.#state.attempt > 1);
-    if (this.#tel !== undefined) {
-      this.#inFlight = true;
-      this.#tel.attemptStart(this.#state.attempt);
-    }
+    if (this.#tel === undefined) return undefined;
+    this.#inFlight = true;
+    return this.#tel.attemptStart(this.#state.attempt);
   }
   /** The call succeeded (status OK). */
   succeeded(): void {
@@ -103,4 +106,10 @@ export class GrpcCallRetry {
     if (o.onGiveUp === undefined) return;
     callHook(o.onGiveUp, { method: this.method, attempts, code, reason, message }, 'onGiveUp', o.onHookError);
   }
+}
+
+/** @internal A method path's service (`/helloworld.Greeter/SayHello` → `helloworld.Greeter`): the default dependency name. */
+export function grpcServiceOf(path: string): string {
+  const end = path.lastIndexOf('/');
+  return end > 1 ? path.slice(path.startsWith('/') ? 1 : 0, end) : path;
 }

@@ -8,6 +8,7 @@ import { numberOption, objectOption } from '../core/validate.js';
 import type { HookName } from '../runtime/hooks.js';
 import { systemScheduler, type Scheduler } from '../runtime/scheduler.js';
 import { systemRandom } from '../runtime/system-random.js';
+import { nameOption } from '../runtime/retry-options.js';
 import { telemetryOption, type TelemetryObserver } from '../runtime/telemetry.js';
 import { GRPC_MAX_ATTEMPTS_CAP, MAX_RETRY_ATTEMPTS_RULE, parseGrpcServiceConfig, type GrpcRetryConfig } from './service-config.js';
 import { DEFAULT_PER_RPC_BUFFER_LIMIT, DEFAULT_RETRY_BUFFER_SIZE, RetryBufferPool } from './retry-buffer.js';
@@ -114,10 +115,16 @@ export interface GrpcRetryInterceptorOptions {
    * Default: none.
    */
   telemetry?: TelemetryObserver | undefined;
+  /**
+   * The dependency the calls go to, on every telemetry event (`TelemetryCall.name`,
+   * `herdless.name` in `herdless/otel`). Default: each method's service (`helloworld.Greeter`).
+   * 1–128 characters, no control characters.
+   */
+  name?: string | undefined;
 }
 
 const POLICY_KEYS = ['maxAttempts', 'backoff', 'retryableStatusCodes', 'budget'] as const;
-const COMMON_KEYS = ['serviceConfig', 'jitter', 'maxRetryAttempts', ...POLICY_KEYS, 'perRpcBufferLimit', 'retryBufferSize', 'maxRetryAfterMs', 'clock', 'random', 'onRetry', 'onGiveUp', 'onHookError', 'telemetry'];
+const COMMON_KEYS = ['serviceConfig', 'jitter', 'maxRetryAttempts', ...POLICY_KEYS, 'perRpcBufferLimit', 'retryBufferSize', 'maxRetryAfterMs', 'clock', 'random', 'onRetry', 'onGiveUp', 'onHookError', 'telemetry', 'name'];
 
 /** @internal One method's retry rules, resolved from the options. */
 export interface GrpcMethodPlan {
@@ -129,6 +136,8 @@ export interface GrpcMethodPlan {
 /** @internal The options, validated once, and a per-method, per-server resolver. */
 export interface GrpcRetryPlanner {
   readonly clock: Scheduler;
+  /** The `name` option: telemetry's dependency name (default: each method's service). */
+  readonly name: string | undefined;
   readonly random: Rng;
   readonly options: GrpcRetryInterceptorOptions;
   /** The telemetry observer, if any (a disabled one is none). */
@@ -177,7 +186,7 @@ export function grpcRetryPlanner(
     numberOption(owner, 'retryBufferSize', o.retryBufferSize, DEFAULT_RETRY_BUFFER_SIZE, byteRule),
     numberOption(owner, 'perRpcBufferLimit', o.perRpcBufferLimit, DEFAULT_PER_RPC_BUFFER_LIMIT, byteRule),
   );
-  const common = { clock, random, options: o as GrpcRetryInterceptorOptions, telemetry: telemetryOption(owner, o.telemetry), client, buffers };
+  const common = { clock, random, name: nameOption(owner, o.name), options: o as GrpcRetryInterceptorOptions, telemetry: telemetryOption(owner, o.telemetry), client, buffers };
 
   if (o.serviceConfig !== undefined) {
     const clash = POLICY_KEYS.find((k) => o[k] !== undefined);
