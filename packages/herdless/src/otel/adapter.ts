@@ -1,7 +1,9 @@
 import {
   context,
+  createContextKey,
   createNoopMeter,
   metrics,
+  propagation,
   ProxyTracerProvider,
   SpanKind,
   SpanStatusCode,
@@ -21,8 +23,10 @@ import { InvalidOptionError } from '../core/errors.js';
 import type { Clock } from '../core/time.js';
 import type { CircuitBreaker } from '../runtime/breaker.js';
 import { systemClock } from '../runtime/system-clock.js';
-import type { AttemptEndEvent, AttemptStartEvent, TelemetryCall, TelemetryEvent, TelemetryObserver } from '../runtime/telemetry.js';
-import { parseOtelOptions, type OtelTelemetryOptions } from './options.js';
+import type { AttemptContext, AttemptEndEvent, AttemptStartEvent, TelemetryCall, TelemetryEvent, TelemetryObserver } from '../runtime/telemetry.js';
+import { parseOtelOptions, type OtelConfig, type OtelTelemetryOptions } from './options.js';
+import { redactUrl } from './redact.js';
+import { OTEL_SCOPE_VERSION } from './version.js';
 
 /** The instrumentation scope of every meter and tracer this adapter makes. */
 export const OTEL_SCOPE = 'herdless';
@@ -32,6 +36,16 @@ export const OTEL_SCOPE = 'herdless';
  * retry at once to the one-minute `maxRetryAfterMs` default.
  */
 const MS_BUCKETS = [0, 5, 10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, 60_000];
+
+/** `http.client.request.duration`'s buckets in seconds, as the OTel HTTP metrics conventions advise. */
+const HTTP_DURATION_BUCKETS_S = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
+
+/**
+ * The suppress-tracing flag of `@opentelemetry/core` (`suppressTracing()`), made from its
+ * well-known key: `createContextKey` is `Symbol.for(description)`, so this is the very key the SDK's
+ * tracer and the HTTP instrumentations read, without depending on `@opentelemetry/core`.
+ */
+const SUPPRESS_TRACING_KEY = /* @__PURE__ */ createContextKey('OpenTelemetry SDK Context Key SUPPRESS_TRACING');
 
 const BREAKER_STATES = ['closed', 'open', 'half-open'] as const;
 
@@ -78,6 +92,8 @@ interface CallSpans {
   /** The caller's context when the call's first attempt started: every attempt's span is its child. */
   readonly parent: Context;
   readonly spans: Map<number, Span>;
+  /** The physical request's `http.client.request.duration` attributes, per attempt (HTTP layers). */
+  readonly http: Map<number, Attributes>;
 }
 
 /** True for the API's no-op meter: nothing registered, nothing recorded. */
@@ -92,13 +108,32 @@ function isNoopTracerProvider(provider: TracerProvider): boolean {
   return actual.constructor === noop;
 }
 
-function layerAttributes(call: TelemetryCall): Attributes {
-  const attributes: Attributes = { 'herdless.layer': call.layer };
-  if (call.client !== undefined) attributes['herdless.client'] = call.client;
+/** The RPC conventions' attributes of a gRPC attempt's span. */
+function rpcAttributes(call: TelemetryCall): Attributes {
+  const path = (call.method ?? '').replace(/^\//, '');
+  const slash = path.lastIndexOf('/');
+  const attributes: Attributes = { 'rpc.system': call.client === 'connect' ? 'connect_rpc' : 'grpc' };
+  if (slash > 0) {
+    attributes['rpc.service'] = path.slice(0, slash);
+    attributes['rpc.method'] = path.slice(slash + 1);
+  }
   return attributes;
 }
 
+function layerAttributes(call: TelemetryCall): Attributes {
+  const attributes: Attributes = { 'herdless.layer': call.layer };
+  if (call.client !== undefined) attributes['herdless.client'] = call.client;
+  if (call.name !== undefined) attributes['herdless.name'] = call.name;
+  return attributes;
+}
+
+/**
+ * `error.type` of an ended attempt, or `undefined` for none. A cancellation the caller asked for
+ * is no error (OTel HTTP span conventions: the status stays unset), whatever it threw.
+ */
 function errorType(event: AttemptEndEvent): string | undefined {
+  if (event.outcome === 'aborted') return undefined;
+  if (event.call.layer === 'grpc') return event.outcome === 'success' || event.status === undefined ? undefined : String(event.status);
   if (event.status !== undefined && event.status >= 400) return String(event.status);
   if (event.outcome === 'success') return undefined;
   if (event.outcome === 'timeout') return 'timeout';
@@ -115,8 +150,11 @@ function errorType(event: AttemptEndEvent): string | undefined {
 class OtelAdapter implements OtelTelemetry {
   readonly enabled: boolean;
   readonly #tracer: Tracer | undefined;
+  readonly #config: OtelConfig;
   readonly #calls = new WeakMap<TelemetryCall, CallSpans>();
+  readonly #callCount: Counter;
   readonly #attempts: Counter;
+  readonly #httpDuration: Histogram;
   readonly #duration: Histogram;
   readonly #retries: Counter;
   readonly #delay: Histogram;
@@ -130,12 +168,22 @@ class OtelAdapter implements OtelTelemetry {
 
   constructor(options: OtelTelemetryOptions | undefined) {
     const config = parseOtelOptions(options);
-    const meter = (config.meterProvider ?? metrics.getMeterProvider()).getMeter(OTEL_SCOPE);
+    this.#config = config;
+    const meter = (config.meterProvider ?? metrics.getMeterProvider()).getMeter(OTEL_SCOPE, OTEL_SCOPE_VERSION);
     const tracerProvider = config.tracerProvider ?? trace.getTracerProvider();
     const tracing = config.traces && !isNoopTracerProvider(tracerProvider);
-    this.#tracer = tracing ? tracerProvider.getTracer(OTEL_SCOPE) : undefined;
+    this.#tracer = tracing ? tracerProvider.getTracer(OTEL_SCOPE, OTEL_SCOPE_VERSION) : undefined;
     this.enabled = tracing || !isNoopMeter(meter);
 
+    this.#callCount = meter.createCounter('herdless.calls', {
+      unit: '{call}',
+      description: 'Logical calls, counted as their first attempt starts: herdless.attempts ÷ herdless.calls is the retry amplification.',
+    });
+    this.#httpDuration = meter.createHistogram('http.client.request.duration', {
+      unit: 's',
+      description: 'Duration of HTTP client requests: one per attempt, each a physical request (OTel HTTP metrics conventions).',
+      advice: { explicitBucketBoundaries: HTTP_DURATION_BUCKETS_S },
+    });
     this.#attempts = meter.createCounter('herdless.attempts', { unit: '{attempt}', description: 'Attempts sent (first tries and retries), by outcome.' });
     this.#duration = meter.createHistogram('herdless.attempt.duration', {
       unit: 'ms',
@@ -179,7 +227,8 @@ class OtelAdapter implements OtelTelemetry {
   onEvent(event: TelemetryEvent): void {
     switch (event.type) {
       case 'attempt-start':
-        if (this.#tracer !== undefined && event.call.layer === 'http') this.#startSpan(this.#tracer, event);
+        if (event.attempt === 1) this.#callCount.add(1, layerAttributes(event.call));
+        if (event.call.layer !== 'retry') this.#startAttempt(event);
         return;
       case 'attempt-end': {
         const attributes = layerAttributes(event.call);
@@ -187,7 +236,7 @@ class OtelAdapter implements OtelTelemetry {
         if (event.status !== undefined) attributes[event.call.layer === 'grpc' ? 'rpc.grpc.status_code' : 'http.response.status_code'] = event.status;
         this.#attempts.add(1, attributes);
         this.#duration.record(event.durationMs, attributes);
-        this.#endSpan(event);
+        this.#endAttempt(event);
         return;
       }
       case 'retry': {
@@ -220,43 +269,99 @@ class OtelAdapter implements OtelTelemetry {
     }
   }
 
-  /** An HTTP client span per attempt (OTel HTTP semantic conventions), a child of the caller's span. */
-  #startSpan(tracer: Tracer, event: AttemptStartEvent): void {
+  /**
+   * An attempt of a layer that sends requests: its CLIENT span (HTTP or RPC conventions), a child of
+   * the caller's span, and for HTTP the attributes its `http.client.request.duration` is recorded with.
+   */
+  #startAttempt(event: AttemptStartEvent): void {
     const call = event.call;
+    const tracer = this.#tracer;
+    if (tracer === undefined && call.layer !== 'http') return;
     let entry = this.#calls.get(call);
     if (entry === undefined) {
-      entry = { parent: context.active(), spans: new Map() };
+      entry = { parent: context.active(), spans: new Map(), http: new Map() };
       this.#calls.set(call, entry);
     }
+    const attributes = call.layer === 'http' ? this.#httpAttributes(call) : rpcAttributes(call);
+    if (call.layer === 'http') entry.http.set(event.attempt, { ...attributes });
+    if (tracer === undefined) return;
+    let name: string;
+    if (call.layer === 'http') {
+      attributes['http.request.resend_count'] = event.attempt - 1;
+      if (call.url !== undefined) attributes['url.full'] = this.#redact(call.url);
+      name = attributes['http.request.method'] === '_OTHER' ? 'HTTP' : String(attributes['http.request.method']);
+    } else {
+      name = (call.method ?? '').replace(/^\//, '') || 'grpc';
+    }
+    attributes['herdless.attempt'] = event.attempt;
+    if (call.client !== undefined) attributes['herdless.client'] = call.client;
+    if (call.name !== undefined) attributes['herdless.name'] = call.name;
+    entry.spans.set(event.attempt, tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes }, entry.parent));
+  }
+
+  /** The HTTP conventions' request attributes shared by the span and the duration metric. */
+  #httpAttributes(call: TelemetryCall): Attributes {
     const method = call.method ?? 'GET';
     const known = KNOWN_METHODS.has(method);
-    const attributes: Attributes = {
-      'http.request.method': known ? method : '_OTHER',
-      'http.request.resend_count': event.attempt - 1,
-    };
+    const attributes: Attributes = { 'http.request.method': known ? method : '_OTHER' };
     if (!known) attributes['http.request.method_original'] = method;
     if (call.url !== undefined) {
-      attributes['url.full'] = call.url;
       try {
         const url = new URL(call.url);
         attributes['server.address'] = url.hostname;
         attributes['server.port'] = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
+        attributes['url.scheme'] = url.protocol.slice(0, -1);
       } catch {
         // Not an absolute URL: url.full alone.
       }
     }
-    if (call.client !== undefined) attributes['herdless.client'] = call.client;
-    const span = tracer.startSpan(known ? method : 'HTTP', { kind: SpanKind.CLIENT, attributes }, entry.parent);
-    entry.spans.set(event.attempt, span);
+    return attributes;
   }
 
-  #endSpan(event: AttemptEndEvent): void {
+  /** `url.full` as recorded: credentials and the listed query values redacted, then the user's hook. */
+  #redact(url: string): string {
+    const redacted = redactUrl(url, this.#config.redacted);
+    const hook = this.#config.redactUrl;
+    if (hook === undefined) return redacted;
+    try {
+      return String(hook(redacted));
+    } catch {
+      // Never leak what the hook was meant to hide: drop the query and the fragment.
+      return redacted.replace(/[?#].*$/s, '');
+    }
+  }
+
+  /**
+   * The attempt's trace context: its span's, injected with the registered propagator; the send
+   * runs in it, with other instrumentations suppressed unless `suppressInstrumentation` is false.
+   */
+  attemptContext(event: AttemptStartEvent): AttemptContext | undefined {
     const entry = this.#calls.get(event.call);
     const span = entry?.spans.get(event.attempt);
-    if (span === undefined) return;
-    entry!.spans.delete(event.attempt);
-    if (event.status !== undefined) span.setAttribute('http.response.status_code', event.status);
+    if (span === undefined) return undefined;
+    const traced = trace.setSpan(entry!.parent, span);
+    const running = this.#config.suppressInstrumentation ? traced.setValue(SUPPRESS_TRACING_KEY, true) : traced;
+    return {
+      inject: (set) => propagation.inject(traced, undefined, { set: (_carrier, key, value) => set(key, value) }),
+      run: (send) => context.with(running, send),
+    };
+  }
+
+  #endAttempt(event: AttemptEndEvent): void {
+    const entry = this.#calls.get(event.call);
+    if (entry === undefined) return;
     const type = errorType(event);
+    const http = entry.http.get(event.attempt);
+    if (http !== undefined) {
+      entry.http.delete(event.attempt);
+      if (event.status !== undefined) http['http.response.status_code'] = event.status;
+      if (type !== undefined) http['error.type'] = type;
+      this.#httpDuration.record(event.durationMs / 1000, http);
+    }
+    const span = entry.spans.get(event.attempt);
+    if (span === undefined) return;
+    entry.spans.delete(event.attempt);
+    if (event.status !== undefined) span.setAttribute(event.call.layer === 'grpc' ? 'rpc.grpc.status_code' : 'http.response.status_code', event.status);
     if (type !== undefined) {
       span.setAttribute('error.type', type);
       span.setStatus({ code: SpanStatusCode.ERROR });
