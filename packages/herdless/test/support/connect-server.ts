@@ -45,7 +45,7 @@ export async function startConnectServer(): Promise<ConnectFlakyServer> {
         const { id, script } = JSON.parse(req.value) as Request;
         const n = counts.get(id) ?? 0;
         counts.set(id, n + 1);
-        arrivals.push({ id, method: 'unary', previous: context.requestHeader.get('grpc-previous-rpc-attempts') ?? '', at: performance.now(), timeoutMs: context.timeoutMs() });
+        arrivals.push({ id, method: 'unary', previous: context.requestHeader.get('grpc-previous-rpc-attempts') ?? '', at: performance.now(), timeoutMs: context.timeoutMs(), traceparent: context.requestHeader.get('traceparent') ?? '' });
         const outcome = script[Math.min(n, script.length - 1)]!;
         if ('ok' in outcome) return { value: JSON.stringify({ ok: true, attempt: n + 1 }) };
         if ('code' in outcome) {

@@ -45,6 +45,8 @@ export interface Arrival {
   readonly at: number;
   /** The time the call had left as the server read it (Connect server only), in ms. */
   readonly timeoutMs?: number | undefined;
+  /** The W3C `traceparent` the request carried ('' when absent). */
+  readonly traceparent?: string;
 }
 
 const json = {
@@ -97,7 +99,7 @@ export async function startFlakyServer(): Promise<FlakyServer> {
     const { id, script } = call.request;
     const n = counts.get(id) ?? 0;
     counts.set(id, n + 1);
-    arrivals.push({ id, method: name, previous: String(call.metadata.get('grpc-previous-rpc-attempts')[0] ?? ''), at: performance.now() });
+    arrivals.push({ id, method: name, previous: String(call.metadata.get('grpc-previous-rpc-attempts')[0] ?? ''), at: performance.now(), traceparent: String(call.metadata.get('traceparent')[0] ?? '') });
     return script[Math.min(n, script.length - 1)]!;
   };
   const server = new grpc.Server();
