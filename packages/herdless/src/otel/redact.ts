@@ -27,10 +27,11 @@ export function redactUrl(url: string, redacted: ReadonlySet<string>): string {
     const hasPassword = authority[2]!.includes(':');
     out = `${authority[1]}${hasPassword ? `${REDACTED}:${REDACTED}` : REDACTED}@${out.slice(authority[0].length)}`;
   }
-  const q = out.indexOf('?');
-  if (q < 0 || redacted.size === 0) return out;
-  const hash = out.indexOf('#', q);
+  // The query ends at the fragment; a `?` inside the fragment starts none.
+  const hash = out.indexOf('#');
   const end = hash < 0 ? out.length : hash;
+  const q = out.indexOf('?');
+  if (q < 0 || q > end || redacted.size === 0) return out;
   const pairs = out.slice(q + 1, end).split('&');
   for (let i = 0; i < pairs.length; i++) {
     const pair = pairs[i]!;
