@@ -415,28 +415,37 @@ function budgetLevel(budget: RetryBudget, measure: 'tokens' | 'ratio' | 'balance
  * An OpenTelemetry adapter for herdless's telemetry events, on `@opentelemetry/api` only (the SDK
  * is yours). Give it as the `telemetry` option of any layer.
  *
- * Metrics (meter `herdless`; units per the OTel conventions, UCUM):
+ * Metrics (meter `herdless`, version {@link OTEL_SCOPE_VERSION}; units per the OTel conventions, UCUM):
  * | instrument | kind | unit | attributes |
  * |---|---|---|---|
- * | `herdless.attempts` | counter | `{attempt}` | `herdless.layer`, `herdless.client`, `herdless.outcome`, `http.response.status_code` (gRPC: `rpc.grpc.status_code`) |
+ * | `herdless.calls` | counter | `{call}` | `herdless.layer`, `herdless.client`, `herdless.name` (logical calls, counted as their first attempt starts) |
+ * | `herdless.attempts` | counter | `{attempt}` | the same, `herdless.outcome`, `http.response.status_code` (gRPC: `rpc.grpc.status_code`) |
  * | `herdless.attempt.duration` | histogram | `ms` | the same |
- * | `herdless.retries` | counter | `{retry}` | `herdless.layer`, `herdless.client`, `herdless.delay.source` (`backoff`, `server-hint`, `pushback`) |
+ * | `http.client.request.duration` | histogram | `s` | HTTP attempts, by the OTel HTTP metrics conventions |
+ * | `herdless.retries` | counter | `{retry}` | `herdless.layer`, `herdless.client`, `herdless.name`, `herdless.delay.source` (`backoff`, `server-hint`, `pushback`) |
  * | `herdless.retry.delay` | histogram | `ms` | the same |
- * | `herdless.give_ups` | counter | `{call}` | `herdless.layer`, `herdless.client`, `herdless.give_up.reason` |
- * | `herdless.budget.refusals` | counter | `{retry}` | `herdless.layer`, `herdless.budget.kind` |
+ * | `herdless.give_ups` | counter | `{call}` | `herdless.layer`, `herdless.client`, `herdless.name`, `herdless.give_up.reason` |
+ * | `herdless.budget.refusals` | counter | `{retry}` | `herdless.layer`, `herdless.client`, `herdless.name`, `herdless.budget.kind` |
  * | `herdless.budget.tokens`, `.retry_ratio`, `.balance` | gauge | `{token}`, `1`, `{retry}` | `herdless.budget.name`, `herdless.budget.kind` (see `observeBudget`) |
  * | `herdless.breaker.state` | gauge | `1` | `herdless.breaker.name`, `herdless.breaker.state` (see `observeBreaker`) |
  * | `herdless.breaker.transitions` | counter | `{transition}` | `herdless.breaker.name`, `.from`, `.to` |
  * | `herdless.breaker.rejections` | counter | `{call}` | `herdless.breaker.name`, `herdless.breaker.state` |
  * | `herdless.server.shed` | counter | `{request}` | `herdless.layer`, `herdless.shed.reason`, `herdless.retry`, `herdless.do_not_retry` |
  *
- * Traces (OTel HTTP semantic conventions): every attempt of an HTTP layer (the retrying fetch, the
- * undici interceptor, the axios adapter) is its own `CLIENT` span named by the method, a child of
- * the span that was active when the call started, with `http.request.method`, `url.full`,
- * `server.address`, `server.port`, `http.request.resend_count` (0 on the first try, then 1, 2…),
- * `http.response.status_code`, and `error.type` (the status for ≥ 400, else the error's code or
- * name, or `timeout`) with an error status. Retries and give-ups are also span events
- * (`herdless.retry`, `herdless.give_up`) on the active span.
+ * Retry amplification is `herdless.attempts ÷ herdless.calls` per `herdless.name`.
+ *
+ * Traces (OTel HTTP and RPC semantic conventions): every attempt of an HTTP layer (the retrying
+ * fetch, the undici interceptor, the axios adapter) or a gRPC interceptor is its own `CLIENT` span,
+ * a child of the span that was active when the call started, with `http.request.resend_count` (0
+ * on the first try, then 1, 2…) or the `rpc.*` attributes. The attempt's request carries that
+ * span's context (the registered propagator's fields, e.g. W3C `traceparent`, in the headers or
+ * the gRPC metadata) and is sent inside it; other instrumentations' spans for the same request
+ * (`@opentelemetry/instrumentation-undici`, `-http`) are suppressed unless
+ * `suppressInstrumentation` is `false`, so each physical request has one CLIENT span. A failed
+ * attempt has `error.type` and an error status; one the caller aborted has neither. `url.full` has
+ * no credentials and the values of `DEFAULT_REDACTED_QUERY_PARAMETERS` are `REDACTED`.
+ * Retries and give-ups are also span events (`herdless.retry`, `herdless.give_up`) on the active
+ * span.
  *
  * With no provider registered (and none passed) the adapter is `enabled: false` and every layer
  * skips it: it costs nothing. Make it after the SDK is registered (as instrumentations are).
