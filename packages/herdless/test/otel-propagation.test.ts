@@ -2,15 +2,17 @@
  * herdless/otel on the wire: with the W3C propagator and a caller's span, every attempt's request
  * carries a traceparent whose span is that attempt's CLIENT span (a child of the caller's), for
  * fetch, undici, axios, grpc-js and Connect, against real loopback servers; beside
- * @opentelemetry/instrumentation-undici there is exactly one CLIENT span per physical request; a
- * caller's abort is no error.
+ * @opentelemetry/instrumentation-undici (fetch, undici) and -http (axios) there is exactly one
+ * CLIENT span per physical request; a caller's abort is no error.
  */
+import { createRequire } from 'node:module';
 import * as grpc from '@grpc/grpc-js';
 import { createClient } from '@connectrpc/connect';
 import { createGrpcTransport, Http2SessionManager } from '@connectrpc/connect-node';
 import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { constantBackoff } from 'herdless';
@@ -107,39 +109,44 @@ describe('HTTP attempts carry their own span context (W3C traceparent)', () => {
     });
   }
 
-  it('with @opentelemetry/instrumentation-undici enabled: one CLIENT span per physical request (herdless’s), and the wire names it', async () => {
-    const instrumentation = new UndiciInstrumentation();
-    instrumentation.setTracerProvider(tracerProvider);
-    instrumentation.enable();
-    try {
-      const otel = otelTelemetry({ tracerProvider });
-      const api = withRetry(fetch, { maxAttempts: 3, backoff: constantBackoff({ delayMs: 1 }), telemetry: otel });
-      server.script([{ status: 503 }, { status: 503 }, { status: 200, body: 'ok' }]);
-      const caller = await asCaller(async () => {
-        await (await api(`${server.origin}/items/2`)).text();
-      });
-      expect(server.requests).toHaveLength(3);
-      expectAttemptsOnTheWire(
-        server.requests.map((r) => String(r.headers.traceparent)),
-        caller,
-        3,
-      );
-      // The control: the same instrumentation without herdless's spans makes one span per request
-      // (it is live, so the count above is herdless suppressing it, not the instrumentation missing).
-      exporter.reset();
-      const plain = withRetry(fetch, { maxAttempts: 3, backoff: constantBackoff({ delayMs: 1 }), telemetry: otelTelemetry({ tracerProvider, traces: false }) });
-      server.script([{ status: 503 }, { status: 200, body: 'ok' }]);
-      const second = await asCaller(async () => {
-        await (await plain(`${server.origin}/items/3`)).text();
-      });
-      const spans = clientSpans();
-      expect(spans).toHaveLength(2);
-      expect(spans.every((s) => s.instrumentationScope.name === '@opentelemetry/instrumentation-undici')).toBe(true);
-      expect(server.requests.slice(3).map((r) => String(r.headers.traceparent).split('-')[1])).toEqual([second.traceId, second.traceId]);
-    } finally {
-      instrumentation.disable();
-    }
-  });
+  for (const driver of httpClients(() => server.origin)) {
+    const which = driver.name === 'axios' ? '@opentelemetry/instrumentation-http' : '@opentelemetry/instrumentation-undici';
+    it(`${driver.name} beside ${which}: one CLIENT span per physical request (herdless’s), and the wire names it`, async () => {
+      const instrumentation = driver.name === 'axios' ? new HttpInstrumentation({ disableIncomingRequestInstrumentation: true }) : new UndiciInstrumentation();
+      instrumentation.setTracerProvider(tracerProvider);
+      instrumentation.enable();
+      // instrumentation-http patches node:http as it is required: require it once it listens.
+      if (driver.name === 'axios') createRequire(import.meta.url)('node:http');
+      try {
+        const client = driver.make({ maxAttempts: 3, backoff: constantBackoff({ delayMs: 1 }), telemetry: otelTelemetry({ tracerProvider }) });
+        server.script([{ status: 503 }, { status: 503 }, { status: 200, body: 'ok' }]);
+        const caller = await asCaller(async () => {
+          expect((await client.send({ path: '/items/2' })).status).toBe(200);
+        });
+        await client.close();
+        expectAttemptsOnTheWire(
+          server.requests.map((r) => String(r.headers.traceparent)),
+          caller,
+          3,
+        );
+        // The control: without herdless's spans the instrumentation makes one span per request (it
+        // is live, so the count above is herdless suppressing it, not the instrumentation missing).
+        exporter.reset();
+        const plain = driver.make({ maxAttempts: 3, backoff: constantBackoff({ delayMs: 1 }), telemetry: otelTelemetry({ tracerProvider, traces: false }) });
+        server.script([{ status: 503 }, { status: 200, body: 'ok' }]);
+        const second = await asCaller(async () => {
+          expect((await plain.send({ path: '/items/3' })).status).toBe(200);
+        });
+        await plain.close();
+        const spans = clientSpans();
+        expect(spans).toHaveLength(2);
+        expect(spans.every((s) => s.instrumentationScope.name === which)).toBe(true);
+        expect(server.requests.slice(3).map((r) => String(r.headers.traceparent).split('-')[1])).toEqual([second.traceId, second.traceId]);
+      } finally {
+        instrumentation.disable();
+      }
+    });
+  }
 
   it("a caller's abort: the attempt's span has no error.type and its status stays unset", async () => {
     const otel = otelTelemetry({ tracerProvider });
