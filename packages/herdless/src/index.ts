@@ -142,4 +142,5 @@ export type {
   BreakerStateEvent,
   BreakerRejectionEvent,
   ShedEvent,
+  AttemptContext,
 } from './runtime/telemetry.js';
