@@ -264,7 +264,8 @@ export class CallTelemetry {
     this.#startedAt = this.#clock.now();
     const event: AttemptStartEvent = { type: 'attempt-start', call: this.call, attempt };
     this.#emit(event);
-    if (this.#observer.attemptContext === undefined) return undefined;
+    // retry() runs the caller's own code: no request of its own to carry a context.
+    if (this.#observer.attemptContext === undefined || this.call.layer === 'retry') return undefined;
     try {
       return this.#observer.attemptContext(event) ?? undefined;
     } catch (error) {
