@@ -140,3 +140,43 @@ describe('metrics by the conventions', () => {
     }
   });
 });
+
+describe('TelemetryObserver.attemptContext: the hand-off any observer can use', () => {
+  it('inject writes into each attempt’s headers and run wraps its send; a throw is reported and the attempt goes out bare', async () => {
+    const seen: Array<string | null> = [];
+    const running: boolean[] = [];
+    let inRun = false;
+    const fetchFn = async (_input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+      seen.push(new Headers(init?.headers).get('x-trace'));
+      running.push(inRun);
+      return new Response('busy', { status: seen.length < 3 ? 503 : 200 });
+    };
+    const hookErrors: Array<[unknown, string]> = [];
+    const api = withRetry(fetchFn as typeof fetch, {
+      random: { random: () => 0 },
+      onHookError: (error, hook) => void hookErrors.push([error, hook]),
+      telemetry: {
+        onEvent: () => undefined,
+        attemptContext: (event) => {
+          if (event.attempt === 2) throw new Error('observer bug');
+          return {
+            inject: (set) => set('x-trace', `attempt-${event.attempt}`),
+            run: (send) => {
+              inRun = true;
+              try {
+                return send();
+              } finally {
+                inRun = false;
+              }
+            },
+          };
+        },
+      },
+    });
+    expect((await api('https://svc.test/')).status).toBe(200);
+    expect(seen).toEqual(['attempt-1', null, 'attempt-3']);
+    // fetch is called synchronously inside run (no body factory to await first).
+    expect(running).toEqual([true, false, true]);
+    expect(hookErrors.map(([e, hook]) => [(e as Error).message, hook])).toEqual([['observer bug', 'telemetry']]);
+  });
+});
