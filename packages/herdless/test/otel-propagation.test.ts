@@ -209,7 +209,7 @@ describe('gRPC attempts carry their own span context in the metadata', () => {
         caller,
         3,
       );
-      expect(clientSpans()[0]!.attributes['rpc.system']).toBe('connect_rpc');
+      expect(clientSpans()[0]!.attributes).toMatchObject({ 'rpc.system': 'connect_rpc', 'server.address': '127.0.0.1', 'server.port': Number(new URL(server.baseUrl).port) });
     } finally {
       sessionManager.abort();
       await server.close();

@@ -90,7 +90,7 @@ export class ConnectCall {
   ) {
     this.#timeoutMs = readTimeoutMs(req.header);
     this.#startedAt = planner.clock.now();
-    this.retry = new GrpcCallRetry(planner, plan, path, this.#timeoutMs ?? Infinity);
+    this.retry = new GrpcCallRetry(planner, plan, path, this.#timeoutMs ?? Infinity, req.url);
     this.buffer = planner.buffers.call();
   }
 

@@ -38,6 +38,8 @@ export class GrpcCallRetry {
     private readonly method: string,
     /** The ms left before the call's deadline (`Infinity` for none). */
     remainingMs: number,
+    /** The request URL, when the client has one (Connect): telemetry's server address. */
+    url?: string,
   ) {
     const now = planner.clock.now();
     this.#state = { attempt: 1, previousDelayMs: 0, deadlineAt: now + remainingMs };
@@ -45,7 +47,14 @@ export class GrpcCallRetry {
     this.#tel =
       observer === undefined
         ? undefined
-        : new CallTelemetry(observer, { layer: 'grpc', client: planner.client, method, name: planner.name ?? grpcServiceOf(method) }, planner.clock, planner.options.onHookError);
+        : new CallTelemetry(
+            observer,
+            url === undefined
+              ? { layer: 'grpc', client: planner.client, method, name: planner.name ?? grpcServiceOf(method) }
+              : { layer: 'grpc', client: planner.client, method, url, name: planner.name ?? grpcServiceOf(method) },
+            planner.clock,
+            planner.options.onHookError,
+          );
   }
   /** The attempt running or just finished, from 1. */
   get attempt(): number {

@@ -108,6 +108,19 @@ function isNoopTracerProvider(provider: TracerProvider): boolean {
   return actual.constructor === noop;
 }
 
+/** Sets `server.address` and `server.port` from an absolute URL (the scheme's port when none is given); returns the parsed URL, or `undefined` when it is not one. */
+function addServer(attributes: Attributes, text: string): URL | undefined {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return undefined;
+  }
+  attributes['server.address'] = url.hostname;
+  attributes['server.port'] = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
+  return url;
+}
+
 /** The RPC conventions' attributes of a gRPC attempt's span. */
 function rpcAttributes(call: TelemetryCall): Attributes {
   const path = (call.method ?? '').replace(/^\//, '');
@@ -117,6 +130,7 @@ function rpcAttributes(call: TelemetryCall): Attributes {
     attributes['rpc.service'] = path.slice(0, slash);
     attributes['rpc.method'] = path.slice(slash + 1);
   }
+  if (call.url !== undefined) addServer(attributes, call.url);
   return attributes;
 }
 
@@ -306,14 +320,8 @@ class OtelAdapter implements OtelTelemetry {
     const attributes: Attributes = { 'http.request.method': known ? method : '_OTHER' };
     if (!known) attributes['http.request.method_original'] = method;
     if (call.url !== undefined) {
-      try {
-        const url = new URL(call.url);
-        attributes['server.address'] = url.hostname;
-        attributes['server.port'] = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
-        attributes['url.scheme'] = url.protocol.slice(0, -1);
-      } catch {
-        // Not an absolute URL: url.full alone.
-      }
+      const url = addServer(attributes, call.url);
+      if (url !== undefined) attributes['url.scheme'] = url.protocol.slice(0, -1);
     }
     return attributes;
   }

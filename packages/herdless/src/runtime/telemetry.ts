@@ -28,7 +28,7 @@ export interface TelemetryCall {
   readonly client?: string;
   /** The request method, upper-cased (HTTP layers), or the gRPC method's path (`/package.Service/Method`). */
   readonly method?: string;
-  /** The request URL (HTTP layers). */
+  /** The request URL (HTTP layers; Connect's, for the gRPC layer). */
   readonly url?: string;
   /**
    * The dependency the call goes to, so that two dependencies' retries are told apart: the `name`
