@@ -7,6 +7,8 @@ import { readFileSync } from 'node:fs';
 import { MeterProvider, MetricReader, type DataPoint, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { ManualClock, createRetry, retry, type TelemetryCall } from 'herdless';
+import { connectRetryInterceptor } from 'herdless/connect';
+import { grpcRetryInterceptor } from 'herdless/grpc-js';
 import { withRetry } from 'herdless/http';
 import { DEFAULT_REDACTED_QUERY_PARAMETERS, OTEL_SCOPE, OTEL_SCOPE_VERSION, otelTelemetry, type OtelTelemetryOptions } from 'herdless/otel';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -137,6 +139,8 @@ describe('metrics by the conventions', () => {
     for (const bad of ['', 'x'.repeat(129), 'a\nb', 7]) {
       expect(invalidOption(() => createRetry({ name: bad as never }))).toMatchObject({ field: 'name', value: bad });
       expect(invalidOption(() => withRetry(fetch, { name: bad as never }))).toMatchObject({ field: 'name', value: bad });
+      expect(invalidOption(() => grpcRetryInterceptor({ maxAttempts: 2, name: bad as never }))).toMatchObject({ field: 'name', value: bad });
+      expect(invalidOption(() => connectRetryInterceptor({ maxAttempts: 2, name: bad as never }))).toMatchObject({ field: 'name', value: bad });
     }
   });
 });
