@@ -177,4 +177,5 @@ export type {
   BreakerStateEvent,
   BreakerRejectionEvent,
   ShedEvent,
+  AttemptContext,
 } from './runtime/telemetry.js';

@@ -41,7 +41,7 @@ describe('grpc-js interceptor telemetry', () => {
     expect(await unary([{ code: UNAVAILABLE }, { code: UNAVAILABLE, pushback: '0' }, { ok: true }])).toBeNull();
     expect(trace()).toEqual(['start 1', 'end 1 failure 14', 'retry 1 0ms backoff', 'start 2', 'end 2 failure 14', 'retry 2 0ms pushback', 'start 3', 'end 3 success 0']);
     const call = (events[0] as { call: object }).call;
-    expect(call).toEqual({ layer: 'grpc', client: 'grpc-js', method: '/test.Flaky/Unary' });
+    expect(call).toEqual({ layer: 'grpc', client: 'grpc-js', method: '/test.Flaky/Unary', name: 'test.Flaky' });
     expect(server.arrivals).toHaveLength(3);
   });
 

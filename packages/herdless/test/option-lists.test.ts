@@ -6,18 +6,18 @@ import { invalidOption } from './support/invalid-option.js';
 // A misspelt option is refused with the list of the options that entry point takes, as the backoffs'
 // and circuitBreaker's refusals already were: the user sees the right spelling in the message.
 const POLICY = 'maxAttempts, backoff, throttlingBackoff, ignoreHints, retryable, maxRetryAfterMs, deadlineMs, attemptTimeoutMs, budget, throttle, random, clock, unref, onHookError';
-const HTTP = 'retryMethods, retryStatuses, idempotencyKey, now, attemptHeader, breaker, onRetry, onGiveUp, telemetry';
+const HTTP = 'retryMethods, retryStatuses, idempotencyKey, now, attemptHeader, breaker, onRetry, onGiveUp, telemetry, name';
 
 describe('a misspelt option names every option of its entry point', () => {
   it('retry() lists the policy, the observers and the per-call signal', () => {
     expect(invalidOption(() => retry(() => 1, { maxAtempts: 3 } as never)).message).toBe(
-      `retry: maxAtempts is not a retry option (check the spelling; options: ${POLICY}, onRetry, onGiveUp, telemetry, signal), got 3`,
+      `retry: maxAtempts is not a retry option (check the spelling; options: ${POLICY}, onRetry, onGiveUp, telemetry, name, signal), got 3`,
     );
   });
 
   it('createRetry() lists the same but signal, which it takes per call', () => {
     expect(invalidOption(() => createRetry({ maxAtempts: 3 } as never)).message).toBe(
-      `createRetry: maxAtempts is not a retry option (check the spelling; options: ${POLICY}, onRetry, onGiveUp, telemetry), got 3`,
+      `createRetry: maxAtempts is not a retry option (check the spelling; options: ${POLICY}, onRetry, onGiveUp, telemetry, name), got 3`,
     );
   });
 

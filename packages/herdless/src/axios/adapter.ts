@@ -304,10 +304,12 @@ export function axiosAdapter(owner: string, config: HttpConfig, baseAdapter: Axi
         signal,
         blocked,
         // Every attempt resolves with its response, whatever the status: the call settles the last one.
-        send: (attempt, attemptSignal) => {
+        send: (attempt, attemptSignal, traced) => {
           const attemptHeaders = AxiosHeaders.from(headers);
           // A retry carries its number in the attempt header (none on the first attempt).
           if (attempt > 1 && config.attemptHeader !== undefined) attemptHeaders.set(config.attemptHeader, String(attempt));
+          // A traced attempt carries its own trace context, replacing any the caller's headers had.
+          traced?.inject((name, value) => attemptHeaders.set(name, value));
           const attemptRequest = { ...request, headers: attemptHeaders, signal: attemptSignal, cancelToken: undefined, validateStatus: () => true } as InternalAxiosRequestConfig;
           if (!asStream) return send(attemptRequest) as Promise<AxiosResponse>;
           attemptRequest.responseType = 'stream';

@@ -2,6 +2,7 @@ import { toBinary, type DescMessage } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { StreamRequest, UnaryRequest } from '@connectrpc/connect';
 import type { Scheduler } from '../runtime/scheduler.js';
+import type { AttemptContext } from '../runtime/telemetry.js';
 import { GrpcCallRetry } from '../grpc/call-retry.js';
 import type { GrpcMethodPlan, GrpcRetryPlanner } from '../grpc/interceptor-options.js';
 import { GRPC_PUSHBACK_HEADER } from '../grpc/pushback.js';
@@ -97,16 +98,16 @@ export class ConnectCall {
   ) {
     this.#timeoutMs = readTimeoutMs(req.header);
     this.#startedAt = planner.clock.now();
-    this.retry = new GrpcCallRetry(planner, plan, path, this.#timeoutMs ?? Infinity);
+    this.retry = new GrpcCallRetry(planner, plan, path, this.#timeoutMs ?? Infinity, req.url);
     this.buffer = planner.buffers.call();
   }
 
   /**
-   * The headers of the attempt about to start (the first attempt keeps the caller's). Throws when
-   * adaptive throttling refuses the attempt: the last attempt's error, or UNAVAILABLE before any.
-   * The breaker decides next, before the attempt counts as started: a refused attempt is not sent,
-   * and the call ends with UNAVAILABLE (give-up reason `'circuit-open'`), the `CircuitOpenError` as
-   * its cause.
+   * The headers of the attempt about to start (the first attempt keeps the caller's, unless it
+   * carries a trace context); sets {@link traced} for the attempt. Throws when adaptive throttling
+   * refuses the attempt: the last attempt's error, or UNAVAILABLE before any. The breaker decides
+   * next, before the attempt counts as started: a refused attempt is not sent, and the call ends
+   * with UNAVAILABLE (give-up reason `'circuit-open'`), the `CircuitOpenError` as its cause.
    */
   header(): Headers {
     const attempt = this.retry.attempt;
@@ -122,10 +123,27 @@ export class ConnectCall {
       }
       this.#permit = permit;
     }
-    this.retry.started();
-    if (attempt === 1) return this.req.header;
-    const left = this.#timeoutMs === undefined ? undefined : this.#timeoutMs - (this.planner.clock.now() - this.#startedAt);
-    return retryHeaders(this.req, attempt, left);
+    const traced = this.retry.started();
+    this.traced = traced;
+    let header: Headers;
+    if (attempt === 1) {
+      if (traced === undefined) return this.req.header;
+      header = new Headers(this.req.header);
+    } else {
+      const left = this.#timeoutMs === undefined ? undefined : this.#timeoutMs - (this.planner.clock.now() - this.#startedAt);
+      header = retryHeaders(this.req, attempt, left);
+    }
+    // The attempt's own trace context replaces any the caller's headers carried.
+    traced?.inject((name, value) => header.set(name, value));
+    return header;
+  }
+
+  /** The trace context of the attempt whose headers {@link header} made last, if any. */
+  traced: AttemptContext | undefined;
+
+  /** Runs `send` (the attempt's `next`) inside the attempt's trace context, when it has one. */
+  send<T>(send: () => T): T {
+    return this.traced === undefined ? send() : this.traced.run(send);
   }
 
   /** The attempt in flight was answered: a unary response, or a stream whose response began. */

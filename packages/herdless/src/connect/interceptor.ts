@@ -17,7 +17,7 @@ async function unaryCall(call: ConnectCall, req: UnaryRequest, next: (req: Unary
     for (;;) {
       const header = call.header();
       try {
-        const res = await next(header === req.header ? req : { ...req, header });
+        const res = await call.send(() => next(header === req.header ? req : { ...req, header }));
         call.answered(res);
         call.retry.succeeded();
         return res;

@@ -59,7 +59,7 @@ export async function streamCall(call: ConnectCall, req: StreamRequest, next: (r
       let first: IteratorResult<Message> | undefined;
       let rest: AsyncIterator<Message>;
       try {
-        res = await next({ ...req, header, message: replay.attempt() });
+        res = await call.send(() => next({ ...req, header, message: replay.attempt() }));
         rest = res.message[Symbol.asyncIterator]();
         if (!headersCommit) first = await rest.next();
       } catch (error) {

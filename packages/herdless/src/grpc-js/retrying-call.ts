@@ -114,13 +114,16 @@ export class RetryingCall implements Call {
       this.#permit = permit;
     }
     const number = this.#retry.attempt;
-    const call = this.nextCall(this.options);
+    const traced = this.#retry.started();
+    // A traced attempt is made and started inside its context, so that the layers below see it.
+    const call = traced === undefined ? this.nextCall(this.options) : traced.run(() => this.nextCall(this.options));
     const attempt: Attempt = { call, next: this.#offset, writing: false, halfClosed: false };
     this.#attempt = attempt;
     const metadata = this.#metadata!.clone();
     if (number > 1) metadata.set(PREVIOUS_ATTEMPTS, String(number - 1));
-    this.#retry.started();
-    call.start(metadata, {
+    // The attempt's own trace context replaces any the caller's metadata carried.
+    traced?.inject((name, value) => metadata.set(name, value));
+    const listener: Partial<InterceptingListener> = {
       onReceiveMetadata: (md) => {
         if (this.#attempt !== attempt) return;
         this.#commit(ENDED_STATUS);
@@ -143,7 +146,9 @@ export class RetryingCall implements Call {
         this.#attempt = undefined;
         this.#onStatus(status);
       },
-    });
+    };
+    if (traced === undefined) call.start(metadata, listener);
+    else traced.run(() => call.start(metadata, listener));
     this.#pump(attempt);
     if (this.#readPending) call.startRead();
   }

@@ -2,7 +2,7 @@ import { MAX_DELAY_MS } from '../core/backoff/backoff.js';
 import { DO_NOT_RETRY_VERDICT, FATAL, RETRYABLE, retryAfter, type Verdict } from '../core/classify/verdict.js';
 import { decide, describeGiveUp, type HintedRetryBudget, type RetryCommand, type RetryState } from '../core/retry/decide.js';
 import { callHook } from '../runtime/hooks.js';
-import { CallTelemetry } from '../runtime/telemetry.js';
+import { CallTelemetry, type AttemptContext } from '../runtime/telemetry.js';
 import type { GrpcGiveUpEvent, GrpcMethodPlan, GrpcRetryEvent, GrpcRetryPlanner } from './interceptor-options.js';
 import { parseGrpcPushback } from './pushback.js';
 
@@ -41,6 +41,8 @@ export class GrpcCallRetry {
     private readonly method: string,
     /** The ms left before the call's deadline (`Infinity` for none). */
     remainingMs: number,
+    /** The request URL, when the client has one (Connect): telemetry's server address. */
+    url?: string,
   ) {
     const now = planner.clock.now();
     this.#state = { attempt: 1, previousDelayMs: 0, deadlineAt: now + remainingMs };
@@ -48,7 +50,14 @@ export class GrpcCallRetry {
     this.#tel =
       observer === undefined
         ? undefined
-        : new CallTelemetry(observer, { layer: 'grpc', client: planner.client, method }, planner.clock, planner.options.onHookError);
+        : new CallTelemetry(
+            observer,
+            url === undefined
+              ? { layer: 'grpc', client: planner.client, method, name: planner.name ?? grpcServiceOf(method) }
+              : { layer: 'grpc', client: planner.client, method, url, name: planner.name ?? grpcServiceOf(method) },
+            planner.clock,
+            planner.options.onHookError,
+          );
   }
   /** The attempt running or just finished, from 1. */
   get attempt(): number {
@@ -65,14 +74,17 @@ export class GrpcCallRetry {
     this.gaveUp(code, 'throttled', 'adaptive throttling rejected the attempt locally');
     return false;
   }
-  /** The budget hears of each attempt as it starts. */
-  started(): void {
+  /**
+   * The budget hears of each attempt as it starts. Returns the attempt's trace context when the
+   * telemetry observer has one: its fields go into the attempt's metadata, and the attempt is
+   * started inside it.
+   */
+  started(): AttemptContext | undefined {
     this.#waiting = false;
     this.plan.policy.budget?.onAttempt(this.planner.clock.now(), this.#state.attempt > 1);
-    if (this.#tel !== undefined) {
-      this.#inFlight = true;
-      this.#tel.attemptStart(this.#state.attempt);
-    }
+    if (this.#tel === undefined) return undefined;
+    this.#inFlight = true;
+    return this.#tel.attemptStart(this.#state.attempt);
   }
   /** The call succeeded (status OK). */
   succeeded(): void {
@@ -121,4 +133,10 @@ export class GrpcCallRetry {
     if (o.onGiveUp === undefined) return;
     callHook(o.onGiveUp, { method: this.method, attempts, code, reason, message }, 'onGiveUp', o.onHookError);
   }
+}
+
+/** @internal A method path's service (`/helloworld.Greeter/SayHello` → `helloworld.Greeter`): the default dependency name. */
+export function grpcServiceOf(path: string): string {
+  const end = path.lastIndexOf('/');
+  return end > 1 ? path.slice(path.startsWith('/') ? 1 : 0, end) : path;
 }

@@ -9,6 +9,7 @@ import { numberOption, objectOption } from '../core/validate.js';
 import type { HookName } from '../runtime/hooks.js';
 import { systemScheduler, type Scheduler } from '../runtime/scheduler.js';
 import { systemRandom } from '../runtime/system-random.js';
+import { nameOption } from '../runtime/retry-options.js';
 import { telemetryOption, type TelemetryObserver } from '../runtime/telemetry.js';
 import type { CircuitBreaker } from '../runtime/breaker.js';
 import { breakerOption, type BreakerLookup, type KeyedBreakers } from '../runtime/keyed-breakers.js';
@@ -135,10 +136,16 @@ export interface GrpcRetryInterceptorOptions {
    * `'circuit-open'`), never retried by this interceptor. Default: none.
    */
   breaker?: CircuitBreaker | KeyedBreakers | undefined;
+  /**
+   * The dependency the calls go to, on every telemetry event (`TelemetryCall.name`,
+   * `herdless.name` in `herdless/otel`). Default: each method's service (`helloworld.Greeter`).
+   * 1–128 characters, no control characters.
+   */
+  name?: string | undefined;
 }
 
 const POLICY_KEYS = ['maxAttempts', 'backoff', 'retryableStatusCodes', 'budget'] as const;
-const COMMON_KEYS = ['serviceConfig', 'jitter', 'maxRetryAttempts', ...POLICY_KEYS, 'throttle', 'perRpcBufferLimit', 'retryBufferSize', 'maxRetryAfterMs', 'clock', 'random', 'onRetry', 'onGiveUp', 'onHookError', 'telemetry', 'breaker'];
+const COMMON_KEYS = ['serviceConfig', 'jitter', 'maxRetryAttempts', ...POLICY_KEYS, 'throttle', 'perRpcBufferLimit', 'retryBufferSize', 'maxRetryAfterMs', 'clock', 'random', 'onRetry', 'onGiveUp', 'onHookError', 'telemetry', 'breaker', 'name'];
 
 /** @internal One method's retry rules, resolved from the options. */
 export interface GrpcMethodPlan {
@@ -155,6 +162,8 @@ export interface GrpcMethodPlan {
 /** @internal The options, validated once, and a per-method, per-server resolver. */
 export interface GrpcRetryPlanner {
   readonly clock: Scheduler;
+  /** The `name` option: telemetry's dependency name (default: each method's service). */
+  readonly name: string | undefined;
   readonly random: Rng;
   readonly options: GrpcRetryInterceptorOptions;
   /** The telemetry observer, if any (a disabled one is none). */
@@ -211,7 +220,7 @@ export function grpcRetryPlanner(
     numberOption(owner, 'retryBufferSize', o.retryBufferSize, DEFAULT_RETRY_BUFFER_SIZE, byteRule),
     numberOption(owner, 'perRpcBufferLimit', o.perRpcBufferLimit, DEFAULT_PER_RPC_BUFFER_LIMIT, byteRule),
   );
-  const common = { clock, random, options: o as GrpcRetryInterceptorOptions, telemetry: telemetryOption(owner, o.telemetry), client, throttle, buffers, breaker: breakerOption(owner, o.breaker) };
+  const common = { clock, random, name: nameOption(owner, o.name), options: o as GrpcRetryInterceptorOptions, telemetry: telemetryOption(owner, o.telemetry), client, throttle, buffers, breaker: breakerOption(owner, o.breaker) };
 
   if (o.serviceConfig !== undefined) {
     const clash = POLICY_KEYS.find((k) => o[k] !== undefined);

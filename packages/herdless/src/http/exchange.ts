@@ -10,7 +10,7 @@ import { InvalidOptionError } from '../core/errors.js';
 import { AttemptTimeoutError, RetryError, isRetryError, type GiveUpReason } from '../core/retry/errors.js';
 import { callHook, type RetryEvent } from '../runtime/hooks.js';
 import { retry, type RetryContext, type RetryOptions } from '../runtime/retry.js';
-import { CallTelemetry } from '../runtime/telemetry.js';
+import { CallTelemetry, type AttemptContext } from '../runtime/telemetry.js';
 import { hostKey } from '../runtime/keyed-breakers.js';
 import { bodyKind } from './body.js';
 import { AttemptLink } from './attempt-link.js';
@@ -36,8 +36,12 @@ export interface HttpExchange<R extends StatusLike> {
   readonly signal: AbortSignal | undefined;
   /** Why this request may not be sent twice; `undefined` when it may be retried. */
   readonly blocked: string | undefined;
-  /** Sends attempt `attempt`, aborted by `signal`; resolves once the response head is there. */
-  send(attempt: number, signal: AbortSignal): Promise<R>;
+  /**
+   * Sends attempt `attempt`, aborted by `signal`; resolves once the response head is there. With a
+   * trace context (`traced`), the attempt's request carries the headers `traced.inject` writes (the
+   * caller runs `send` inside `traced.run`).
+   */
+  send(attempt: number, signal: AbortSignal, traced?: AttemptContext): Promise<R>;
   headers(response: R): HeaderReader;
   /** Lets go of a response nobody will read, freeing its connection. */
   discard(response: R): void;
@@ -130,17 +134,25 @@ export async function runExchange<R extends StatusLike>(config: HttpConfig, exch
   const tel =
     config.telemetry === undefined
       ? undefined
-      : new CallTelemetry(config.telemetry, { layer: 'http', client: exchange.client, method: exchange.method, url: exchange.url }, config.clock, config.onHookError);
+      : new CallTelemetry(
+          config.telemetry,
+          { layer: 'http', client: exchange.client, method: exchange.method, url: exchange.url, name: config.name ?? hostOf(exchange.url) },
+          config.clock,
+          config.onHookError,
+        );
 
   const operation = async (context: RetryContext): Promise<R> => {
     attempts = context.attempt;
     const signal = context.signal;
-    if (tel !== undefined) tel.attemptStart(context.attempt);
+    const traced = tel === undefined ? undefined : tel.attemptStart(context.attempt);
     link?.settled();
     link = caller === undefined || caller === signal ? undefined : new AttemptLink(signal);
+    const attemptSignal = link === undefined ? signal : link.signal;
     let response: R;
     try {
-      response = await exchange.send(context.attempt, link === undefined ? signal : link.signal);
+      response = await (traced === undefined
+        ? exchange.send(context.attempt, attemptSignal, undefined)
+        : traced.run(() => exchange.send(context.attempt, attemptSignal, traced)));
     } catch (error) {
       if (tel !== undefined) tel.attemptEnd(context.attempt, attemptOutcome(exchange.signal, error), error);
       throw error;
@@ -239,6 +251,16 @@ export async function runExchange<R extends StatusLike>(config: HttpConfig, exch
   follow(response);
   exchange.record?.(response, attempts, undefined);
   return { response, attempts, gaveUp: undefined };
+}
+
+/** A URL's host (with its port when one is given), the default dependency name; the URL itself when it has none. */
+function hostOf(url: string): string {
+  try {
+    const host = new URL(url).host;
+    return host === '' ? url : host;
+  } catch {
+    return url;
+  }
 }
 
 function attemptOutcome(caller: AbortSignal | undefined, error: unknown): 'aborted' | 'timeout' | 'failure' {

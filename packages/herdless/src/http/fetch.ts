@@ -1,4 +1,5 @@
 import { InvalidOptionError } from '../core/errors.js';
+import type { AttemptContext } from '../runtime/telemetry.js';
 import { bodyKind } from './body.js';
 import { IDEMPOTENCY_KEY_HEADER } from './data.js';
 import { bodyBlock, idempotency, runExchange } from './exchange.js';
@@ -119,12 +120,23 @@ export function plan(config: HttpConfig, input: FetchInput, init: RequestInit | 
 
 /** Sends one attempt of `plan`; a retry carries its number in `attemptHeader`. */
 /** @internal */
-export async function send(fetchFn: FetchFunction, plan: Plan, attempt: number, signal: AbortSignal, attemptHeader: string | undefined, owner: string): Promise<Response> {
+export async function send(
+  fetchFn: FetchFunction,
+  plan: Plan,
+  attempt: number,
+  signal: AbortSignal,
+  attemptHeader: string | undefined,
+  owner: string,
+  traced?: AttemptContext,
+): Promise<Response> {
   const init: RequestInit = plan.init === undefined ? {} : { ...plan.init };
   init.signal = signal;
-  if (attempt > 1 && attemptHeader !== undefined) {
+  const numbered = attempt > 1 && attemptHeader !== undefined;
+  if (numbered || traced !== undefined) {
     const headers = new Headers(plan.headers ?? plan.init?.headers ?? plan.request?.headers);
-    headers.set(attemptHeader, String(attempt));
+    if (numbered) headers.set(attemptHeader, String(attempt));
+    // The attempt's own trace context replaces any the caller's headers carried.
+    traced?.inject((name, value) => headers.set(name, value));
     init.headers = headers;
   } else if (plan.headers !== undefined) init.headers = plan.headers;
   let input = plan.input;
@@ -164,7 +176,7 @@ async function run(fetchFn: FetchFunction, config: HttpConfig, plan: Plan, owner
     url: plan.url,
     signal: plan.signal,
     blocked: plan.blocked,
-    send: (attempt, signal) => send(fetchFn, plan, attempt, signal, plan.attemptHeader, owner),
+    send: (attempt, signal, traced) => send(fetchFn, plan, attempt, signal, plan.attemptHeader, owner, traced),
     headers: (response) => response.headers,
     discard,
     // The body of a returned response is read after the call: the caller's signal aborts that too.

@@ -4,6 +4,7 @@ import type { GiveUpReason } from '../core/retry/errors.js';
 import { functionOption } from '../core/validate.js';
 import { checkedNow } from '../core/time.js';
 import type { HookName } from '../runtime/hooks.js';
+import { nameOption } from '../runtime/retry-options.js';
 import { createRetry, RETRY_OBSERVER_KEYS, RETRY_POLICY_KEYS, type RetrierOptions } from '../runtime/retry.js';
 import { systemScheduler } from '../runtime/scheduler.js';
 import { telemetryOption, type TelemetryObserver } from '../runtime/telemetry.js';
@@ -211,6 +212,8 @@ export interface HttpConfig {
   readonly onGiveUp: ((event: HttpGiveUpEvent<unknown>) => unknown) | undefined;
   readonly onHookError: ((error: unknown, hook: HookName) => void) | undefined;
   readonly telemetry: TelemetryObserver | undefined;
+  /** The `name` option: telemetry's dependency name (default: the request URL's host). */
+  readonly name: string | undefined;
   /** The monotonic clock attempts are timed on (the `clock` option). */
   readonly clock: { now(): number };
   /** The breaker of a request's host, when the `breaker` option is given. */
@@ -315,6 +318,7 @@ export function parseHttpOptions(options: FetchWithRetryOptions | HttpRetryOptio
     onGiveUp: functionOption(owner, 'onGiveUp', options.onGiveUp as HttpConfig['onGiveUp']),
     onHookError: options.onHookError,
     telemetry: telemetryOption(owner, options.telemetry),
+    name: nameOption(owner, options.name),
     clock: options.clock ?? systemScheduler,
     breaker: breakerOption(owner, options.breaker),
   };

@@ -1,7 +1,9 @@
 import {
   context,
+  createContextKey,
   createNoopMeter,
   metrics,
+  propagation,
   ProxyTracerProvider,
   SpanKind,
   SpanStatusCode,
@@ -21,8 +23,10 @@ import { InvalidOptionError } from '../core/errors.js';
 import type { Clock } from '../core/time.js';
 import type { CircuitBreaker } from '../runtime/breaker.js';
 import { systemClock } from '../runtime/system-clock.js';
-import type { AttemptEndEvent, AttemptStartEvent, TelemetryCall, TelemetryEvent, TelemetryObserver } from '../runtime/telemetry.js';
-import { parseOtelOptions, type OtelTelemetryOptions } from './options.js';
+import type { AttemptContext, AttemptEndEvent, AttemptStartEvent, TelemetryCall, TelemetryEvent, TelemetryObserver } from '../runtime/telemetry.js';
+import { parseOtelOptions, type OtelConfig, type OtelTelemetryOptions } from './options.js';
+import { redactUrl } from './redact.js';
+import { OTEL_SCOPE_VERSION } from './version.js';
 
 /** The instrumentation scope of every meter and tracer this adapter makes. */
 export const OTEL_SCOPE = 'herdless';
@@ -32,6 +36,16 @@ export const OTEL_SCOPE = 'herdless';
  * retry at once to the one-minute `maxRetryAfterMs` default.
  */
 const MS_BUCKETS = [0, 5, 10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, 60_000];
+
+/** `http.client.request.duration`'s buckets in seconds, as the OTel HTTP metrics conventions advise. */
+const HTTP_DURATION_BUCKETS_S = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
+
+/**
+ * The suppress-tracing flag of `@opentelemetry/core` (`suppressTracing()`), made from its
+ * well-known key: `createContextKey` is `Symbol.for(description)`, so this is the very key the SDK's
+ * tracer and the HTTP instrumentations read, without depending on `@opentelemetry/core`.
+ */
+const SUPPRESS_TRACING_KEY = /* @__PURE__ */ createContextKey('OpenTelemetry SDK Context Key SUPPRESS_TRACING');
 
 const BREAKER_STATES = ['closed', 'open', 'half-open'] as const;
 
@@ -78,6 +92,8 @@ interface CallSpans {
   /** The caller's context when the call's first attempt started: every attempt's span is its child. */
   readonly parent: Context;
   readonly spans: Map<number, Span>;
+  /** The physical request's `http.client.request.duration` attributes, per attempt (HTTP layers). */
+  readonly http: Map<number, Attributes>;
 }
 
 /** True for the API's no-op meter: nothing registered, nothing recorded. */
@@ -92,13 +108,46 @@ function isNoopTracerProvider(provider: TracerProvider): boolean {
   return actual.constructor === noop;
 }
 
-function layerAttributes(call: TelemetryCall): Attributes {
-  const attributes: Attributes = { 'herdless.layer': call.layer };
-  if (call.client !== undefined) attributes['herdless.client'] = call.client;
+/** Sets `server.address` and `server.port` from an absolute URL (the scheme's port when none is given); returns the parsed URL, or `undefined` when it is not one. */
+function addServer(attributes: Attributes, text: string): URL | undefined {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return undefined;
+  }
+  attributes['server.address'] = url.hostname;
+  attributes['server.port'] = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
+  return url;
+}
+
+/** The RPC conventions' attributes of a gRPC attempt's span. */
+function rpcAttributes(call: TelemetryCall): Attributes {
+  const path = (call.method ?? '').replace(/^\//, '');
+  const slash = path.lastIndexOf('/');
+  const attributes: Attributes = { 'rpc.system': call.client === 'connect' ? 'connect_rpc' : 'grpc' };
+  if (slash > 0) {
+    attributes['rpc.service'] = path.slice(0, slash);
+    attributes['rpc.method'] = path.slice(slash + 1);
+  }
+  if (call.url !== undefined) addServer(attributes, call.url);
   return attributes;
 }
 
+function layerAttributes(call: TelemetryCall): Attributes {
+  const attributes: Attributes = { 'herdless.layer': call.layer };
+  if (call.client !== undefined) attributes['herdless.client'] = call.client;
+  if (call.name !== undefined) attributes['herdless.name'] = call.name;
+  return attributes;
+}
+
+/**
+ * `error.type` of an ended attempt, or `undefined` for none. A cancellation the caller asked for
+ * is no error (OTel HTTP span conventions: the status stays unset), whatever it threw.
+ */
 function errorType(event: AttemptEndEvent): string | undefined {
+  if (event.outcome === 'aborted') return undefined;
+  if (event.call.layer === 'grpc') return event.outcome === 'success' || event.status === undefined ? undefined : String(event.status);
   if (event.status !== undefined && event.status >= 400) return String(event.status);
   if (event.outcome === 'success') return undefined;
   if (event.outcome === 'timeout') return 'timeout';
@@ -115,8 +164,11 @@ function errorType(event: AttemptEndEvent): string | undefined {
 class OtelAdapter implements OtelTelemetry {
   readonly enabled: boolean;
   readonly #tracer: Tracer | undefined;
+  readonly #config: OtelConfig;
   readonly #calls = new WeakMap<TelemetryCall, CallSpans>();
+  readonly #callCount: Counter;
   readonly #attempts: Counter;
+  readonly #httpDuration: Histogram;
   readonly #duration: Histogram;
   readonly #retries: Counter;
   readonly #delay: Histogram;
@@ -132,12 +184,22 @@ class OtelAdapter implements OtelTelemetry {
 
   constructor(options: OtelTelemetryOptions | undefined) {
     const config = parseOtelOptions(options);
-    const meter = (config.meterProvider ?? metrics.getMeterProvider()).getMeter(OTEL_SCOPE);
+    this.#config = config;
+    const meter = (config.meterProvider ?? metrics.getMeterProvider()).getMeter(OTEL_SCOPE, OTEL_SCOPE_VERSION);
     const tracerProvider = config.tracerProvider ?? trace.getTracerProvider();
     const tracing = config.traces && !isNoopTracerProvider(tracerProvider);
-    this.#tracer = tracing ? tracerProvider.getTracer(OTEL_SCOPE) : undefined;
+    this.#tracer = tracing ? tracerProvider.getTracer(OTEL_SCOPE, OTEL_SCOPE_VERSION) : undefined;
     this.enabled = tracing || !isNoopMeter(meter);
 
+    this.#callCount = meter.createCounter('herdless.calls', {
+      unit: '{call}',
+      description: 'Logical calls, counted as their first attempt starts: herdless.attempts ÷ herdless.calls is the retry amplification.',
+    });
+    this.#httpDuration = meter.createHistogram('http.client.request.duration', {
+      unit: 's',
+      description: 'Duration of HTTP client requests: one per attempt, each a physical request (OTel HTTP metrics conventions).',
+      advice: { explicitBucketBoundaries: HTTP_DURATION_BUCKETS_S },
+    });
     this.#attempts = meter.createCounter('herdless.attempts', { unit: '{attempt}', description: 'Attempts sent (first tries and retries), by outcome.' });
     this.#duration = meter.createHistogram('herdless.attempt.duration', {
       unit: 'ms',
@@ -183,7 +245,8 @@ class OtelAdapter implements OtelTelemetry {
   onEvent(event: TelemetryEvent): void {
     switch (event.type) {
       case 'attempt-start':
-        if (this.#tracer !== undefined && event.call.layer === 'http') this.#startSpan(this.#tracer, event);
+        if (event.attempt === 1) this.#callCount.add(1, layerAttributes(event.call));
+        if (event.call.layer !== 'retry') this.#startAttempt(event);
         return;
       case 'attempt-end': {
         const attributes = layerAttributes(event.call);
@@ -191,7 +254,7 @@ class OtelAdapter implements OtelTelemetry {
         if (event.status !== undefined) attributes[event.call.layer === 'grpc' ? 'rpc.grpc.status_code' : 'http.response.status_code'] = event.status;
         this.#attempts.add(1, attributes);
         this.#duration.record(event.durationMs, attributes);
-        this.#endSpan(event);
+        this.#endAttempt(event);
         return;
       }
       case 'retry': {
@@ -236,43 +299,93 @@ class OtelAdapter implements OtelTelemetry {
     }
   }
 
-  /** An HTTP client span per attempt (OTel HTTP semantic conventions), a child of the caller's span. */
-  #startSpan(tracer: Tracer, event: AttemptStartEvent): void {
+  /**
+   * An attempt of a layer that sends requests: its CLIENT span (HTTP or RPC conventions), a child of
+   * the caller's span, and for HTTP the attributes its `http.client.request.duration` is recorded with.
+   */
+  #startAttempt(event: AttemptStartEvent): void {
     const call = event.call;
+    const tracer = this.#tracer;
+    if (tracer === undefined && call.layer !== 'http') return;
     let entry = this.#calls.get(call);
     if (entry === undefined) {
-      entry = { parent: context.active(), spans: new Map() };
+      entry = { parent: context.active(), spans: new Map(), http: new Map() };
       this.#calls.set(call, entry);
     }
-    const method = call.method ?? 'GET';
-    const known = KNOWN_METHODS.has(method);
-    const attributes: Attributes = {
-      'http.request.method': known ? method : '_OTHER',
-      'http.request.resend_count': event.attempt - 1,
-    };
-    if (!known) attributes['http.request.method_original'] = method;
-    if (call.url !== undefined) {
-      attributes['url.full'] = call.url;
-      try {
-        const url = new URL(call.url);
-        attributes['server.address'] = url.hostname;
-        attributes['server.port'] = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
-      } catch {
-        // Not an absolute URL: url.full alone.
-      }
+    const attributes = call.layer === 'http' ? this.#httpAttributes(call) : rpcAttributes(call);
+    if (call.layer === 'http') entry.http.set(event.attempt, { ...attributes });
+    if (tracer === undefined) return;
+    let name: string;
+    if (call.layer === 'http') {
+      attributes['http.request.resend_count'] = event.attempt - 1;
+      if (call.url !== undefined) attributes['url.full'] = this.#redact(call.url);
+      name = attributes['http.request.method'] === '_OTHER' ? 'HTTP' : String(attributes['http.request.method']);
+    } else {
+      name = (call.method ?? '').replace(/^\//, '') || 'grpc';
     }
+    attributes['herdless.attempt'] = event.attempt;
     if (call.client !== undefined) attributes['herdless.client'] = call.client;
-    const span = tracer.startSpan(known ? method : 'HTTP', { kind: SpanKind.CLIENT, attributes }, entry.parent);
-    entry.spans.set(event.attempt, span);
+    if (call.name !== undefined) attributes['herdless.name'] = call.name;
+    entry.spans.set(event.attempt, tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes }, entry.parent));
   }
 
-  #endSpan(event: AttemptEndEvent): void {
+  /** The HTTP conventions' request attributes shared by the span and the duration metric. */
+  #httpAttributes(call: TelemetryCall): Attributes {
+    const method = call.method ?? 'GET';
+    const known = KNOWN_METHODS.has(method);
+    const attributes: Attributes = { 'http.request.method': known ? method : '_OTHER' };
+    if (!known) attributes['http.request.method_original'] = method;
+    if (call.url !== undefined) {
+      const url = addServer(attributes, call.url);
+      if (url !== undefined) attributes['url.scheme'] = url.protocol.slice(0, -1);
+    }
+    return attributes;
+  }
+
+  /** `url.full` as recorded: credentials and the listed query values redacted, then the user's hook. */
+  #redact(url: string): string {
+    const redacted = redactUrl(url, this.#config.redacted);
+    const hook = this.#config.redactUrl;
+    if (hook === undefined) return redacted;
+    try {
+      return String(hook(redacted));
+    } catch {
+      // Never leak what the hook was meant to hide: drop the query and the fragment.
+      return redacted.replace(/[?#].*$/s, '');
+    }
+  }
+
+  /**
+   * The attempt's trace context: its span's, injected with the registered propagator; the send
+   * runs in it, with other instrumentations suppressed unless `suppressInstrumentation` is false.
+   */
+  attemptContext(event: AttemptStartEvent): AttemptContext | undefined {
     const entry = this.#calls.get(event.call);
     const span = entry?.spans.get(event.attempt);
-    if (span === undefined) return;
-    entry!.spans.delete(event.attempt);
-    if (event.status !== undefined) span.setAttribute('http.response.status_code', event.status);
+    if (span === undefined) return undefined;
+    const traced = trace.setSpan(entry!.parent, span);
+    const running = this.#config.suppressInstrumentation ? traced.setValue(SUPPRESS_TRACING_KEY, true) : traced;
+    return {
+      inject: (set) => propagation.inject(traced, undefined, { set: (_carrier, key, value) => set(key, value) }),
+      run: (send) => context.with(running, send),
+    };
+  }
+
+  #endAttempt(event: AttemptEndEvent): void {
+    const entry = this.#calls.get(event.call);
+    if (entry === undefined) return;
     const type = errorType(event);
+    const http = entry.http.get(event.attempt);
+    if (http !== undefined) {
+      entry.http.delete(event.attempt);
+      if (event.status !== undefined) http['http.response.status_code'] = event.status;
+      if (type !== undefined) http['error.type'] = type;
+      this.#httpDuration.record(event.durationMs / 1000, http);
+    }
+    const span = entry.spans.get(event.attempt);
+    if (span === undefined) return;
+    entry.spans.delete(event.attempt);
+    if (event.status !== undefined) span.setAttribute(event.call.layer === 'grpc' ? 'rpc.grpc.status_code' : 'http.response.status_code', event.status);
     if (type !== undefined) {
       span.setAttribute('error.type', type);
       span.setStatus({ code: SpanStatusCode.ERROR });
@@ -326,15 +439,17 @@ function budgetLevel(budget: RetryBudget, measure: 'tokens' | 'ratio' | 'balance
  * An OpenTelemetry adapter for herdless's telemetry events, on `@opentelemetry/api` only (the SDK
  * is yours). Give it as the `telemetry` option of any layer.
  *
- * Metrics (meter `herdless`; units per the OTel conventions, UCUM):
+ * Metrics (meter `herdless`, version {@link OTEL_SCOPE_VERSION}; units per the OTel conventions, UCUM):
  * | instrument | kind | unit | attributes |
  * |---|---|---|---|
- * | `herdless.attempts` | counter | `{attempt}` | `herdless.layer`, `herdless.client`, `herdless.outcome`, `http.response.status_code` (gRPC: `rpc.grpc.status_code`) |
+ * | `herdless.calls` | counter | `{call}` | `herdless.layer`, `herdless.client`, `herdless.name` (logical calls, counted as their first attempt starts) |
+ * | `herdless.attempts` | counter | `{attempt}` | the same, `herdless.outcome`, `http.response.status_code` (gRPC: `rpc.grpc.status_code`) |
  * | `herdless.attempt.duration` | histogram | `ms` | the same |
- * | `herdless.retries` | counter | `{retry}` | `herdless.layer`, `herdless.client`, `herdless.delay.source` (`backoff`, `server-hint`, `pushback`) |
+ * | `http.client.request.duration` | histogram | `s` | HTTP attempts, by the OTel HTTP metrics conventions |
+ * | `herdless.retries` | counter | `{retry}` | `herdless.layer`, `herdless.client`, `herdless.name`, `herdless.delay.source` (`backoff`, `server-hint`, `pushback`) |
  * | `herdless.retry.delay` | histogram | `ms` | the same |
- * | `herdless.give_ups` | counter | `{call}` | `herdless.layer`, `herdless.client`, `herdless.give_up.reason` |
- * | `herdless.budget.refusals` | counter | `{retry}` | `herdless.layer`, `herdless.budget.kind` |
+ * | `herdless.give_ups` | counter | `{call}` | `herdless.layer`, `herdless.client`, `herdless.name`, `herdless.give_up.reason` |
+ * | `herdless.budget.refusals` | counter | `{retry}` | `herdless.layer`, `herdless.client`, `herdless.name`, `herdless.budget.kind` |
  * | `herdless.throttle.rejections` | counter | `{request}` | `herdless.layer`, `herdless.throttle.kind`, `herdless.retry` |
  * | `herdless.budget.tokens`, `.retry_ratio`, `.balance` | gauge | `{token}`, `1`, `{retry}` | `herdless.budget.name`, `herdless.budget.kind` (see `observeBudget`) |
  * | `herdless.breaker.state` | gauge | `1` | `herdless.breaker.name`, `herdless.breaker.state` (see `observeBreaker`) |
@@ -342,13 +457,20 @@ function budgetLevel(budget: RetryBudget, measure: 'tokens' | 'ratio' | 'balance
  * | `herdless.breaker.rejections` | counter | `{call}` | `herdless.breaker.name`, `herdless.breaker.state` |
  * | `herdless.server.shed` | counter | `{request}` | `herdless.layer`, `herdless.shed.reason`, `herdless.retry`, `herdless.do_not_retry` |
  *
- * Traces (OTel HTTP semantic conventions): every attempt of an HTTP layer (the retrying fetch, the
- * undici interceptor, the axios adapter) is its own `CLIENT` span named by the method, a child of
- * the span that was active when the call started, with `http.request.method`, `url.full`,
- * `server.address`, `server.port`, `http.request.resend_count` (0 on the first try, then 1, 2…),
- * `http.response.status_code`, and `error.type` (the status for ≥ 400, else the error's code or
- * name, or `timeout`) with an error status. Retries and give-ups are also span events
- * (`herdless.retry`, `herdless.give_up`) on the active span.
+ * Retry amplification is `herdless.attempts ÷ herdless.calls` per `herdless.name`.
+ *
+ * Traces (OTel HTTP and RPC semantic conventions): every attempt of an HTTP layer (the retrying
+ * fetch, the undici interceptor, the axios adapter) or a gRPC interceptor is its own `CLIENT` span,
+ * a child of the span that was active when the call started, with `http.request.resend_count` (0
+ * on the first try, then 1, 2…) or the `rpc.*` attributes. The attempt's request carries that
+ * span's context (the registered propagator's fields, e.g. W3C `traceparent`, in the headers or
+ * the gRPC metadata) and is sent inside it; other instrumentations' spans for the same request
+ * (`@opentelemetry/instrumentation-undici`, `-http`) are suppressed unless
+ * `suppressInstrumentation` is `false`, so each physical request has one CLIENT span. A failed
+ * attempt has `error.type` and an error status; one the caller aborted has neither. `url.full` has
+ * no credentials and the values of `DEFAULT_REDACTED_QUERY_PARAMETERS` are `REDACTED`.
+ * Retries and give-ups are also span events (`herdless.retry`, `herdless.give_up`) on the active
+ * span.
  *
  * With no provider registered (and none passed) the adapter is `enabled: false` and every layer
  * skips it: it costs nothing. Make it after the SDK is registered (as instrumentations are).

@@ -51,6 +51,8 @@ export class RetrySettings implements PolicyDraft {
   onGiveUp: ((event: GiveUpEvent) => unknown) | undefined;
   onHookError: ((error: unknown, hook: HookName) => void) | undefined;
   telemetry: TelemetryObserver | undefined;
+  /** The dependency's name, on every telemetry event (`TelemetryCall.name`). */
+  name: string | undefined;
   /** No deadline and no attempt timeout: without a signal, nothing can cut an attempt short. */
   plain = true;
   /** `plain`, no budget, no throttle and no telemetry: the first attempt needs nothing but the operation. */
@@ -89,7 +91,7 @@ export const RETRY_POLICY_KEYS: readonly string[] = [
  * {@link RETRY_POLICY_KEYS}); the HTTP adapter takes them too, and wraps them.
  * @internal
  */
-export const RETRY_OBSERVER_KEYS: readonly string[] = ['onRetry', 'onGiveUp', 'telemetry'];
+export const RETRY_OBSERVER_KEYS: readonly string[] = ['onRetry', 'onGiveUp', 'telemetry', 'name'];
 
 // Local, not core/validate's functionOption: this reader runs on every call given options, and the
 // shared one measured a few more instructions per call (valgrind, as in BENCHMARKS.md section 1b).
@@ -182,6 +184,9 @@ export function readRetryOptions(options: RetryOptions, owner: string, perCall: 
       case 'telemetry':
         settings.telemetry = telemetryOption(owner, value);
         break;
+      case 'name':
+        settings.name = nameOption(owner, value);
+        break;
       case 'signal':
         if (perCall || value === undefined) break;
         throw new InvalidOptionError(owner, key, value, 'is a per-call option: pass it with each call');
@@ -193,6 +198,19 @@ export function readRetryOptions(options: RetryOptions, owner: string, perCall: 
   settings.plain = settings.deadlineMs === Infinity && settings.attemptTimeoutMs === Infinity;
   settings.lean = settings.plain && settings.budget === undefined && settings.throttle === undefined && settings.telemetry === undefined;
   return settings;
+}
+
+/**
+ * @internal The `name` option: the dependency a call goes to, as telemetry reports it. A label, so
+ * a short printable string: 1–128 characters, no control characters.
+ */
+export function nameOption(owner: string, value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  // eslint-disable-next-line no-control-regex
+  if (typeof value !== 'string' || value.length === 0 || value.length > 128 || /[\u0000-\u001f\u007f]/.test(value)) {
+    throw new InvalidOptionError(owner, 'name', value, 'must be a string of 1 to 128 characters without control characters');
+  }
+  return value;
 }
 
 /** @internal The settings of `retry(op)`: the defaults, known to be valid. */

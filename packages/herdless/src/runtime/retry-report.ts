@@ -12,7 +12,7 @@ export type RetryStep = Extract<RetryCommand, { kind: 'retry' }>;
 
 /** @internal The call's reporter, or `undefined` (nothing built) without an observer. */
 export function callTelemetry(settings: RetrySettings): CallTelemetry | undefined {
-  return settings.telemetry === undefined ? undefined : new CallTelemetry(settings.telemetry, { layer: 'retry' }, settings.clock, settings.onHookError);
+  return settings.telemetry === undefined ? undefined : new CallTelemetry(settings.telemetry, settings.name === undefined ? { layer: 'retry' } : { layer: 'retry', name: settings.name }, settings.clock, settings.onHookError);
 }
 
 /** @internal A retry is scheduled after attempt `attempt` failed with `error`: telemetry, then `onRetry`. */

@@ -90,6 +90,12 @@ export interface RetrierOptions extends RetryPolicyOptions {
    * nothing is built.
    */
   telemetry?: TelemetryObserver | undefined;
+  /**
+   * The dependency this call goes to (`'payments'`, `'db-primary'`), reported on every telemetry
+   * event as `TelemetryCall.name` (`herdless.name` in `herdless/otel`), so that retries of two
+   * dependencies land in two series. 1–128 characters, no control characters. Default: none.
+   */
+  name?: string | undefined;
 }
 
 /**

@@ -28,8 +28,33 @@ export interface TelemetryCall {
   readonly client?: string;
   /** The request method, upper-cased (HTTP layers), or the gRPC method's path (`/package.Service/Method`). */
   readonly method?: string;
-  /** The request URL (HTTP layers). */
+  /** The request URL (HTTP layers; Connect's, for the gRPC layer). */
   readonly url?: string;
+  /**
+   * The dependency the call goes to, so that two dependencies' retries are told apart: the `name`
+   * option of the layer, else for HTTP the URL's host (`api.example.com:8443`), for gRPC the
+   * service (`helloworld.Greeter`); absent for a `retry()` without `name`.
+   */
+  readonly name?: string;
+}
+
+/**
+ * How an attempt carries its trace context, handed back by an observer's `attemptContext`: the
+ * layer writes the headers `inject` gives into the attempt's request (HTTP headers, gRPC metadata)
+ * and sends it inside `run`, so that whatever runs during the send (a client instrumentation, your
+ * interceptors) sees the attempt as the active context.
+ * @example
+ * ```ts
+ * const headers = new Headers();
+ * scope.inject((name, value) => headers.set(name, value));
+ * const response = await scope.run(() => fetch(url, { headers }));
+ * ```
+ */
+export interface AttemptContext {
+  /** Writes the attempt's propagation fields (e.g. W3C `traceparent`, `tracestate`, `baggage`) with `set`. */
+  inject(set: (name: string, value: string) => void): void;
+  /** Runs `send` (the attempt's request) inside the attempt's context and returns what it returns. */
+  run<T>(send: () => T): T;
 }
 
 /**
@@ -212,6 +237,13 @@ export type TelemetryEvent =
 export interface TelemetryObserver {
   onEvent(event: TelemetryEvent): unknown;
   /**
+   * Called right after each `attempt-start` event of a layer that sends requests (HTTP and gRPC):
+   * how the attempt carries its trace context, or `undefined` for nothing. `herdless/otel` returns
+   * the attempt's span context (propagated with the registered propagator). A throw is reported
+   * (`onHookError`, hook name `'telemetry'`) and the attempt goes out without a context.
+   */
+  attemptContext?(event: AttemptStartEvent): AttemptContext | undefined;
+  /**
    * `false`: the observer records nothing (e.g. no OpenTelemetry provider is registered), so the
    * layers skip it — read once, when the layer's options are read. Default `true`.
    */
@@ -265,9 +297,19 @@ export class CallTelemetry {
     emitTelemetry(this.#observer, event, this.#onHookError);
   }
 
-  attemptStart(attempt: number): void {
+  /** Reports the attempt's start; returns its trace context when the observer has one to carry. */
+  attemptStart(attempt: number): AttemptContext | undefined {
     this.#startedAt = this.#clock.now();
-    this.#emit({ type: 'attempt-start', call: this.call, attempt });
+    const event: AttemptStartEvent = { type: 'attempt-start', call: this.call, attempt };
+    this.#emit(event);
+    // retry() runs the caller's own code: no request of its own to carry a context.
+    if (this.#observer.attemptContext === undefined || this.call.layer === 'retry') return undefined;
+    try {
+      return this.#observer.attemptContext(event) ?? undefined;
+    } catch (error) {
+      reportHookError(this.#onHookError, 'telemetry', error);
+      return undefined;
+    }
   }
 
   attemptEnd(attempt: number, outcome: AttemptOutcome, error?: unknown, status?: number): void {

@@ -1,3 +1,4 @@
+import type { AttemptContext } from '../runtime/telemetry.js';
 import type { Dispatcher } from 'undici';
 import { InvalidOptionError } from '../core/errors.js';
 import type { RetryError } from '../core/retry/errors.js';
@@ -155,7 +156,7 @@ export class UndiciCall {
       url,
       signal: this.#caller.signal,
       blocked,
-      send: (attempt, signal) => this.#send(this.#withAttempt(dispatchOpts, attempt), signal),
+      send: (attempt, signal, traced) => this.#send(this.#withAttempt(dispatchOpts, attempt, traced), signal),
       headers: (head) => headerReader(head.headers),
       discard: (head) => this.#discard(head),
     }).then(
@@ -164,13 +165,19 @@ export class UndiciCall {
     );
   }
 
-  /** A retry carries its number in the attempt header (`attemptHeader`; none on the first attempt). */
-  #withAttempt(opts: Dispatcher.DispatchOptions, attempt: number): Dispatcher.DispatchOptions {
+  /** A retry carries its number in the attempt header (`attemptHeader`; none on the first attempt), a traced attempt its trace context. */
+  #withAttempt(opts: Dispatcher.DispatchOptions, attempt: number, traced: AttemptContext | undefined): Dispatcher.DispatchOptions {
     const name = this.config.attemptHeader;
-    if (attempt === 1 || name === undefined) return opts;
+    const numbered = attempt > 1 && name !== undefined;
+    if (!numbered && traced === undefined) return opts;
     const headers = headerRecord(opts.headers);
-    for (const key of Object.keys(headers)) if (key.toLowerCase() === name) delete headers[key];
-    headers[name] = String(attempt);
+    const set = (field: string, value: string): void => {
+      for (const key of Object.keys(headers)) if (key.toLowerCase() === field) delete headers[key];
+      headers[field] = value;
+    };
+    if (numbered) set(name, String(attempt));
+    // The attempt's own trace context replaces any the caller's headers carried.
+    traced?.inject((field, value) => set(field.toLowerCase(), value));
     return { ...opts, headers };
   }
 

@@ -47,7 +47,7 @@ export async function startConnectServer(options: { http1?: boolean } = {}): Pro
         const { id, script } = JSON.parse(req.value) as Request;
         const n = counts.get(id) ?? 0;
         counts.set(id, n + 1);
-        const arrival: Arrival = { id, method: 'unary', previous: context.requestHeader.get('grpc-previous-rpc-attempts') ?? '', at: performance.now(), timeoutMs: context.timeoutMs() };
+        const arrival: Arrival = { id, method: 'unary', previous: context.requestHeader.get('grpc-previous-rpc-attempts') ?? '', at: performance.now(), timeoutMs: context.timeoutMs(), traceparent: context.requestHeader.get('traceparent') ?? '' };
         arrivals.push(arrival);
         const outcome = script[Math.min(n, script.length - 1)]!;
         if ('hangMs' in outcome) {

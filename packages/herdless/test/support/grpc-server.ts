@@ -69,6 +69,8 @@ export interface Arrival {
   readonly timeoutMs?: number | undefined;
   /** A `hangMs` attempt was cancelled by the client before it answered (Connect server only). */
   cancelled?: boolean;
+  /** The W3C `traceparent` the request carried ('' when absent). */
+  readonly traceparent?: string;
 }
 
 const json = {
@@ -121,7 +123,7 @@ export async function startFlakyServer(): Promise<FlakyServer> {
     const { id, script } = call.request;
     const n = counts.get(id) ?? 0;
     counts.set(id, n + 1);
-    arrivals.push({ id, method: name, previous: String(call.metadata.get('grpc-previous-rpc-attempts')[0] ?? ''), at: performance.now() });
+    arrivals.push({ id, method: name, previous: String(call.metadata.get('grpc-previous-rpc-attempts')[0] ?? ''), at: performance.now(), traceparent: String(call.metadata.get('traceparent')[0] ?? '') });
     return script[Math.min(n, script.length - 1)]!;
   };
   const server = new grpc.Server();

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { type Backoff, type RetryBudget } from 'herdless';
+import { type Backoff, type RetryBudget, type TelemetryObserver } from 'herdless';
 import { withRetry, type FetchFunction } from 'herdless/http';
 import { PyRandom, type PerTick, type RunResult } from 'herdless/sim';
 import { Agent, fetch as undiciFetch } from 'undici';
@@ -46,6 +46,8 @@ export interface LiveRunSpec {
   tickMs: number;
   /** Called about once a second with the time run and the requests done. */
   onProgress?: ((elapsedMs: number, done: number, sent: number) => void) | undefined;
+  /** Every request's telemetry goes here (e.g. `herdless/otel`'s observer), named `lab server`. Default: none. */
+  telemetry?: TelemetryObserver | undefined;
 }
 
 /** A live run's result: the simulator's {@link RunResult} shape (so its tables and metrics apply), and what only a live run has. */
@@ -217,6 +219,7 @@ export async function runLive(spec: LiveRunSpec): Promise<LiveRunResult> {
         random: rng,
         maxRetryAfterMs: spec.horizonMs,
         ...(budget === undefined ? {} : { budget }),
+        ...(spec.telemetry === undefined ? {} : { telemetry: spec.telemetry, name: 'lab server' }),
         onRetry: ({ delayMs, status }) => {
           if (status === undefined) rec.networkErrors++;
           intended = performance.now() + delayMs;
