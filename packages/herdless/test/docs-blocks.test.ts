@@ -142,13 +142,159 @@ const metrics = { gauge: (name: string, value: string) => __lines.push(name + '=
     after: `await breaker.execute(async () => { throw ${RESET}; }).catch(() => undefined);
 __assert.deepEqual(__lines, ['breaker=open']); // the 'open' listener was removed by off()`,
   },
+  'breaker-isolate': {
+    // The comment's claim about the refusal becomes a check of it.
+    replace: [
+      [
+        '// refused because isolated, not because failing; e.retryAfterMs is Infinity',
+        '// refused because isolated, not because failing; e.retryAfterMs is Infinity\n    __refusals.push(e.retryAfterMs);',
+      ],
+    ],
+    before: `import { circuitBreaker, isCircuitOpenError } from 'herdless';
+const breaker = circuitBreaker({ name: 'payments' });
+let __calls = 0;
+const op = async () => {
+  __calls++;
+  return 'ok';
+};
+const __events: string[] = [];
+breaker.onStateChange((e) => void __events.push(e.type));
+const __refusals: number[] = [];`,
+    after: `__assert.deepEqual(__refusals, [Infinity]);
+__assert.equal(__calls, 0); // refused at once: op never ran
+__assert.deepEqual(__events, ['isolate', 'half-open', 'reset']); // the release half-opened it
+__assert.equal(breaker.state, 'closed');`,
+  },
+  'breaker-round-trip': {
+    before: `import type { TelemetryEvent } from 'herdless';
+const __telemetry: string[] = [];
+const observer = {
+  onEvent: (e: TelemetryEvent) => {
+    if (e.type === 'breaker-state') __telemetry.push(e.from + ' → ' + e.to + (e.cause === undefined ? '' : ' (' + e.cause + ')'));
+    else if (e.type === 'breaker-rejection') __telemetry.push('rejection isolated=' + String(e.isolated));
+    else __telemetry.push(e.type);
+  },
+};
+const __lines: string[] = [];
+const log = (line: string) => void __lines.push(line);
+let __calls = 0;
+const op = async () => {
+  __calls++;
+  return 'ok';
+};`,
+    after: `__assert.deepEqual(__lines, ['isolate@0', 'half-open@1000', 'close@1000', 'isolate@2000', 'reset@3000']);
+__assert.deepEqual(__telemetry, [
+  'closed → open (isolate)',
+  'rejection isolated=true',
+  'open → half-open (release)',
+  'half-open → closed',
+  'closed → open (isolate)',
+  'open → closed (reset)',
+]);
+__assert.equal(__calls, 1); // the refused call never ran op; the trial did`,
+  },
+  'breaker-sampling': {
+    before: `import { isCircuitOpenError } from 'herdless';`,
+    // Half-open by hand (isolate, then release), then 11 calls at once: the sample's 10 trials and a refusal.
+    after: `const __settle: ((ok: boolean) => void)[] = [];
+const __trials = () => {
+  __settle.length = 0;
+  breaker.isolate().release();
+  __assert.equal(breaker.state, 'half-open');
+  return Array.from({ length: 11 }, () =>
+    breaker.execute(() => new Promise<string>((resolve, reject) => void __settle.push((ok) => (ok ? resolve('ok') : reject(${RESET}))))).catch((e: unknown) => e),
+  );
+};
+const __tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+const __first = __trials();
+__assert.ok(isCircuitOpenError(await __first[10])); // up to 10 trials at once
+await __tick();
+__assert.equal(__settle.length, 10);
+const __firstSettle = [...__settle];
+for (const s of __firstSettle.slice(0, 4)) s(false);
+await __tick();
+__assert.equal(breaker.state, 'half-open'); // 4 failed trials: not yet
+__firstSettle[4]!(false);
+await __tick();
+__assert.equal(breaker.state, 'open'); // 5 failed trials reopen it
+for (const s of __firstSettle.slice(5)) s(true); // stale now: they change nothing
+await __tick();
+__assert.equal(breaker.state, 'open');
+__trials();
+await __tick();
+__assert.equal(__settle.length, 10);
+for (const s of __settle.slice(0, 5)) s(true);
+await __tick();
+__assert.equal(breaker.state, 'half-open'); // 5 successes: 5 failures could still reopen it
+__settle[5]!(true);
+await __tick();
+__assert.equal(breaker.state, 'closed'); // 6 successful trials close it
+for (const s of __settle.slice(6)) s(false);`,
+  },
+  'breaker-snapshot': {
+    // One breaker opened by 5 failures, 4 s before the shutdown; the "next process" shares its clocks,
+    // so the snapshot is restored with no time elapsed.
+    before: `import { circuitBreaker as __circuitBreaker, consecutiveFailures, isCircuitOpenError, ManualClock, type CircuitBreakerOptions } from 'herdless';
+const __clock = new ManualClock();
+const __wall = { now: 1_764_600_000_000 };
+const options: CircuitBreakerOptions = { name: 'payments', counting: consecutiveFailures({ threshold: 5 }), openDurationMs: 10_000, clock: __clock, now: () => __wall.now };
+const __store = new Map<string, string>();
+const store = { put: async (key: string, value: string) => void __store.set(key, value), get: async (key: string) => __store.get(key) };
+const breaker = __circuitBreaker(options);
+for (let i = 0; i < 5; i++) await breaker.execute(async () => { throw ${RESET}; }).catch(() => undefined);
+await __clock.advance(4_000);
+__wall.now += 4_000;`,
+    after: `const __saved = JSON.parse(__store.get('breaker:payments')!);
+__assert.deepEqual([__saved.state, __saved.openDurationMs, __saved.remainingOpenMs], ['open', 10_000, 6_000]);
+__assert.equal(restored.state, 'open');
+const __refusal = await restored.execute(async () => 'ok').catch((e: unknown) => e);
+__assert.ok(isCircuitOpenError(__refusal) && __refusal.retryAfterMs === 6_000); // refuses for the rest of the open period
+await __clock.advance(6_000);
+__assert.equal(await restored.execute(async () => 'ok'), 'ok'); // then half-opens: the trial succeeds
+__assert.equal(restored.state, 'closed');
+// Another format is refused whole, so the catch starts closed.
+__assert.throws(() => __circuitBreaker({ ...options, initialState: { ...__saved, schemaVersion: 9 } }), /initialState.schemaVersion must be 1 /);`,
+  },
+  'keyed-breakers': {
+    before: `import { request as __request } from 'undici';
+const target = '127.0.0.1:50051';
+const serviceConfig = { methodConfig: [{ name: [{ service: 'helloworld.Greeter' }], retryPolicy: { maxAttempts: 4, initialBackoff: '0.1s', maxBackoff: '1s', backoffMultiplier: 2, retryableStatusCodes: ['UNAVAILABLE'] } }] };`,
+    after: `const __res = await api(__docs.origin + '/items/7');
+__assert.deepEqual(await __res.json(), { id: 7 });
+const __undici = await __request(__docs.origin + '/items/8', { dispatcher: agent });
+__assert.deepEqual(await __undici.body.json(), { id: 8 });
+__assert.deepEqual((await http.get(__docs.origin + '/items/9')).data, { id: 9 });
+const __host = new URL(__docs.origin).host;
+__assert.deepEqual([...breakers.keys()], ['api.example.com', __host]); // one breaker per host, shared by the three clients
+__assert.equal(breakers.peek(__host)!.state, 'closed');
+await agent.close();`,
+  },
+  'keyed-breakers-snapshot': {
+    // What requests do between start and shutdown (the factory runs at each host's first get()).
+    replace: [['// on shutdown', '__use(breakers);\n// on shutdown']],
+    before: `import { circuitBreaker as __circuitBreaker, consecutiveFailures, ManualClock, type CircuitBreakerOptions, type KeyedBreakers } from 'herdless';
+const options: CircuitBreakerOptions = { counting: consecutiveFailures({ threshold: 1 }), openDurationMs: 10_000, clock: new ManualClock(), now: () => 1_764_600_000_000 };
+const __down = __circuitBreaker({ ...options, name: 'a.example' });
+await __down.execute(async () => { throw ${RESET}; }).catch(() => undefined);
+// a.example's snapshot is open; b.example's is of a format this herdless does not read.
+const __store = new Map([['breakers', JSON.stringify({ 'a.example': __down.snapshot(), 'b.example': { schema: 'herdless/circuit-breaker', schemaVersion: 9 } })]]);
+const store = { put: async (key: string, value: string) => void __store.set(key, value), get: async (key: string) => __store.get(key) };
+const __use = (b: KeyedBreakers) => {
+  __assert.equal(b.get('a.example').state, 'open'); // restored from its own snapshot
+  __assert.equal(b.get('b.example').state, 'closed'); // unreadable: starts closed
+};`,
+    after: `const __saved = JSON.parse(__store.get('breakers')!);
+__assert.deepEqual(Object.keys(__saved), ['a.example', 'b.example']);
+__assert.deepEqual([__saved['a.example'].state, __saved['a.example'].remainingOpenMs, __saved['b.example'].state], ['open', 10_000, 'closed']);`,
+  },
   'breaker-machine': {
-    before: `import { circuitBreakerMachine } from 'herdless/sim';
-const now = 0;
+    before: `const now = 0;
 const later = 40;
 const listener = () => undefined;`,
     after: `__assert.equal(a.kind, 'permit');
-__assert.equal(m.state(later), 'closed');`,
+__assert.equal(m.state(later), 'closed');
+__assert.equal(snapshot.counts.consecutiveFailures, 1); // taken after the failure
+__assert.deepEqual(m.snapshot(later, Date.now()).counts, snapshot.counts); // restored, after reset() had cleared them`,
   },
   'keyed-budgets': {
     before: `import { keyedBudgets, retry, retryThrottlingBudget } from 'herdless';
