@@ -182,7 +182,7 @@ function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
 }
 
 /**
- * The issue to report: a key the schema does not know before anything else, since a misspelt key
+ * The problem to report: a key the schema does not know before anything else, since a misspelt key
  * also makes the field it misspells missing (`{"clientz": 10}`: the problem is `clientz`, not that
  * `clients` is missing).
  */
