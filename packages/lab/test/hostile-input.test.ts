@@ -99,7 +99,7 @@ describe('the work a scenario can cause is estimated and bounded before it runs'
     expect(line).toContain('raise the bound with --max-events N');
     expect(refused(lab('herd', '--seeds', '0-999', '--strategies', 'immediate'))).toContain('over the bound of 1.0e10');
     expect(refused(lab('herd', '--seeds', '0', '--strategies', 'immediate', '--max-events', '1000'))).toContain('"immediate" 1.2e7 per run');
-    expect(refused(lab('budget', '--seeds', '0-99999'))).toContain('about 3.0e10 request events estimated (7 policies × 100000 seeds; "4 attempts" 47652 per run)');
+    expect(refused(lab('budget', '--seeds', '0-99999'))).toContain('about 3.9e10 request events estimated (9 policies × 100000 seeds; "4 attempts" 47652 per run)');
   });
 
   it('--max-events takes the bound as the help and the refusals print it (1e10-style) or in plain decimal; nothing else', () => {
