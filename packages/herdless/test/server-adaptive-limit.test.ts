@@ -60,7 +60,7 @@ function load(origin: string, rate: number, durationMs: number): Promise<{ statu
  * One run; latency is measured in the server, from admission to the answer, so that a client
  * process starved of CPU on a busy machine does not add its own delays to the figure.
  */
-async function run(options: LoadShedderOptions): Promise<{ power: number; shedding: LoadShedding; served: number; meanMs: number }> {
+async function run(options: LoadShedderOptions): Promise<{ power: number; shedding: LoadShedding; served: number; meanMs: number; limits: number[] }> {
   const use = pool(8, 100);
   const shedding = loadShedder(options);
   let served = 0;
@@ -76,9 +76,20 @@ async function run(options: LoadShedderOptions): Promise<{ power: number; sheddi
     }),
   );
   servers.push(server);
-  await load(origin, 160, 3000);
+  // The limit as it moves: read every 50 ms over the run's second half, once it has come down from
+  // its start. One reading is one sample's verdict; the settled limit is where they centre.
+  const limits: number[] = [];
+  const startedAt = performance.now();
+  const reader = setInterval(() => {
+    if (performance.now() - startedAt >= 1500) limits.push(shedding.stats().limit);
+  }, 50);
+  try {
+    await load(origin, 160, 3000);
+  } finally {
+    clearInterval(reader);
+  }
   const meanMs = totalMs / served;
-  return { power: served / 3 / meanMs, shedding, served, meanMs };
+  return { power: served / 3 / meanMs, shedding, served, meanMs, limits };
 }
 
 describe('adaptiveLimit: a pool of 8 workers of 100 ms, 2× overload', () => {
@@ -90,8 +101,12 @@ describe('adaptiveLimit: a pool of 8 workers of 100 ms, 2× overload', () => {
     }
     const best = sweep.reduce((a, b) => (b.power > a.power ? b : a));
     const adaptive = await run({ maxInFlight: 64, adaptiveLimit: { initialLimit: 24, windowSize: 10 } });
-    const settled = adaptive.shedding.stats().limit;
-    expect(Math.abs(settled - best.limit) / best.limit, JSON.stringify({ sweep, settled })).toBeLessThanOrEqual(0.2);
+    // The median of the readings over the run's second half (the last reading alone moved between
+    // 9 and 10 from run to run on a busy machine: one late timer is one slow sample).
+    const readings = [...adaptive.limits].sort((a, b) => a - b);
+    expect(readings.length).toBeGreaterThan(0);
+    const settled = readings[Math.floor(readings.length / 2)]!;
+    expect(Math.abs(settled - best.limit) / best.limit, JSON.stringify({ sweep, settled, readings })).toBeLessThanOrEqual(0.2);
     // Measured with two other real-time test files running beside it on a busy 2-core machine:
     // power (served/s ÷ mean ms) 0.38, 0.48, 0.70, 0.46, 0.42 for 4, 6, 8, 12, 16 (mean latency
     // 101, 107, 104, 152, 188 ms); the adaptive limit, from 24, settled at 9.
