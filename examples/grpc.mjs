@@ -3,7 +3,7 @@
 // then it fails with INVALID_ARGUMENT, which is never retried.
 import { Buffer } from 'node:buffer';
 import * as grpc from '@grpc/grpc-js';
-import { grpcRetryInterceptor } from 'herdless/grpc';
+import { grpcRetryInterceptor } from 'herdless/grpc-js';
 
 // A tiny service without a .proto file: JSON messages.
 const json = { serialize: (v) => Buffer.from(JSON.stringify(v)), deserialize: (b) => JSON.parse(b.toString()) };
@@ -67,7 +67,7 @@ const sayHello = (name) =>
 for (const name of ['flaky', 'pushback', 'invalid']) {
   waits.length = 0;
   const result = await sayHello(name);
-  const how = waits.map((w) => `${Math.round(w.delayMs)} ms${w.hinted ? ' (pushback)' : ''}`).join(', ');
+  const how = waits.map((w) => `${Math.round(w.delayMs)} ms${w.delaySource === 'pushback' ? ' (pushback)' : ''}`).join(', ');
   console.log(`${name}: ${result} after ${seen.get(name)} attempt${seen.get(name) === 1 ? "" : "s"}${how ? `; waits ${how}` : ''}`);
 }
 client.close();

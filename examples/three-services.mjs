@@ -7,7 +7,7 @@
 //   node examples/three-services.mjs
 import { once } from 'node:events';
 import http from 'node:http';
-import { retryInfo, throwIfNotOk, withRetry } from 'herdless';
+import { retryInfo, throwIfNotOk, withRetry } from 'herdless/http';
 import { loadShedder } from 'herdless/server';
 
 const counts = { frontend: 0, backend: 0, db: 0 };

@@ -1,14 +1,31 @@
 /**
  * herdless — retries without the thundering herd.
  *
- * The executor (`retry`, `createRetry`), backoffs with jitter, retry budgets, the circuit breaker,
- * failure classification and server hints, gRPC service-config parsing, and the retrying `fetch`
- * (also `herdless/http`). The functional core the simulator drives (the retry step function, the
- * breaker's state machine, policy specs, the seeded generator) is in `herdless/sim`.
+ * What a caller uses: the executor (`retry`, `createRetry`), backoffs with jitter, retry budgets,
+ * the circuit breaker, the errors it throws and their guards, the "do not retry" mark, and a manual
+ * clock for tests. Everything else lives on a subpath that says what it is: `herdless/http` (the
+ * retrying `fetch`, `Retry-After`), `herdless/grpc` (service config, pushback, the grpc-js
+ * interceptor), `herdless/core` (the pure decision step, classification, defaults and limits),
+ * `herdless/sim` (the simulator). The list of names below is the stable surface (docs/versioning.md).
  * @packageDocumentation
  */
+
+// The executor for real calls.
 export {
-  MAX_DELAY_MS,
+  retry,
+  createRetry,
+  type Retrier,
+  type RetrierOptions,
+  type RetryOptions,
+  type RetryCallOptions,
+  type RetryContext,
+  type RetryOperation,
+} from './runtime/retry.js';
+export type { RetryEvent, GiveUpEvent, HookName } from './runtime/hooks.js';
+export type { RetryPolicy, RetryPolicyOptions } from './core/retry/policy.js';
+
+// Backoffs.
+export {
   constantBackoff,
   exponentialBackoff,
   fullJitterBackoff,
@@ -24,17 +41,38 @@ export {
   type DecorrelatedJitterBackoffOptions,
   type DecorrelatedJitterV2BackoffOptions,
 } from './core/backoff/index.js';
-export type { Rng, IntRng } from './core/rng.js';
+
+// Retry budgets.
 export {
-  HerdlessError,
-  InvalidOptionError,
-  isHerdlessError,
-  isInvalidOptionError,
-  type HerdlessErrorCode,
-} from './core/errors.js';
-export { systemRandom } from './runtime/system-random.js';
+  retryThrottlingBudget,
+  retryRatioBudget,
+  finagleRetryBudget,
+  awsRetryQuota,
+  keyedBudgets,
+  type RetryBudget,
+  type BudgetSpec,
+  type RetryThrottlingBudget,
+  type RetryThrottlingBudgetOptions,
+  type RetryRatioBudget,
+  type RetryRatioBudgetOptions,
+  type RetryCountingPoint,
+  type FinagleRetryBudget,
+  type FinagleRetryBudgetOptions,
+  type AwsRetryQuota,
+  type AwsRetryQuotaOptions,
+  type KeyedBudgets,
+  type KeyedBudgetsOptions,
+} from './core/budget/index.js';
+
+// The circuit breaker.
 export {
-  CIRCUIT_OPEN,
+  CircuitBreaker,
+  circuitBreaker,
+  type BreakerCallContext,
+  type BreakerExecuteOptions,
+  type CircuitBreakerOptions,
+} from './runtime/breaker.js';
+export {
   CircuitOpenError,
   isCircuitOpenError,
   consecutiveFailures,
@@ -56,51 +94,39 @@ export {
   type Unsubscribe,
   type BreakerPolicyOptions,
   type BreakerSnapshot,
-  DEFAULT_HALF_OPEN_TRIAL_TIMEOUT_MS,
 } from './core/breaker/index.js';
-export {
-  CircuitBreaker,
-  circuitBreaker,
-  type BreakerCallContext,
-  type BreakerExecuteOptions,
-  type CircuitBreakerOptions,
-} from './runtime/breaker.js';
-export { systemClock } from './runtime/system-clock.js';
-export type { Clock } from './core/time.js';
-export {
-  retryThrottlingBudget,
-  retryRatioBudget,
-  finagleRetryBudget,
-  awsRetryQuota,
-  keyedBudgets,
-  type RetryBudget,
-  type BudgetSpec,
-  type RetryThrottlingBudget,
-  type RetryThrottlingBudgetOptions,
-  type RetryRatioBudget,
-  type RetryRatioBudgetOptions,
-  type RetryCountingPoint,
-  type FinagleRetryBudget,
-  type FinagleRetryBudgetOptions,
-  type AwsRetryQuota,
-  type AwsRetryQuotaOptions,
-  type KeyedBudgets,
-  type KeyedBudgetsOptions,
-} from './core/budget/index.js';
-export * from './grpc/index.js';
 
-// The executor for real calls.
+// Errors and their guards (the guards hold across duplicate installs of herdless).
 export {
-  retry,
-  createRetry,
-  type Retrier,
-  type RetrierOptions,
-  type RetryOptions,
-  type RetryCallOptions,
-  type RetryContext,
-  type RetryOperation,
-} from './runtime/retry.js';
-export type { RetryEvent, GiveUpEvent, HookName } from './runtime/hooks.js';
+  HerdlessError,
+  InvalidOptionError,
+  isHerdlessError,
+  isInvalidOptionError,
+  type HerdlessErrorCode,
+} from './core/errors.js';
+export {
+  RetryError,
+  AttemptTimeoutError,
+  isRetryError,
+  isAttemptTimeoutError,
+  type RetryFailure,
+  type GiveUpReason,
+} from './core/retry/errors.js';
+
+// Classification: what is transient, and the "do not retry" mark that keeps layers from multiplying.
+export { markDoNotRetry, isDoNotRetry, isGivenUp, serverHint, type ServerHint } from './core/classify/hints.js';
+export { isTransientError, type RetryableInfo, type RetryableOverride } from './core/classify/classify.js';
+export type { Verdict } from './core/classify/verdict.js';
+
+// Time and randomness: the defaults, and a clock for tests.
+export type { Clock } from './core/time.js';
+export type { Rng, IntRng } from './core/rng.js';
+export { systemClock } from './runtime/system-clock.js';
+export { systemScheduler, type Scheduler } from './runtime/scheduler.js';
+export { systemRandom } from './runtime/system-random.js';
+export { ManualClock } from './runtime/manual-clock.js';
+
+// Telemetry: the events every layer reports (herdless/otel turns them into OpenTelemetry metrics).
 export type {
   TelemetryEvent,
   TelemetryObserver,
@@ -117,42 +143,3 @@ export type {
   BreakerRejectionEvent,
   ShedEvent,
 } from './runtime/telemetry.js';
-export { systemScheduler, type Scheduler } from './runtime/scheduler.js';
-export { ManualClock } from './runtime/manual-clock.js';
-export {
-  parseRetryPolicy,
-  DEFAULT_BACKOFF,
-  DEFAULT_THROTTLING_BACKOFF,
-  DEFAULT_MAX_ATTEMPTS,
-  DEFAULT_MAX_RETRY_AFTER_MS,
-  RetryError,
-  RETRY_ERROR_FIRST_FAILURES,
-  RETRY_ERROR_LAST_FAILURES,
-  type RetryFailure,
-  AttemptTimeoutError,
-  isRetryError,
-  isAttemptTimeoutError,
-  type RetryPolicy,
-  type RetryPolicyOptions,
-  type GiveUpReason,
-} from './core/retry/index.js';
-export {
-  RETRYABLE_ERROR_CODES,
-  RETRYABLE_HTTP_STATUSES,
-  RETRYABLE_GRPC_CODES,
-  DO_NOT_RETRY,
-  markDoNotRetry,
-  isDoNotRetry,
-  isGivenUp,
-  serverHint,
-  classify,
-  isTransientError,
-  retryAfter,
-  type ServerHint,
-  type RetryableInfo,
-  type RetryableOverride,
-  type Verdict,
-} from './core/classify/index.js';
-
-// The retrying fetch; also the `herdless/http` subpath.
-export * from './http/index.js';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { backoffFromSpec } from 'herdless/sim';
-import { MAX_DELAY_MS, constantBackoff, decorrelatedJitterBackoff, decorrelatedJitterV2Backoff, equalJitterBackoff, exponentialBackoff, fullJitterBackoff, proportionalJitterBackoff, type Rng } from 'herdless';
+import { constantBackoff, decorrelatedJitterBackoff, decorrelatedJitterV2Backoff, equalJitterBackoff, exponentialBackoff, fullJitterBackoff, proportionalJitterBackoff, type Rng } from 'herdless';
+import { MAX_DELAY_MS } from 'herdless/core';
 
 // The edges of the backoff options and formulas that the value tables in backoff.test.ts do not
 // reach: a default cap below a large first wait, a cap equal to the first wait, a shrinking series,

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MAX_DELAY_MS, equalJitterBackoff, exponentialBackoff, fullJitterBackoff, type Rng } from 'herdless';
+import { equalJitterBackoff, exponentialBackoff, fullJitterBackoff, type Rng } from 'herdless';
+import { MAX_DELAY_MS } from 'herdless/core';
 
 // The exponential family looks the capped value up for small retry numbers instead of computing
 // `initial × multiplier^(retry − 1)` each time; the lookup must return the very same double.

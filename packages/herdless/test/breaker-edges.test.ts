@@ -73,17 +73,17 @@ describe('breaker options refused by their type', () => {
 
   it('openDurationMs: a function that has delay() is not a Backoff; null is neither a number nor a Backoff', () => {
     const delayFn = Object.assign(() => 0, { delay: () => 10 });
-    const e = invalidOption(() => circuitBreakerMachine({ openDurationMs: delayFn as never, rng: { random: () => 0 } }));
+    const e = invalidOption(() => circuitBreakerMachine({ openDurationMs: delayFn as never, random: { random: () => 0 } }));
     expect(e.field).toBe('openDurationMs');
     expect(e.message).toBe('circuitBreaker: openDurationMs must be a number of ms or a Backoff, got a function');
     expect(invalidOption(() => circuitBreakerMachine({ openDurationMs: null as never })).message).toBe('circuitBreaker: openDurationMs must be a number of ms or a Backoff, got null');
   });
 
-  it('rng must be an object with random(): null, a number and a function that has random() are refused', () => {
+  it('random must be an object with random(): null, a number and a function that has random() are refused', () => {
     const randomFn = Object.assign(() => 0, { random: () => 0 });
     for (const rng of [null, 5, randomFn]) {
-      const e = invalidOption(() => circuitBreakerMachine({ rng: rng as never }));
-      expect(e.field).toBe('rng');
+      const e = invalidOption(() => circuitBreakerMachine({ random: rng as never }));
+      expect(e.field).toBe('random');
       expect(e.requirement).toBe('must be an object with a random() method');
     }
   });
@@ -171,7 +171,7 @@ describe('generations and open durations through a whole cycle', () => {
       maxDelayMs: 10_000,
       toJSON: () => ({ kind: 'recording' }),
     };
-    const m = circuitBreakerMachine({ counting: consecutiveFailures({ threshold: 1 }), openDurationMs: backoff, rng: { random: () => 0 } });
+    const m = circuitBreakerMachine({ counting: consecutiveFailures({ threshold: 1 }), openDurationMs: backoff, random: { random: () => 0 } });
     m.release(permit(m, 0), 'failure', 0); // opening 1: 100 ms
     m.release(permit(m, 100), 'failure', 100); // failed trial, opening 2: 200 ms
     m.release(permit(m, 300), 'success', 300); // closes

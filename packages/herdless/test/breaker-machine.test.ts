@@ -160,7 +160,7 @@ describe('open duration', () => {
     const calls: [number, number][] = [];
     const base = exponentialBackoff({ initialBackoffMs: 1000, maxBackoffMs: 5000 });
     const spy = { ...base, name: base.name, maxDelayMs: base.maxDelayMs, toJSON: () => base.toJSON(), delay: (n: number, prev: number, rng: Rng) => (calls.push([n, prev]), base.delay(n, prev, rng)) };
-    const m = opened({ openDurationMs: spy, rng: fixed(0) });
+    const m = opened({ openDurationMs: spy, random: fixed(0) });
     let t = 0;
     const durations = [1000];
     for (let i = 0; i < 4; i++) {
@@ -176,8 +176,8 @@ describe('open duration', () => {
     expect(m.snapshot(t)).toMatchObject({ openings: 1, openDurationMs: 1000 });
   });
 
-  it('a jittered backoff draws from the rng', () => {
-    const m = opened({ openDurationMs: fullJitterBackoff({ initialBackoffMs: 1000 }), rng: fixed(0.25) });
+  it('a jittered backoff draws from the random source', () => {
+    const m = opened({ openDurationMs: fullJitterBackoff({ initialBackoffMs: 1000 }), random: fixed(0.25) });
     expect(m.snapshot(0).openDurationMs).toBe(250);
   });
 
@@ -190,7 +190,7 @@ describe('open duration', () => {
   it.each([Number.NaN, -5, Infinity, 2 ** 31, '100', undefined])(
     'a custom backoff whose delay() returns %s: the opening throws, naming it, and changes nothing',
     (value) => {
-      const m = circuitBreakerMachine({ counting: consecutiveFailures({ threshold: 1 }), openDurationMs: { ...constantBackoff(), delay: () => value as number }, rng: fixed(0) });
+      const m = circuitBreakerMachine({ counting: consecutiveFailures({ threshold: 1 }), openDurationMs: { ...constantBackoff(), delay: () => value as number }, random: fixed(0) });
       let thrown: unknown;
       try {
         m.release(permit(m, 0), 'failure', 0);

@@ -1,19 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  markDoNotRetry,
-  DEFAULT_HALF_OPEN_TRIAL_TIMEOUT_MS,
-  ManualClock as VirtualClock,
-  CircuitOpenError,
-  circuitBreaker,
-  consecutiveFailures,
-  failureRatio,
-  isCircuitOpenError,
-  isHerdlessError,
-  isInvalidOptionError,
-  type BreakerCallContext,
-  type CircuitBreaker,
-  type CircuitBreakerOptions,
-} from 'herdless';
+import { markDoNotRetry, ManualClock as VirtualClock, CircuitOpenError, circuitBreaker, consecutiveFailures, failureRatio, isCircuitOpenError, isHerdlessError, isInvalidOptionError, type BreakerCallContext, type CircuitBreaker, type CircuitBreakerOptions } from 'herdless';
+import { DEFAULT_HALF_OPEN_TRIAL_TIMEOUT_MS } from 'herdless/core';
 
 interface ManualClock {
   t: number;
@@ -470,7 +457,7 @@ describe('shell', () => {
     await expect(breaker.execute(() => 'ok', {})).resolves.toBe('ok');
   });
 
-  it('runs with the default clock and rng', async () => {
+  it('runs with the default clock and random source', async () => {
     const breaker = circuitBreaker();
     await expect(breaker.execute(() => 'x')).resolves.toBe('x');
     expect(breaker.snapshot()).toMatchObject({ state: 'closed', counts: { consecutiveFailures: 0, threshold: 5 } });

@@ -1,6 +1,7 @@
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { CircuitOpenError, DO_NOT_RETRY, classify, isDoNotRetry, isGivenUp, isTransientError, markDoNotRetry, serverHint } from 'herdless';
+import { CircuitOpenError, isDoNotRetry, isGivenUp, isTransientError, markDoNotRetry, serverHint } from 'herdless';
+import { DO_NOT_RETRY, classify } from 'herdless/core';
 import { CIRCUIT_OPEN_VERDICT, FATAL, RETRYABLE, RETRYABLE_THROTTLED, RETRYABLE_TIMEOUT } from 'herdless/sim';
 import { isNotFatal } from '../src/core/classify/classify.js';
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { AttemptTimeoutError, CircuitOpenError, RETRYABLE_ERROR_CODES, RETRYABLE_HTTP_STATUSES, RetryError, classify, isDoNotRetry, isTransientError, markDoNotRetry, serverHint } from 'herdless';
+import { AttemptTimeoutError, CircuitOpenError, RetryError, isDoNotRetry, isTransientError, markDoNotRetry, serverHint } from 'herdless';
+import { RETRYABLE_ERROR_CODES, RETRYABLE_HTTP_STATUSES, classify } from 'herdless/core';
 import { DO_NOT_RETRY_VERDICT, FATAL, RETRYABLE } from 'herdless/sim';
 import { isNotFatal } from '../src/core/classify/classify.js';
 

@@ -1,7 +1,7 @@
 import { Code, ConnectError, createClient, type Client, type Transport } from '@connectrpc/connect';
 import { Http2SessionManager, createConnectTransport, createGrpcTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
 import { connectRetryInterceptor, type ConnectRetryInterceptorOptions, type GrpcGiveUpEvent, type GrpcRetryEvent } from 'herdless/connect';
-import { grpcThrottleOf } from 'herdless';
+import { grpcThrottleOf } from 'herdless/grpc';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FlakyService, startConnectServer, type ConnectFlakyServer } from './support/connect-server.js';
 import { a6ServiceConfig, expectA6Waits, type Outcome } from './support/grpc-server.js';
@@ -88,7 +88,7 @@ describe.each(Object.keys(PROTOCOLS) as Protocol[])('connectRetryInterceptor ove
     expect(error).toBeUndefined();
     const arrivals = arrivalsOf(id);
     expect(arrivals).toHaveLength(3);
-    expect(c.retries.map((r) => r.hinted)).toEqual([true, false]);
+    expect(c.retries.map((r) => r.delaySource)).toEqual(['pushback', 'backoff']);
     expect(c.retries[0]!.delayMs).toBe(2000);
     expect(c.retries[1]!.delayMs).toBeGreaterThanOrEqual(80);
     expect(c.retries[1]!.delayMs).toBeLessThanOrEqual(120);

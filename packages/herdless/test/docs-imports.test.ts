@@ -6,7 +6,9 @@ import { fileURLToPath } from 'node:url';
 import * as main from 'herdless';
 import * as axios from 'herdless/axios';
 import * as connect from 'herdless/connect';
+import * as core from 'herdless/core';
 import * as grpc from 'herdless/grpc';
+import * as grpcJs from 'herdless/grpc-js';
 import * as http from 'herdless/http';
 import * as otel from 'herdless/otel';
 import * as redis from 'herdless/redis';
@@ -20,7 +22,9 @@ const ENTRIES: Record<string, object> = {
   herdless: main,
   'herdless/axios': axios,
   'herdless/connect': connect,
+  'herdless/core': core,
   'herdless/grpc': grpc,
+  'herdless/grpc-js': grpcJs,
   'herdless/http': http,
   'herdless/otel': otel,
   'herdless/redis': redis,
@@ -41,7 +45,7 @@ function imports(file: string): { entry: string; name: string }[] {
   const text = readFileSync(`${root}${file}`, 'utf8');
   const found: { entry: string; name: string }[] = [];
   for (const block of text.matchAll(/```(?:ts|js|typescript|mjs)\n([\s\S]*?)```/g)) {
-    for (const m of block[1]!.matchAll(/import\s+(type\s+)?\{([^}]*)\}\s+from\s+'(herdless(?:\/[a-z]+)?)'/g)) {
+    for (const m of block[1]!.matchAll(/import\s+(type\s+)?\{([^}]*)\}\s+from\s+'(herdless(?:\/[a-z-]+)?)'/g)) {
       if (m[1] !== undefined) continue;
       for (const part of m[2]!.split(',').map((s) => s.trim())) {
         if (part === '' || part.startsWith('type ')) continue;

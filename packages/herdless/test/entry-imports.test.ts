@@ -1,6 +1,6 @@
 // What each entry pulls in at run time, read from the sources: the main entry stays free of the
 // optional clients (and of Node built-ins), `herdless/connect` stays browser-safe (no grpc-js, no
-// Node built-ins), and only `herdless/grpc` reaches grpc-js.
+// Node built-ins), and only `herdless/grpc-js` reaches grpc-js.
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,8 +34,12 @@ describe('run-time imports of each entry', () => {
   it('herdless/connect: @connectrpc/connect and its own peer @bufbuild/protobuf only', () => {
     expect([...externals('connect/index.ts')].sort()).toEqual(['@bufbuild/protobuf', '@connectrpc/connect']);
   });
-  it('herdless/grpc: @grpc/grpc-js only', () => {
-    expect([...externals('grpc-client/index.ts')]).toEqual(['@grpc/grpc-js']);
+  it('herdless/grpc-js: @grpc/grpc-js only', () => {
+    expect([...externals('grpc-js/index.ts')]).toEqual(['@grpc/grpc-js']);
+  });
+  it('herdless/grpc and herdless/core: none at all', () => {
+    expect([...externals('grpc/index.ts')]).toEqual([]);
+    expect([...externals('core/index.ts')]).toEqual([]);
   });
   it('herdless/server: none (node:http appears in types only); the main entry reaches none of its files', () => {
     expect([...externals('server/index.ts')]).toEqual([]);

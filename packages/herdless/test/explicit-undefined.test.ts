@@ -1,7 +1,9 @@
 // Every option type says `field?: T | undefined`, for projects with `exactOptionalPropertyTypes`:
 // an option explicitly set to `undefined` must then mean exactly what leaving it out means.
 import { describe, expect, it } from 'vitest';
-import { awsRetryQuota, circuitBreaker, consecutiveFailures, constantBackoff, createRetry, decorrelatedJitterBackoff, equalJitterBackoff, exponentialBackoff, failureRatio, finagleRetryBudget, fullJitterBackoff, keyedBudgets, parseGrpcServiceConfig, parseRetryPolicy, proportionalJitterBackoff, retry, retryRatioBudget, retryThrottlingBudget } from 'herdless';
+import { awsRetryQuota, circuitBreaker, consecutiveFailures, constantBackoff, createRetry, decorrelatedJitterBackoff, equalJitterBackoff, exponentialBackoff, failureRatio, finagleRetryBudget, fullJitterBackoff, keyedBudgets, proportionalJitterBackoff, retry, retryRatioBudget, retryThrottlingBudget } from 'herdless';
+import { parseGrpcServiceConfig } from 'herdless/grpc';
+import { parseRetryPolicy } from 'herdless/core';
 import { circuitBreakerMachine } from 'herdless/sim';
 import { withRetry } from 'herdless/http';
 import { budgetScenario, herdScenario } from 'herdless/sim';
@@ -23,7 +25,7 @@ const factories: [string, (options: never) => unknown, readonly string[], (made:
   ['awsRetryQuota', awsRetryQuota, ['capacity', 'retryCost', 'timeoutCost', 'successIncrement'], (b) => (b as { toJSON(): unknown }).toJSON()],
   ['consecutiveFailures', consecutiveFailures, ['threshold'], (c) => (c as { toJSON(): unknown }).toJSON()],
   ['failureRatio', failureRatio, ['ratio', 'windowMs', 'minimumCalls', 'buckets'], (c) => (c as { toJSON(): unknown }).toJSON()],
-  ['circuitBreakerMachine', circuitBreakerMachine, ['counting', 'openDurationMs', 'halfOpenMaxCalls', 'successThreshold', 'rng', 'onListenerError'], (m) => (m as { snapshot(now: number): unknown }).snapshot(0)],
+  ['circuitBreakerMachine', circuitBreakerMachine, ['counting', 'openDurationMs', 'halfOpenMaxCalls', 'successThreshold', 'random', 'onListenerError'], (m) => (m as { snapshot(now: number): unknown }).snapshot(0)],
   ['parseRetryPolicy', parseRetryPolicy, ['maxAttempts', 'backoff', 'retryable', 'maxRetryAfterMs', 'deadlineMs', 'attemptTimeoutMs', 'budget'], (p) => p],
   ['createRetry', createRetry, ['maxAttempts', 'backoff', 'retryable', 'maxRetryAfterMs', 'deadlineMs', 'attemptTimeoutMs', 'budget', 'random', 'clock', 'unref', 'onRetry', 'onGiveUp', 'onHookError'], (r) => (r as { policy: unknown }).policy],
   ['herdScenario', (o: never) => herdScenario('full jitter', o), ['clients', 'spreadMs', 'horizonMs', 'server'], (s) => JSON.stringify(s)],
@@ -36,7 +38,7 @@ describe('an option set to undefined is the default', () => {
   });
 
   it('circuitBreaker, keyedBudgets, parseGrpcServiceConfig, withRetry and retry accept them too', async () => {
-    const breaker = circuitBreaker(allUndefined(['clock', 'isFailure', 'isResultFailure', 'rng', 'counting', 'openDurationMs', 'halfOpenMaxCalls', 'successThreshold', 'onListenerError']));
+    const breaker = circuitBreaker(allUndefined(['clock', 'isFailure', 'isResultFailure', 'random', 'counting', 'openDurationMs', 'halfOpenMaxCalls', 'successThreshold', 'onListenerError']));
     await expect(breaker.execute(() => 1, { signal: undefined })).resolves.toBe(1);
     expect(breaker.snapshot()).toEqual(circuitBreaker().snapshot());
     expect(keyedBudgets(() => retryThrottlingBudget(), { maxKeys: undefined }).get('a')).toBeDefined();

@@ -1,19 +1,7 @@
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  MAX_DELAY_MS,
-  circuitBreaker,
-  failureRatio,
-  fullJitterBackoff,
-  isInvalidOptionError,
-  retry,
-  retryRatioBudget,
-  retryThrottlingBudget,
-  type Backoff,
-  type RetryBudget,
-  type Rng,
-  type Scheduler,
-} from 'herdless';
+import { circuitBreaker, failureRatio, fullJitterBackoff, isInvalidOptionError, retry, retryRatioBudget, retryThrottlingBudget, type Backoff, type RetryBudget, type Rng, type Scheduler } from 'herdless';
+import { MAX_DELAY_MS } from 'herdless/core';
 import { runScenario } from 'herdless/sim';
 
 /*

@@ -13,7 +13,7 @@ const PATH = '/test.Flaky/Unary';
 
 function setup(options: Record<string, unknown> = {}) {
   const clock = new ManualClock();
-  const planner = grpcRetryPlanner('test', { serviceConfig: a6ServiceConfig(), scheduler: clock, random: mid, ...options });
+  const planner = grpcRetryPlanner('test', { serviceConfig: a6ServiceConfig(), clock, random: mid, ...options });
   return { clock, planner, call: (remainingMs = Infinity, server = 'virtual.test:1') => new GrpcCallRetry(planner, planner.planFor(PATH, server), PATH, remainingMs) };
 }
 
@@ -29,16 +29,16 @@ describe('GrpcCallRetry (gRFC A6, virtual time)', () => {
     const { call } = setup();
     const c = call();
     const waits = [c.failed(UNAVAILABLE, ['2000']), c.failed(UNAVAILABLE, undefined), c.failed(UNAVAILABLE, undefined)];
-    expect(waits.map((k) => (k.kind === 'retry' ? [k.delayMs, k.hinted] : k.reason))).toEqual([
-      [2000, true],
-      [100, false],
-      [200, false],
+    expect(waits.map((k) => (k.kind === 'retry' ? [k.delayMs, k.delaySource] : k.reason))).toEqual([
+      [2000, 'server-hint'],
+      [100, 'backoff'],
+      [200, 'backoff'],
     ]);
   });
 
   it('a pushback above maxRetryAfterMs ends the call: hint-too-long', () => {
     const { call } = setup({ maxRetryAfterMs: 1000 });
-    expect(call().failed(UNAVAILABLE, '2000')).toEqual({ kind: 'give-up', reason: 'hint-too-long', waitMs: 2000, limitMs: 1000 });
+    expect(call().failed(UNAVAILABLE, '2000')).toEqual({ kind: 'give-up', reason: 'hint-too-long', delayMs: 2000, limitMs: 1000 });
     expect(call().failed(UNAVAILABLE, '99999999999999')).toMatchObject({ kind: 'give-up', reason: 'hint-too-long' });
   });
 
@@ -47,7 +47,7 @@ describe('GrpcCallRetry (gRFC A6, virtual time)', () => {
     const c = call(250);
     expect(c.failed(UNAVAILABLE, undefined)).toMatchObject({ kind: 'retry', delayMs: 100 });
     await clock.advance(100);
-    expect(c.failed(UNAVAILABLE, undefined)).toMatchObject({ kind: 'give-up', reason: 'deadline', waitMs: 200, limitMs: 150 });
+    expect(c.failed(UNAVAILABLE, undefined)).toMatchObject({ kind: 'give-up', reason: 'deadline', delayMs: 200, limitMs: 150 });
   });
 
   it('verdicts: a non-retryable status is fatal and leaves the throttle alone; pushback on it changes nothing', () => {

@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
-import { grpcRetryInterceptor, grpcThrottleOf, type GrpcGiveUpEvent, type GrpcRetryEvent, type GrpcJsRetryInterceptorOptions } from 'herdless/grpc';
+import { grpcThrottleOf, type GrpcGiveUpEvent, type GrpcRetryEvent } from 'herdless/grpc';
+import { grpcRetryInterceptor, type GrpcJsRetryInterceptorOptions } from 'herdless/grpc-js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FlakyClient, a6ServiceConfig, expectA6Waits, startFlakyServer, type FlakyClientInstance, type FlakyServer, type Outcome } from './support/grpc-server.js';
 import { invalidOption } from './support/invalid-option.js';
@@ -67,9 +68,9 @@ describe('grpcRetryInterceptor against a real grpc-js server (gRFC A6 behaviour 
     expect(value).toEqual({ ok: true, attempt: 3 });
     const arrivals = arrivalsOf(id);
     expect(arrivals.map((a) => a.previous)).toEqual(['', '1', '2']);
-    expect(c.retries.map((r) => [r.attempt, r.code, r.hinted])).toEqual([
-      [1, UNAVAILABLE, false],
-      [2, UNAVAILABLE, false],
+    expect(c.retries.map((r) => [r.attempt, r.code, r.delaySource])).toEqual([
+      [1, UNAVAILABLE, 'backoff'],
+      [2, UNAVAILABLE, 'backoff'],
     ]);
     expectA6Waits(c.retries.map((r) => r.delayMs), arrivals);
   });
@@ -99,9 +100,9 @@ describe('grpcRetryInterceptor against a real grpc-js server (gRFC A6 behaviour 
     expect(error).toBeNull();
     const arrivals = arrivalsOf(id);
     expect(arrivals).toHaveLength(3);
-    expect(c.retries.map((r) => [r.delayMs, r.hinted])).toEqual([
-      [2000, true],
-      [expect.any(Number), false],
+    expect(c.retries.map((r) => [r.delayMs, r.delaySource])).toEqual([
+      [2000, 'pushback'],
+      [expect.any(Number), 'backoff'],
     ]);
     const next = c.retries[1]!.delayMs;
     expect(next).toBeGreaterThanOrEqual(80);

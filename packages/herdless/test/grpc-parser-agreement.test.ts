@@ -6,7 +6,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { isInvalidOptionError, parseGrpcPushback, parseGrpcServiceConfig, type GrpcStatusName } from 'herdless';
+import { isInvalidOptionError } from 'herdless';
+import { parseGrpcPushback, parseGrpcServiceConfig, type GrpcStatusName } from 'herdless/grpc';
 import { describe, expect, it, vi } from 'vitest';
 
 const require = createRequire(import.meta.url);

@@ -7,7 +7,7 @@ import { Code, ConnectError, createClient, type Client, type Transport } from '@
 import { Http2SessionManager, createConnectTransport, createGrpcTransport } from '@connectrpc/connect-node';
 import * as grpc from '@grpc/grpc-js';
 import { connectRetryInterceptor, type ConnectRetryInterceptorOptions } from 'herdless/connect';
-import { grpcRetryInterceptor, type GrpcGiveUpEvent, type GrpcJsRetryInterceptorOptions } from 'herdless/grpc';
+import { grpcRetryInterceptor, type GrpcGiveUpEvent, type GrpcJsRetryInterceptorOptions } from 'herdless/grpc-js';
 import { ManualClock } from 'herdless';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { invalidOption } from './support/invalid-option.js';
@@ -284,7 +284,7 @@ describe('the commit rule beside grpc-js', () => {
     const giveUps: GrpcGiveUpEvent[] = [];
     let onRetry = (): void => undefined;
     const retried = new Promise<void>((resolve) => (onRetry = resolve));
-    const c = herdlessGrpc(giveUps, { scheduler: clock, perRpcBufferLimit: 1000, onRetry: () => onRetry() });
+    const c = herdlessGrpc(giveUps, { clock, perRpcBufferLimit: 1000, onRetry: () => onRetry() });
     const call = head([{ afterFirst: UNAVAILABLE }, { ok: true }]);
     const done = new Promise<Result>((resolve) => {
       const stream = c.clientStream({}, (error, value) => resolve(error ? { code: error.code, value: undefined } : { code: 0, value }));

@@ -1,6 +1,6 @@
 // The gRPC layer reports through the shared event model: a real grpc-js server, the interceptor's telemetry.
 import * as grpc from '@grpc/grpc-js';
-import { grpcRetryInterceptor } from 'herdless/grpc';
+import { grpcRetryInterceptor } from 'herdless/grpc-js';
 import type { TelemetryEvent } from 'herdless';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FlakyClient, startFlakyServer, type FlakyClientInstance, type FlakyServer, type Outcome } from './support/grpc-server.js';

@@ -1,16 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  GRPC_STATUS_CODES,
-  grpcDurationMs,
-  grpcStatusName,
-  grpcServerName,
-  grpcStatusOf,
-  grpcThrottleFor,
-  grpcThrottleOf,
-  parseGrpcPushback,
-  parseGrpcServiceConfig,
-  type Rng,
-} from 'herdless';
+import { type Rng } from 'herdless';
+import { GRPC_STATUS_CODES, grpcDurationMs, grpcStatusName, grpcServerName, grpcStatusOf, grpcThrottleFor, grpcThrottleOf, parseGrpcPushback, parseGrpcServiceConfig } from 'herdless/grpc';
 import { invalidOption } from './support/invalid-option.js';
 
 const fixed = (x: number): Rng => ({ random: () => x });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseHttpDate, parseRetryAfter, parseRetryAfterMs } from 'herdless';
+import { parseHttpDate, parseRetryAfter, parseRetryAfterMs } from 'herdless/http';
 
 // The edges of the HTTP hint parsers that http-retry-after.test.ts does not reach: calendar checks
 // read on dates that are not in the past (a past date is no hint whether it is valid or not), the

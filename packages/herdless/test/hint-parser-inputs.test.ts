@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseRetryAfter, parseRetryAfterMs, retryAfterFromHeaders } from 'herdless';
+import { parseRetryAfter, parseRetryAfterMs, retryAfterFromHeaders } from 'herdless/http';
 import { invalidOption } from './support/invalid-option.js';
 
 // What the hint parsers take from their caller (not from a server): a header's value is text, or

@@ -2,7 +2,8 @@
 import axios from 'axios';
 import { Agent, Pool, fetch as undiciFetch, request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { constantBackoff, isInvalidOptionError, isRetryError, retry, retryInfo, withRetry } from 'herdless';
+import { constantBackoff, isInvalidOptionError, isRetryError, retry } from 'herdless';
+import { retryInfo, withRetry } from 'herdless/http';
 import { retryAdapter } from 'herdless/axios';
 import { retryInterceptor } from 'herdless/undici';
 import { startScriptedServer, type ScriptedServer } from './support/scripted-server.js';

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ATTEMPT_HEADER, constantBackoff, withRetry } from 'herdless';
+import { constantBackoff } from 'herdless';
+import { ATTEMPT_HEADER, withRetry } from 'herdless/http';
 import { invalidOption } from './support/invalid-option.js';
 import { startScriptedServer, type ScriptedServer } from './support/scripted-server.js';
 

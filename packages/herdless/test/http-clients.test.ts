@@ -4,7 +4,8 @@
  * "don't retry" mark, network failures, telemetry. Waits run on a ManualClock that the test drives.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock, constantBackoff, isRetryError, type HttpRetryEvent, type HttpRetryOptions, type TelemetryEvent } from 'herdless';
+import { ManualClock, constantBackoff, isRetryError, type TelemetryEvent } from 'herdless';
+import { type HttpRetryEvent, type HttpRetryOptions } from 'herdless/http';
 import { httpClients, type ClientOutcome, type ClientRequest, type HttpClientDriver } from './support/http-clients.js';
 import { startScriptedServer, type ScriptedServer } from './support/scripted-server.js';
 
@@ -94,9 +95,9 @@ for (const client of httpClients(origin)) {
       expect(await send({ path: '/' })).toEqual({ status: 200, body: 'ok', reason: undefined });
       // The date is 30 s after WALL; the clock (and the response's Date) had moved 2 s by then.
       expect(delays).toEqual([
-        [2000, 'server'],
-        [28_000, 'server'],
-        [1500, 'server'],
+        [2000, 'server-hint'],
+        [28_000, 'server-hint'],
+        [1500, 'server-hint'],
         [7, 'backoff'],
       ]);
       expect(server.requests).toHaveLength(5);

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { fetchWithRetry, isInvalidOptionError, isRetryError, newIdempotencyKey, withRetry, type HttpRetryOptions, type InvalidOptionError, type RetryError } from 'herdless';
+import { isInvalidOptionError, isRetryError, type InvalidOptionError, type RetryError } from 'herdless';
+import { fetchWithRetry, newIdempotencyKey, withRetry, type HttpRetryOptions } from 'herdless/http';
 
 const neverCalled = (): Promise<Response> => {
   throw new Error('fetch must not be called');

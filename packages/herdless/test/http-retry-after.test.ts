@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { InvalidOptionError, parseHttpDate, parseRetryAfter, parseRetryAfterMs, retryAfterFromHeaders } from 'herdless';
+import { InvalidOptionError } from 'herdless';
+import { parseHttpDate, parseRetryAfter, parseRetryAfterMs, retryAfterFromHeaders } from 'herdless/http';
 
-// The wall clock of the example: 21 Oct 2015 07:28:00 GMT.
+// The wall clock of MDN's Retry-After example: 21 Oct 2015 07:28:00 GMT.
 const NOW = Date.UTC(2015, 9, 21, 7, 28, 0);
 
 afterEach(() => {
@@ -53,7 +54,7 @@ describe('parseRetryAfter: delay-seconds', () => {
 
 describe('parseRetryAfter: HTTP-date', () => {
   const cases: [string, number | undefined][] = [
-    ['Wed, 21 Oct 2015 07:28:10 GMT', 10_000], // the example
+    ['Wed, 21 Oct 2015 07:28:10 GMT', 10_000], // ten seconds after the wall clock
     ['Wednesday, 21-Oct-15 07:28:10 GMT', 10_000], // RFC 850 (obsolete)
     ['Wed Oct 21 07:28:10 2015', 10_000], // asctime (obsolete)
     ['Wed, 21 Oct 2015 07:28:00 GMT', undefined], // now: no hint (the backoff applies, with its jitter)

@@ -1,17 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  ManualClock,
-  constantBackoff,
-  fetchWithRetry,
-  isAttemptTimeoutError,
-  isRetryError,
-  retryInfo,
-  retryThrottlingBudget,
-  withRetry,
-  type HttpGiveUpEvent,
-  type HttpRetryEvent,
-  type RetryError,
-} from 'herdless';
+import { ManualClock, constantBackoff, isAttemptTimeoutError, isRetryError, retryThrottlingBudget, type RetryError } from 'herdless';
+import { fetchWithRetry, retryInfo, withRetry, type HttpGiveUpEvent, type HttpRetryEvent } from 'herdless/http';
 import { startScriptedServer, type ScriptedServer } from './support/scripted-server.js';
 
 /** A ManualClock that records the delay of every timer and lets a test await the next one. */
@@ -38,7 +27,7 @@ class TimerClock extends ManualClock {
   }
 }
 
-/** The wall clock of the issue's example: 21 Oct 2015 07:28:00 GMT, moving with the virtual clock. */
+/** The wall clock of MDN's Retry-After example: 21 Oct 2015 07:28:00 GMT, moving with the virtual clock. */
 const WALL = Date.UTC(2015, 9, 21, 7, 28, 0);
 const noWait = constantBackoff();
 
@@ -109,7 +98,7 @@ describe('Retry-After (virtual time for waits, an injected wall clock for dates)
         status: 503,
         error: expect.objectContaining({ name: 'HttpStatusError', status: 503, retryAfterMs: 10_000 }),
         delayMs: 10_000,
-        delaySource: 'server',
+        delaySource: 'server-hint',
       },
     ]);
     expect(retryInfo(res)).toEqual({ attempts: 2, reason: undefined, error: undefined });
@@ -135,7 +124,7 @@ describe('Retry-After (virtual time for waits, an injected wall clock for dates)
     expect(await ok(res)).toBe('ok');
     expect(clock.delays).toEqual([]);
     expect(server.requests.map((r) => r.at)).toEqual([0, 0]);
-    expect(events.map((e) => [e.delayMs, e.delaySource])).toEqual([[0, 'server']]);
+    expect(events.map((e) => [e.delayMs, e.delaySource])).toEqual([[0, 'server-hint']]);
   });
 
   it('client clock 10 s fast, Date: T, Retry-After: T + 5 s → the second request after 5 000 ms, not at once', async () => {
@@ -227,7 +216,7 @@ describe('Retry-After (virtual time for waits, an injected wall clock for dates)
     await clock.advance(2000);
     expect((await promise).status).toBe(200);
     expect(clock.delays).toEqual([2000]);
-    expect(events.map((e) => [e.status, e.delayMs, e.delaySource])).toEqual([[status, 2000, 'server']]);
+    expect(events.map((e) => [e.status, e.delayMs, e.delaySource])).toEqual([[status, 2000, 'server-hint']]);
   });
 
   it('ignoreHints: an absurd Retry-After is ignored and the backoff applies (no hint-too-long give-up)', async () => {

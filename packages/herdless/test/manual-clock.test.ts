@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_DELAY_MS, ManualClock } from 'herdless';
+import { ManualClock } from 'herdless';
+import { MAX_DELAY_MS } from 'herdless/core';
 
 describe('ManualClock', () => {
   it('fires due timers in (time, scheduling order) and moves time to each', async () => {

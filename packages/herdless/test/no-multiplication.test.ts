@@ -5,21 +5,8 @@
 import type http from 'node:http';
 import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  DO_NOT_RETRY_HEADER,
-  HttpStatusError,
-  circuitBreaker,
-  constantBackoff,
-  consecutiveFailures,
-  isGivenUp,
-  isHttpStatusError,
-  isRetryError,
-  markDoNotRetry,
-  retry,
-  retryInfo,
-  throwIfNotOk,
-  withRetry,
-} from 'herdless';
+import { circuitBreaker, constantBackoff, consecutiveFailures, isGivenUp, isRetryError, markDoNotRetry, retry } from 'herdless';
+import { DO_NOT_RETRY_HEADER, HttpStatusError, isHttpStatusError, retryInfo, throwIfNotOk, withRetry } from 'herdless/http';
 import { startLoopback, stopLoopback } from './support/loopback.js';
 
 const immediate = constantBackoff({ delayMs: 0 });

@@ -3,19 +3,8 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { MeterProvider, MetricReader, type DataPoint, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  ManualClock,
-  circuitBreaker,
-  constantBackoff,
-  consecutiveFailures,
-  createRetry,
-  finagleRetryBudget,
-  isInvalidOptionError,
-  retry,
-  retryRatioBudget,
-  retryThrottlingBudget,
-  withRetry,
-} from 'herdless';
+import { ManualClock, circuitBreaker, constantBackoff, consecutiveFailures, createRetry, finagleRetryBudget, isInvalidOptionError, retry, retryRatioBudget, retryThrottlingBudget } from 'herdless';
+import { withRetry } from 'herdless/http';
 import { otelTelemetry } from 'herdless/otel';
 import { startScriptedServer, type ScriptedServer } from './support/scripted-server.js';
 

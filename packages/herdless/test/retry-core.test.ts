@@ -1,23 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  DEFAULT_BACKOFF,
-  DEFAULT_THROTTLING_BACKOFF,
-  MAX_DELAY_MS,
-  classify,
-  constantBackoff,
-  createRetry,
-  decorrelatedJitterBackoff,
-  exponentialBackoff,
-  fullJitterBackoff,
-  isInvalidOptionError,
-  parseRetryPolicy,
-  retryAfter,
-  type RetryBudget,
-  type RetryPolicy,
-  type Rng,
-  type Verdict,
-} from 'herdless';
+import { constantBackoff, createRetry, decorrelatedJitterBackoff, exponentialBackoff, fullJitterBackoff, isInvalidOptionError, type RetryBudget, type RetryPolicy, type Rng, type Verdict } from 'herdless';
+import { DEFAULT_BACKOFF, DEFAULT_THROTTLING_BACKOFF, MAX_DELAY_MS, classify, parseRetryPolicy, retryAfter } from 'herdless/core';
 import { DO_NOT_RETRY_VERDICT, FATAL, PyRandom, RETRYABLE, RETRYABLE_THROTTLED, decide, describeGiveUp, startRetry, type RetryCommand } from 'herdless/sim';
 import { invalidOption } from './support/invalid-option.js';
 
@@ -154,11 +138,11 @@ describe('decide(): the step, with fixed values', () => {
     expect(c).toEqual({
       kind: 'retry',
       delayMs: 2500,
-      hinted: true,
+      delaySource: 'server-hint',
       next: { attempt: 2, previousDelayMs: 0, deadlineAt: Infinity, backoffRestartedAt: 1 },
     });
     const zero = decide(policy, startRetry(policy, 0), retryAfter(0), 0, half);
-    expect(zero).toMatchObject({ kind: 'retry', delayMs: 0, hinted: true });
+    expect(zero).toMatchObject({ kind: 'retry', delayMs: 0, delaySource: 'server-hint' });
   });
 
   it('a hint restarts the backoff from its first step (gRFC A6 pushback): 50 then 100, not 50 then 200', () => {
@@ -175,7 +159,7 @@ describe('decide(): the step, with fixed values', () => {
     expect(state).toEqual({ attempt: 5, previousDelayMs: 0, deadlineAt: Infinity, backoffRestartedAt: 4 });
     // Without a hint the state keeps its old shape (no backoffRestartedAt field).
     const plain = decide(p, startRetry(p, 0), RETRYABLE, 0, half);
-    expect(plain).toEqual({ kind: 'retry', delayMs: 100, hinted: false, next: { attempt: 2, previousDelayMs: 100, deadlineAt: Infinity } });
+    expect(plain).toEqual({ kind: 'retry', delayMs: 100, delaySource: 'backoff', next: { attempt: 2, previousDelayMs: 100, deadlineAt: Infinity } });
   });
 
   it('after a hint, decorrelated jitter starts again from its base', () => {
@@ -191,7 +175,7 @@ describe('decide(): the step, with fixed values', () => {
 
   it('a hint longer than maxRetryAfterMs ends the call: hint-too-long, no clamp', () => {
     const c = decide(policy, startRetry(policy, 0), retryAfter(60_001), 0, half);
-    expect(c).toEqual({ kind: 'give-up', reason: 'hint-too-long', waitMs: 60_001, limitMs: 60_000 });
+    expect(c).toEqual({ kind: 'give-up', reason: 'hint-too-long', delayMs: 60_001, limitMs: 60_000 });
     expect(describeGiveUp(policy, c as never)).toBe('the server asked to wait 60001 ms, more than maxRetryAfterMs (60000 ms)');
     expect(decide(policy, startRetry(policy, 0), retryAfter(60_000), 0, half)).toMatchObject({ kind: 'retry', delayMs: 60_000 });
   });
@@ -202,10 +186,10 @@ describe('decide(): the step, with fixed values', () => {
     expect(s.deadlineAt).toBe(1500);
     expect(decide(p, s, RETRYABLE, 1100, half)).toMatchObject({ kind: 'retry', delayMs: 300 });
     const crossing = decide(p, s, RETRYABLE, 1200, half); // 1200 + 300 = 1500: would end at the deadline
-    expect(crossing).toEqual({ kind: 'give-up', reason: 'deadline', waitMs: 300, limitMs: 300 });
+    expect(crossing).toEqual({ kind: 'give-up', reason: 'deadline', delayMs: 300, limitMs: 300 });
     expect(describeGiveUp(p, crossing as never)).toBe('the next wait (300 ms) would cross the deadline (300 ms left)');
     const hinted = decide(p, s, retryAfter(400), 1200, half);
-    expect(hinted).toEqual({ kind: 'give-up', reason: 'hint-too-long', waitMs: 400, limitMs: 300 });
+    expect(hinted).toEqual({ kind: 'give-up', reason: 'hint-too-long', delayMs: 400, limitMs: 300 });
     expect(describeGiveUp(p, hinted as never)).toBe('the server asked to wait 400 ms, more than the 300 ms left before the deadline');
     expect(decide(p, s, RETRYABLE, 1500, half)).toEqual({ kind: 'give-up', reason: 'deadline' });
   });
@@ -238,7 +222,7 @@ describe('decide(): the step, with fixed values', () => {
     }
   });
 
-  it('the issue-3 backoff edges: no cap at retry 25 stays ≤ 2^31 − 1; multiplier 100, cap 5 s at retry 200 is 5000', () => {
+  it('backoff edges: no cap at retry 25 stays ≤ 2^31 − 1; multiplier 100, cap 5 s at retry 200 is 5000', () => {
     const noCap = parseRetryPolicy({ maxAttempts: 1000, backoff: exponentialBackoff({ initialBackoffMs: 100, maxBackoffMs: Infinity }) });
     expect(decide(noCap, { attempt: 25, previousDelayMs: 0, deadlineAt: Infinity }, RETRYABLE, 0, half)).toMatchObject({ delayMs: 1_677_721_600 });
     expect(decide(noCap, { attempt: 26, previousDelayMs: 0, deadlineAt: Infinity }, RETRYABLE, 0, half)).toMatchObject({ delayMs: MAX_DELAY_MS });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { constantBackoff, parseRetryPolicy, retryAfter, type Rng } from 'herdless';
+import { constantBackoff, type Rng } from 'herdless';
+import { parseRetryPolicy, retryAfter } from 'herdless/core';
 import { RETRYABLE_THROTTLED, decide, describeGiveUp, startRetry } from 'herdless/sim';
 
 // The give-up sentences at their edges: one attempt (no plural), and a hint exactly at
@@ -16,9 +17,9 @@ describe('describeGiveUp at its edges', () => {
   it('a hint equal to maxRetryAfterMs is allowed; refused for crossing the deadline, the sentence names the deadline', () => {
     const p = parseRetryPolicy({ maxAttempts: 3, maxRetryAfterMs: 400, deadlineMs: 1000, backoff: constantBackoff({ delayMs: 10 }) });
     const s = startRetry(p, 0);
-    expect(decide(p, s, retryAfter(400), 0, half)).toMatchObject({ kind: 'retry', delayMs: 400, hinted: true });
+    expect(decide(p, s, retryAfter(400), 0, half)).toMatchObject({ kind: 'retry', delayMs: 400, delaySource: 'server-hint' });
     const late = decide(p, s, retryAfter(400), 700, half);
-    expect(late).toEqual({ kind: 'give-up', reason: 'hint-too-long', waitMs: 400, limitMs: 300 });
+    expect(late).toEqual({ kind: 'give-up', reason: 'hint-too-long', delayMs: 400, limitMs: 300 });
     expect(describeGiveUp(p, late as never)).toBe('the server asked to wait 400 ms, more than the 300 ms left before the deadline');
   });
 

@@ -1,19 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  InvalidOptionError,
-  ManualClock,
-  RETRY_ERROR_FIRST_FAILURES,
-  RETRY_ERROR_LAST_FAILURES,
-  RetryError,
-  circuitBreaker,
-  consecutiveFailures,
-  constantBackoff,
-  createRetry,
-  exponentialBackoff,
-  isRetryError,
-  retry,
-  type Scheduler,
-} from 'herdless';
+import { InvalidOptionError, ManualClock, RetryError, circuitBreaker, consecutiveFailures, constantBackoff, createRetry, exponentialBackoff, isRetryError, retry, type Scheduler } from 'herdless';
+import { RETRY_ERROR_FIRST_FAILURES, RETRY_ERROR_LAST_FAILURES } from 'herdless/core';
 
 const transient = (n: number): Error => Object.assign(new Error(`blip ${n}`), { code: 'ECONNRESET' });
 

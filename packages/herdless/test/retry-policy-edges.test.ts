@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { AttemptTimeoutError, DEFAULT_THROTTLING_BACKOFF, RetryError, isRetryError, parseRetryPolicy, type RetryBudget } from 'herdless';
+import { AttemptTimeoutError, RetryError, isRetryError, type RetryBudget } from 'herdless';
+import { DEFAULT_THROTTLING_BACKOFF, parseRetryPolicy } from 'herdless/core';
 import { invalidOption } from './support/invalid-option.js';
 
 // The edges of parseRetryPolicy() and of the retry errors that retry-core.test.ts and retry.test.ts

@@ -1,7 +1,8 @@
 import { getEventListeners } from 'node:events';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { MAX_DELAY_MS, ManualClock, constantBackoff, createRetry, exponentialBackoff, fullJitterBackoff, isAttemptTimeoutError, isDoNotRetry, isInvalidOptionError, isRetryError, markDoNotRetry, retry, type RetryBudget, type RetryContext, type RetryError, type RetryOptions, type Scheduler } from 'herdless';
+import { ManualClock, constantBackoff, createRetry, exponentialBackoff, fullJitterBackoff, isAttemptTimeoutError, isDoNotRetry, isInvalidOptionError, isRetryError, markDoNotRetry, retry, type RetryBudget, type RetryContext, type RetryError, type RetryOptions, type Scheduler } from 'herdless';
+import { MAX_DELAY_MS } from 'herdless/core';
 import { PyRandom } from 'herdless/sim';
 import { invalidOption } from './support/invalid-option.js';
 
@@ -532,8 +533,8 @@ describe('hooks are observers', () => {
     await clock.runAll();
     await p;
     expect(log).toEqual([
-      ['retry', { attempt: 1, delayMs: 100, hinted: false, error: errors[0] }],
-      ['retry', { attempt: 2, delayMs: 200, hinted: false, error: errors[1] }],
+      ['retry', { attempt: 1, delayMs: 100, delaySource: 'backoff', error: errors[0] }],
+      ['retry', { attempt: 2, delayMs: 200, delaySource: 'backoff', error: errors[1] }],
       ['give-up', { reason: 'exhausted', attempts: 3, error: errors[2] }],
     ]);
   });

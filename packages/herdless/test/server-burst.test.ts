@@ -4,7 +4,8 @@
  */
 import type http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ATTEMPT_HEADER, DO_NOT_RETRY_HEADER, fullJitterBackoff, retryInfo, withRetry } from 'herdless';
+import { fullJitterBackoff } from 'herdless';
+import { ATTEMPT_HEADER, DO_NOT_RETRY_HEADER, retryInfo, withRetry } from 'herdless/http';
 import { loadShedder } from 'herdless/server';
 import { startLoopback, stopLoopback } from './support/loopback.js';
 

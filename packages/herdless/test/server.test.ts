@@ -1,6 +1,7 @@
 import type http from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ManualClock, RetryError, constantBackoff, markDoNotRetry, retryInfo, withRetry } from 'herdless';
+import { ManualClock, RetryError, constantBackoff, markDoNotRetry } from 'herdless';
+import { retryInfo, withRetry } from 'herdless/http';
 import { PyRandom } from 'herdless/sim';
 import { LoadShedder, giveUpAnswer, loadShedder, type Admission, type LoadShedding } from 'herdless/server';
 import { invalidOption } from './support/invalid-option.js';

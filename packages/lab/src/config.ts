@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { isInvalidOptionError } from 'herdless';
 import { BACKOFF_KINDS, BUDGET_KINDS, backoffFromSpec, budgetFromSpec } from 'herdless/sim';
 import { HERD_STRATEGIES, herdBackoff, type PolicySpec, type ScenarioSpec, type ServerModel } from 'herdless/sim';
-import { MAX_SEEDS } from './cli/seeds.js';
+import { MAX_SEEDS } from './seeds.js';
 import { closestName } from './closest.js';
 import { MAX_FIRST_SENDS } from './estimate.js';
 import { hasControls, quote } from './text.js';

@@ -2,7 +2,7 @@ import { basename } from 'node:path';
 import { z } from 'zod';
 import { isInvalidOptionError } from 'herdless';
 import { BACKOFF_KINDS, BUDGET_KINDS, METASTABLE_POLICIES, backoffFromSpec, budgetFromSpec, metastableSetup, type MetastableCombination, type MetastableServer, type PolicySpec } from 'herdless/sim';
-import { MAX_SEEDS, parseSeeds } from './cli/seeds.js';
+import { MAX_SEEDS, parseSeeds } from './seeds.js';
 import { ConfigError } from './config.js';
 import { readJsonFile } from './json-file.js';
 import { describePath, userPath } from './paths.js';

@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { isInvalidOptionError } from 'herdless';
 import { afterAll, describe, expect, it } from 'vitest';
 import { herdRunFromFlags } from '../src/cli/program.js';
-import { MAX_SEEDS, parseSeeds } from '../src/cli/seeds.js';
+import { MAX_SEEDS, parseSeeds } from '../src/seeds.js';
 import { parseConfig } from '../src/config.js';
 import { MAX_EVENTS, checkWork, estimateRunEvents } from '../src/estimate.js';
 import { grpcPolicy } from '../src/experiments/budget-run.js';

@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { parseSeeds } from '../src/cli/seeds.js';
+import { parseSeeds } from '../src/seeds.js';
 import { parseConfig } from '../src/config.js';
 import { estimateRunEvents } from '../src/estimate.js';
 import { herdBase, herdPolicies } from '../src/experiments/herd.js';

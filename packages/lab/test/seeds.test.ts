@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseSeeds } from '../src/cli/seeds.js';
+import { parseSeeds } from '../src/seeds.js';
 
 describe('parseSeeds', () => {
   it.each([

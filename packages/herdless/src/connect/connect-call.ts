@@ -36,14 +36,14 @@ function retryHeaders(req: { readonly header: Headers }, attempt: number, leftMs
   return header;
 }
 
-/** Waits `ms` on the scheduler; rejects with the signal's reason (as a ConnectError) if it aborts first. */
-function wait(scheduler: Scheduler, ms: number, signal: AbortSignal): Promise<void> {
+/** Waits `ms` on the clock; rejects with the signal's reason (as a ConnectError) if it aborts first. */
+function wait(clock: Scheduler, ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     const onAbort = (): void => {
-      scheduler.clearTimeout(handle);
+      clock.clearTimeout(handle);
       reject(ConnectError.from(signal.reason, Code.Canceled));
     };
-    const handle = scheduler.setTimeout(() => {
+    const handle = clock.setTimeout(() => {
       signal.removeEventListener('abort', onAbort);
       resolve();
     }, ms);
@@ -88,7 +88,7 @@ export class ConnectCall {
     private readonly req: UnaryRequest | StreamRequest,
   ) {
     this.#timeoutMs = readTimeoutMs(req.header);
-    this.#startedAt = planner.scheduler.now();
+    this.#startedAt = planner.clock.now();
     this.retry = new GrpcCallRetry(planner, plan, path, this.#timeoutMs ?? Infinity);
     this.buffer = planner.buffers.call();
   }
@@ -98,7 +98,7 @@ export class ConnectCall {
     const attempt = this.retry.attempt;
     this.retry.started();
     if (attempt === 1) return this.req.header;
-    const left = this.#timeoutMs === undefined ? undefined : this.#timeoutMs - (this.planner.scheduler.now() - this.#startedAt);
+    const left = this.#timeoutMs === undefined ? undefined : this.#timeoutMs - (this.planner.clock.now() - this.#startedAt);
     return retryHeaders(this.req, attempt, left);
   }
 
@@ -116,7 +116,7 @@ export class ConnectCall {
     }
     const command = this.retry.failed(failure.code, failure.metadata.get(GRPC_PUSHBACK_HEADER) ?? undefined);
     if (command.kind === 'give-up') throw error;
-    if (command.delayMs > 0) await wait(this.planner.scheduler, command.delayMs, this.req.signal);
+    if (command.delayMs > 0) await wait(this.planner.clock, command.delayMs, this.req.signal);
     // A stream's request outgrew the buffer during the wait: this failure is the call's last.
     if (this.committed !== undefined) {
       this.retry.gaveUp(failure.code, 'committed', this.committed);

@@ -1,43 +1,10 @@
 import { MAX_DELAY_MS } from '../core/backoff/backoff.js';
 import { DO_NOT_RETRY_VERDICT, FATAL, RETRYABLE, retryAfter, type Verdict } from '../core/classify/verdict.js';
 import { decide, describeGiveUp, type HintedRetryBudget, type RetryCommand, type RetryState } from '../core/retry/decide.js';
-import type { GiveUpReason } from '../core/retry/errors.js';
 import { callHook } from '../runtime/hooks.js';
 import { CallTelemetry } from '../runtime/telemetry.js';
-import type { GrpcMethodPlan, GrpcRetryPlanner } from './interceptor-options.js';
+import type { GrpcGiveUpEvent, GrpcMethodPlan, GrpcRetryEvent, GrpcRetryPlanner } from './interceptor-options.js';
 import { parseGrpcPushback } from './pushback.js';
-
-/** What `onRetry` hears before each retry's wait. */
-export interface GrpcRetryEvent {
-  /** The method's path, e.g. `/helloworld.Greeter/SayHello`. */
-  readonly method: string;
-  /** The attempt that failed, from 1. */
-  readonly attempt: number;
-  /** Its status code (gRPC numbering, as `GRPC_STATUS_CODES`). */
-  readonly code: number;
-  /** The wait before the next attempt, in ms. */
-  readonly delayMs: number;
-  /** True when the wait is the server's pushback rather than the backoff's. */
-  readonly hinted: boolean;
-}
-
-/** What `onGiveUp` hears when a failed attempt is the call's last. */
-export interface GrpcGiveUpEvent {
-  /** The method's path. */
-  readonly method: string;
-  /** The attempts made. */
-  readonly attempts: number;
-  /** The last attempt's status code. */
-  readonly code: number;
-  /**
-   * Why no retry followed: `'fatal'` (a status not in the retryable list), `'exhausted'`,
-   * `'budget'`… or `'committed'`: gRFC A6's commit rule (the response had begun, or the request
-   * outgrew the retry buffer; `message` says which).
-   */
-  readonly reason: GiveUpReason | 'committed';
-  /** A human sentence, e.g. `all 4 attempts failed (maxAttempts 4)`. */
-  readonly message: string;
-}
 
 /**
  * @internal How a finished attempt's status reads for `decide()` (gRFC A6): a retryable status is
@@ -72,13 +39,13 @@ export class GrpcCallRetry {
     /** The ms left before the call's deadline (`Infinity` for none). */
     remainingMs: number,
   ) {
-    const now = planner.scheduler.now();
+    const now = planner.clock.now();
     this.#state = { attempt: 1, previousDelayMs: 0, deadlineAt: now + remainingMs };
     const observer = planner.telemetry;
     this.#tel =
       observer === undefined
         ? undefined
-        : new CallTelemetry(observer, { layer: 'grpc', client: planner.client, method }, planner.scheduler, planner.options.onHookError);
+        : new CallTelemetry(observer, { layer: 'grpc', client: planner.client, method }, planner.clock, planner.options.onHookError);
   }
   /** The attempt running or just finished, from 1. */
   get attempt(): number {
@@ -87,7 +54,7 @@ export class GrpcCallRetry {
   /** The budget hears of each attempt as it starts. */
   started(): void {
     this.#waiting = false;
-    this.plan.policy.budget?.onAttempt(this.planner.scheduler.now(), this.#state.attempt > 1);
+    this.plan.policy.budget?.onAttempt(this.planner.clock.now(), this.#state.attempt > 1);
     if (this.#tel !== undefined) {
       this.#inFlight = true;
       this.#tel.attemptStart(this.#state.attempt);
@@ -95,7 +62,7 @@ export class GrpcCallRetry {
   }
   /** The call succeeded (status OK). */
   succeeded(): void {
-    (this.plan.policy.budget as HintedRetryBudget | undefined)?.onSuccess(this.planner.scheduler.now(), this.#state.attempt > 1);
+    (this.plan.policy.budget as HintedRetryBudget | undefined)?.onSuccess(this.planner.clock.now(), this.#state.attempt > 1);
     this.#ended('success', 0);
   }
   /** Reports the attempt in flight as ended (telemetry only). */
@@ -111,11 +78,11 @@ export class GrpcCallRetry {
   failed(code: number, pushback: unknown): RetryCommand {
     this.#ended('failure', code);
     const verdict = grpcVerdict(this.plan, code, pushback);
-    const command = decide(this.plan.policy, this.#state, verdict, this.planner.scheduler.now(), this.planner.random);
+    const command = decide(this.plan.policy, this.#state, verdict, this.planner.clock.now(), this.planner.random);
     const o = this.planner.options;
     if (command.kind === 'retry') {
-      const event: GrpcRetryEvent = { method: this.method, attempt: this.#state.attempt, code, delayMs: command.delayMs, hinted: command.hinted };
-      this.#tel?.retry(this.#state.attempt, command.delayMs, command.hinted ? 'pushback' : 'backoff', { code });
+      const event: GrpcRetryEvent = { method: this.method, attempt: this.#state.attempt, code, delayMs: command.delayMs, delaySource: command.delaySource === 'server-hint' ? 'pushback' : 'backoff' };
+      this.#tel?.retry(this.#state.attempt, command.delayMs, event.delaySource, { code });
       this.#state = command.next;
       this.#waiting = true;
       callHook(o.onRetry, event, 'onRetry', o.onHookError);

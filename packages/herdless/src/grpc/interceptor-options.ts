@@ -1,6 +1,7 @@
 import type { Backoff } from '../core/backoff/backoff.js';
 import type { RetryBudget } from '../core/budget/budget.js';
 import { InvalidOptionError, isInvalidOptionError } from '../core/errors.js';
+import type { GiveUpReason } from '../core/retry/errors.js';
 import { parseRetryPolicy, type RetryPolicy } from '../core/retry/policy.js';
 import type { Rng } from '../core/rng.js';
 import { numberOption, objectOption } from '../core/validate.js';
@@ -8,11 +9,42 @@ import type { HookName } from '../runtime/hooks.js';
 import { systemScheduler, type Scheduler } from '../runtime/scheduler.js';
 import { systemRandom } from '../runtime/system-random.js';
 import { telemetryOption, type TelemetryObserver } from '../runtime/telemetry.js';
-import type { GrpcGiveUpEvent, GrpcRetryEvent } from './call-retry.js';
 import { GRPC_MAX_ATTEMPTS_CAP, MAX_RETRY_ATTEMPTS_RULE, parseGrpcServiceConfig, type GrpcRetryConfig } from './service-config.js';
 import { DEFAULT_PER_RPC_BUFFER_LIMIT, DEFAULT_RETRY_BUFFER_SIZE, RetryBufferPool } from './retry-buffer.js';
 import { GRPC_STATUS_CODES, grpcStatusName, type GrpcStatusName } from './status.js';
 import { grpcThrottleFor } from './throttles.js';
+
+/** What `onRetry` hears before each retry's wait. */
+export interface GrpcRetryEvent {
+  /** The method's path, e.g. `/helloworld.Greeter/SayHello`. */
+  readonly method: string;
+  /** The attempt that failed, from 1. */
+  readonly attempt: number;
+  /** Its status code (gRPC numbering, as `GRPC_STATUS_CODES`). */
+  readonly code: number;
+  /** The wait before the next attempt, in ms. */
+  readonly delayMs: number;
+  /** Where the wait came from: `'pushback'` (the server's `grpc-retry-pushback-ms`, gRFC A6) or `'backoff'`. */
+  readonly delaySource: 'backoff' | 'pushback';
+}
+
+/** What `onGiveUp` hears when a failed attempt is the call's last. */
+export interface GrpcGiveUpEvent {
+  /** The method's path. */
+  readonly method: string;
+  /** The attempts made. */
+  readonly attempts: number;
+  /** The last attempt's status code. */
+  readonly code: number;
+  /**
+   * Why no retry followed: `'fatal'` (a status not in the retryable list), `'exhausted'`,
+   * `'budget'`… or `'committed'`: gRFC A6's commit rule (the response had begun, or the request
+   * outgrew the retry buffer; `message` says which).
+   */
+  readonly reason: GiveUpReason | 'committed';
+  /** A human sentence, e.g. `all 4 attempts failed (maxAttempts 4)`. */
+  readonly message: string;
+}
 
 /**
  * Options of the herdless gRPC interceptors (`herdless/grpc` for grpc-js, `herdless/connect` for
@@ -65,8 +97,8 @@ export interface GrpcRetryInterceptorOptions {
    * `'hint-too-long'`). Default 60 000. Range [0, 2^31 − 1].
    */
   maxRetryAfterMs?: number | undefined;
-  /** Timers and the clock. Default `systemScheduler`; tests may pass a `ManualClock`. */
-  scheduler?: Scheduler | undefined;
+  /** The clock and timers, as `retry()`'s `clock`. Default `systemScheduler`; tests may pass a `ManualClock`. */
+  clock?: Scheduler | undefined;
   /** The jitter's uniform source. Default `systemRandom`. */
   random?: Rng | undefined;
   /** Called before each retry's wait. A throw is reported (`onHookError`), never fails the call. */
@@ -85,7 +117,7 @@ export interface GrpcRetryInterceptorOptions {
 }
 
 const POLICY_KEYS = ['maxAttempts', 'backoff', 'retryableStatusCodes', 'budget'] as const;
-const COMMON_KEYS = ['serviceConfig', 'jitter', 'maxRetryAttempts', ...POLICY_KEYS, 'perRpcBufferLimit', 'retryBufferSize', 'maxRetryAfterMs', 'scheduler', 'random', 'onRetry', 'onGiveUp', 'onHookError', 'telemetry'];
+const COMMON_KEYS = ['serviceConfig', 'jitter', 'maxRetryAttempts', ...POLICY_KEYS, 'perRpcBufferLimit', 'retryBufferSize', 'maxRetryAfterMs', 'clock', 'random', 'onRetry', 'onGiveUp', 'onHookError', 'telemetry'];
 
 /** @internal One method's retry rules, resolved from the options. */
 export interface GrpcMethodPlan {
@@ -96,7 +128,7 @@ export interface GrpcMethodPlan {
 
 /** @internal The options, validated once, and a per-method, per-server resolver. */
 export interface GrpcRetryPlanner {
-  readonly scheduler: Scheduler;
+  readonly clock: Scheduler;
   readonly random: Rng;
   readonly options: GrpcRetryInterceptorOptions;
   /** The telemetry observer, if any (a disabled one is none). */
@@ -132,9 +164,9 @@ export function grpcRetryPlanner(
   for (const hook of ['onRetry', 'onGiveUp', 'onHookError'] as const) {
     if (!isFunctionOrUndefined(o[hook])) throw new InvalidOptionError(owner, hook, o[hook], 'must be a function');
   }
-  const scheduler = o.scheduler ?? systemScheduler;
-  if (typeof scheduler !== 'object' || scheduler === null || typeof scheduler.setTimeout !== 'function' || typeof scheduler.now !== 'function') {
-    throw new InvalidOptionError(owner, 'scheduler', scheduler, 'must be a Scheduler (now, setTimeout, clearTimeout)');
+  const clock = o.clock ?? systemScheduler;
+  if (typeof clock !== 'object' || clock === null || typeof clock.setTimeout !== 'function' || typeof clock.now !== 'function') {
+    throw new InvalidOptionError(owner, 'clock', clock, 'must be a Scheduler (now, setTimeout, clearTimeout)');
   }
   const random = o.random ?? systemRandom;
   if (typeof random !== 'object' || random === null || typeof random.random !== 'function') {
@@ -145,7 +177,7 @@ export function grpcRetryPlanner(
     numberOption(owner, 'retryBufferSize', o.retryBufferSize, DEFAULT_RETRY_BUFFER_SIZE, byteRule),
     numberOption(owner, 'perRpcBufferLimit', o.perRpcBufferLimit, DEFAULT_PER_RPC_BUFFER_LIMIT, byteRule),
   );
-  const common = { scheduler, random, options: o as GrpcRetryInterceptorOptions, telemetry: telemetryOption(owner, o.telemetry), client, buffers };
+  const common = { clock, random, options: o as GrpcRetryInterceptorOptions, telemetry: telemetryOption(owner, o.telemetry), client, buffers };
 
   if (o.serviceConfig !== undefined) {
     const clash = POLICY_KEYS.find((k) => o[k] !== undefined);

@@ -183,7 +183,7 @@ export async function runExchange<R extends StatusLike>(config: HttpConfig, exch
       exchange.discard((error as HttpStatusError<R>).response);
       pending = undefined;
     }
-    if (tel !== undefined) tel.retry(event.attempt, event.delayMs, event.hinted ? 'server-hint' : 'backoff', error);
+    if (tel !== undefined) tel.retry(event.attempt, event.delayMs, event.delaySource, error);
     if (config.onRetry === undefined) return undefined;
     return config.onRetry({
       method: exchange.method,
@@ -192,7 +192,7 @@ export async function runExchange<R extends StatusLike>(config: HttpConfig, exch
       status,
       error,
       delayMs: event.delayMs,
-      delaySource: event.hinted ? 'server' : 'backoff',
+      delaySource: event.delaySource,
     });
   };
 

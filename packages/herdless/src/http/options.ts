@@ -7,7 +7,8 @@ import type { HookName } from '../runtime/hooks.js';
 import { createRetry, RETRY_OBSERVER_KEYS, RETRY_POLICY_KEYS, type RetrierOptions } from '../runtime/retry.js';
 import { systemScheduler } from '../runtime/scheduler.js';
 import { telemetryOption, type TelemetryObserver } from '../runtime/telemetry.js';
-import { ATTEMPT_HEADER, DEFAULT_RETRY_STATUSES, RETRYABLE_HTTP_METHODS } from './data.js';
+import { ATTEMPT_HEADER, headerNameOption } from '../core/wire.js';
+import { DEFAULT_RETRY_STATUSES, RETRYABLE_HTTP_METHODS } from './data.js';
 import { newIdempotencyKey } from './idempotency-key.js';
 
 /**
@@ -49,8 +50,8 @@ export interface HttpRetryEvent {
   readonly error: unknown;
   /** The wait before the next attempt, in ms (0: at once). */
   readonly delayMs: number;
-  /** `'server'`: the wait is the response's `Retry-After` / `retry-after-ms`; `'backoff'`: the backoff drew it. */
-  readonly delaySource: 'backoff' | 'server';
+  /** `'server-hint'`: the wait is the response's `Retry-After` / `retry-after-ms`; `'backoff'`: the backoff drew it. */
+  readonly delaySource: 'backoff' | 'server-hint';
 }
 
 /**
@@ -235,16 +236,6 @@ function statusesOption(owner: string, value: unknown): ReadonlySet<number> {
     }
   }
   return new Set(value as number[]);
-}
-
-/** @internal An HTTP field name (RFC 9110 §5.1: a token), lower-cased; `false` → none. */
-export function headerNameOption(owner: string, field: string, value: unknown, fallback: string): string | undefined {
-  if (value === undefined) return fallback;
-  if (value === false) return undefined;
-  if (typeof value !== 'string' || !/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(value)) {
-    throw new InvalidOptionError(owner, field, value, 'must be an HTTP header name (a token such as "x-attempt") or false');
-  }
-  return value.toLowerCase();
 }
 
 const DEFAULT_METHODS: ReadonlySet<string> = /* @__PURE__ */ new Set(RETRYABLE_HTTP_METHODS);

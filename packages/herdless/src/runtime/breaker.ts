@@ -45,8 +45,8 @@ export interface CircuitBreakerOptions extends BreakerPolicyOptions {
    * that `withRetry()` returned after its last attempt is a failure of the dependency, not a success.
    */
   isResultFailure?: ((result: unknown) => boolean) | undefined;
-  /** Randomness for a jittered `openDurationMs` backoff. Default `systemRandom`. */
-  rng?: Rng | undefined;
+  /** Randomness for a jittered `openDurationMs` backoff, as `retry()`'s `random`. Default `systemRandom`. */
+  random?: Rng | undefined;
   /**
    * Receives `'breaker-state'` (every state change) and `'breaker-rejection'` (every refused call)
    * events, see {@link TelemetryObserver}. An observer: its failures are reported as a process
@@ -124,7 +124,7 @@ export class CircuitBreaker {
   constructor(options?: CircuitBreakerOptions) {
     const o = objectOption('circuitBreaker', 'options', options, [...BREAKER_POLICY_KEYS, 'clock', 'isFailure', 'isResultFailure', 'telemetry', 'name']);
     const { clock: _clock, isFailure: _isFailure, isResultFailure: _isResultFailure, telemetry: _telemetry, name: _name, ...policy } = o;
-    this.machine = new CircuitBreakerMachine({ ...policy, rng: o.rng === undefined ? systemRandom : checkedRng(o.rng, 'circuitBreaker', 'rng') });
+    this.machine = new CircuitBreakerMachine({ ...policy, random: o.random === undefined ? systemRandom : checkedRng(o.random, 'circuitBreaker', 'random') });
     this.clock = o.clock ?? systemClock;
     if (typeof this.clock !== 'object' || this.clock === null || typeof this.clock.now !== 'function') {
       throw new InvalidOptionError('circuitBreaker', 'clock', this.clock, 'must be an object with a now() method');

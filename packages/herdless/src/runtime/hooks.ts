@@ -12,8 +12,8 @@ export interface RetryEvent {
   readonly attempt: number;
   /** The wait before the next attempt, in ms (0: it starts at once). */
   readonly delayMs: number;
-  /** True when the wait is the server's hint (`retryAfterMs`) rather than the backoff's. */
-  readonly hinted: boolean;
+  /** Where the wait came from: `'server-hint'` (the failure's `retryAfterMs`: `Retry-After`, `retry-after-ms`) or `'backoff'`. */
+  readonly delaySource: 'backoff' | 'server-hint';
   /** What the failed attempt threw or rejected with. */
   readonly error: unknown;
 }

@@ -1,6 +1,6 @@
 import { isGivenUp } from '../core/classify/hints.js';
 import { isRetryError } from '../core/retry/errors.js';
-import { DO_NOT_RETRY_HEADER, RETRY_AFTER_MS_HEADER } from '../http/data.js';
+import { DO_NOT_RETRY_HEADER, RETRY_AFTER_MS_HEADER } from '../core/wire.js';
 import type { LoadShedderConfig } from './options.js';
 
 /**

@@ -18,5 +18,5 @@ export {
 export { LoadShedder, type LoadShedderStats, type Admission, type ShedReason } from './shedder.js';
 export type { LoadShedderOptions, LoadShedderConfig, NodeRequestLike } from './options.js';
 export { giveUpAnswer, type ServerAnswer } from './answers.js';
-export { ATTEMPT_HEADER, DO_NOT_RETRY_HEADER } from '../http/data.js';
+export { ATTEMPT_HEADER, DO_NOT_RETRY_HEADER } from '../core/wire.js';
 export { isGivenUp } from '../core/classify/hints.js';

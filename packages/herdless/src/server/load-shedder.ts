@@ -1,6 +1,6 @@
 import { isGivenUp } from '../core/classify/hints.js';
 import { InvalidOptionError } from '../core/errors.js';
-import { DO_NOT_RETRY_HEADER } from '../http/data.js';
+import { DO_NOT_RETRY_HEADER } from '../core/wire.js';
 import { giveUpAnswer, parseAttempt, shedAnswer, type ServerAnswer } from './answers.js';
 import type { LoadShedderConfig, LoadShedderOptions } from './options.js';
 import { LoadShedder, type Admission, type LoadShedderStats } from './shedder.js';
@@ -136,7 +136,7 @@ function toResponse(answer: ServerAnswer, body: string): Response {
  * ```ts
  * import http from 'node:http';
  * import { loadShedder } from 'herdless/server';
- * import { withRetry, throwIfNotOk } from 'herdless';
+ * import { withRetry, throwIfNotOk } from 'herdless/http';
  *
  * const shedding = loadShedder({ maxInFlight: 64, maxQueue: 64, maxQueueWaitMs: 250 });
  * const db = withRetry(fetch, { maxAttempts: 3 });

@@ -1,8 +1,7 @@
 import { InvalidOptionError } from '../core/errors.js';
 import { telemetryOption, type TelemetryObserver } from '../runtime/telemetry.js';
 import { numberOption, objectOption } from '../core/validate.js';
-import { ATTEMPT_HEADER } from '../http/data.js';
-import { headerNameOption } from '../http/options.js';
+import { ATTEMPT_HEADER, headerNameOption } from '../core/wire.js';
 import type { Rng } from '../core/rng.js';
 import { systemScheduler, type Scheduler } from '../runtime/scheduler.js';
 import { systemRandom } from '../runtime/system-random.js';

@@ -5,7 +5,8 @@
 import { Readable } from 'node:stream';
 import axios from 'axios';
 import { Agent, request } from 'undici';
-import { retryInfo, withRetry, type GiveUpReason, type HttpRetryOptions } from 'herdless';
+import { type GiveUpReason } from 'herdless';
+import { retryInfo, withRetry, type HttpRetryOptions } from 'herdless/http';
 import { retryAdapter } from 'herdless/axios';
 import { retryInterceptor } from 'herdless/undici';
 

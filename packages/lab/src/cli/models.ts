@@ -8,7 +8,7 @@ import { rowsToCsv } from '../charts/series.js';
 import { loadMetastableConfig } from '../metastable-config.js';
 import { quote } from '../text.js';
 import { UsageError } from '../usage-error.js';
-import { parseSeeds } from './seeds.js';
+import { parseSeeds } from '../seeds.js';
 
 /** The most clients one contention run may have: no backoff costs about 0.3 × clients² writes a run. */
 export const CONTENTION_MAX_CLIENTS = 1000;

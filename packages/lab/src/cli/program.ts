@@ -11,7 +11,7 @@ import { runHerdExperiment } from '../experiments/herd-run.js';
 import { buildReport } from '../report/build.js';
 import { FIGURES, LAB_EXPERIMENTS } from '../report/catalog.js';
 import { checkReportDir, writeReport } from '../report/write.js';
-import { parseSeeds } from './seeds.js';
+import { parseSeeds } from '../seeds.js';
 import { COUNT, DECIMAL, INTEGER } from '../numbers.js';
 import { arrivalBins, rowsToCsv, waitPoints } from '../charts/series.js';
 import { budgetCsv, budgetJson, budgetPolicies, budgetTable, budgetTitle, budgetTraceCsv, budgetTraceJson, configPolicies } from '../experiments/budget.js';

@@ -1,4 +1,5 @@
-import { isInvalidOptionError, parseGrpcServiceConfig } from 'herdless';
+import { isInvalidOptionError } from 'herdless';
+import { parseGrpcServiceConfig } from 'herdless/grpc';
 import { budgetScenario, type ClientPolicy, type ScenarioSpec } from 'herdless/sim';
 import { readJsonFile } from '../json-file.js';
 import { closestName } from '../closest.js';

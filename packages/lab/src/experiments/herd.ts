@@ -62,7 +62,7 @@ export function herdTable(result: HerdResult): string {
   return lines.join('\n');
 }
 
-/** One line per run, `full jitter seed 0: finish 10.54 requests 6096 crashes 1` (+ ` unfinished`, ` gave up 969`). */
+/** One line per run, `full jitter seed 0: finish 10.50 requests 6055 crashes 1` (+ ` unfinished`, ` gave up 969`). */
 export function herdPerSeed(result: HerdResult): string {
   return result.runs
     .flatMap(({ policy, results }) =>

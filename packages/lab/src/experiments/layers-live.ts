@@ -1,7 +1,8 @@
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DO_NOT_RETRY_HEADER, fullJitterBackoff, throwIfNotOk, withRetry } from 'herdless';
+import { fullJitterBackoff } from 'herdless';
+import { DO_NOT_RETRY_HEADER, throwIfNotOk, withRetry } from 'herdless/http';
 import { loadShedder } from 'herdless/server';
 import { LAYERS_POLICIES, layerNames, type LayersRow } from 'herdless/sim';
 

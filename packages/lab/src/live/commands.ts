@@ -1,7 +1,7 @@
 import { Command, Option } from 'commander';
 import { ARTICLE_SERVER, BUDGET_POLICIES, HERD_STRATEGIES, formatFixed, type BudgetPolicyName, type HerdStrategy, type ServerModel } from 'herdless/sim';
 import { loadConfig } from '../config-file.js';
-import { parseSeeds } from '../cli/seeds.js';
+import { parseSeeds } from '../seeds.js';
 import { UsageError } from '../usage-error.js';
 import { quote } from '../text.js';
 // The live runs (and undici, ~0.1 s to load) are imported when one starts, so the lab's start-up

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { withRetry, type Backoff, type FetchFunction, type RetryBudget } from 'herdless';
+import { type Backoff, type RetryBudget } from 'herdless';
+import { withRetry, type FetchFunction } from 'herdless/http';
 import { PyRandom, type PerTick, type RunResult } from 'herdless/sim';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { latenessOf, type Lateness } from './lateness.js';

@@ -2,7 +2,7 @@ import { type BackoffSpec } from 'herdless';
 import { BACKOFF_KINDS, backoffFromSpec } from 'herdless/sim';
 import { ARTICLE_SERVER, BUDGET_POLICIES, budgetPolicy, budgetScenario, HERD_STRATEGIES, herdBackoff, type BudgetPolicyName, type HerdStrategy, type PolicySpec, type ScenarioSpec } from 'herdless/sim';
 import { policySpecOf } from '../experiments/policy-spec.js';
-import { parseSeeds } from '../cli/seeds.js';
+import { parseSeeds } from '../seeds.js';
 import { ConfigError, parseConfig } from '../config.js';
 import type { HerdRun } from '../experiments/herd.js';
 import { PAGE_MAX_EVENTS, checkWork } from '../estimate.js';

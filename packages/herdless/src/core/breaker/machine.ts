@@ -326,7 +326,7 @@ export class CircuitBreakerMachine {
     const d = this.#policy.openDurationMs;
     if (typeof d === 'number') return d;
     const previous = opening === 1 ? 0 : this.#openDurationMs;
-    return checkedDelay('circuitBreaker', d.delay(opening, previous, this.#policy.rng!));
+    return checkedDelay('circuitBreaker', d.delay(opening, previous, this.#policy.random!));
   }
 }
 

@@ -43,7 +43,7 @@ export interface BreakerPolicyOptions {
    * The random source a jittered `openDurationMs` backoff draws from. Required by the bare state
    * machine when `openDurationMs` is a Backoff; `circuitBreaker()` defaults it to `systemRandom`.
    */
-  rng?: Rng | undefined;
+  random?: Rng | undefined;
   /**
    * Called when an event listener throws, with the error and the event being delivered. The
    * breaker catches listener errors so its state stays consistent, then calls this. Default: the
@@ -59,7 +59,7 @@ export interface NormalisedBreakerPolicy {
   halfOpenMaxCalls: number;
   successThreshold: number;
   halfOpenTrialTimeoutMs: number;
-  rng: Rng | undefined;
+  random: Rng | undefined;
   onListenerError: (error: unknown, event: BreakerEvent) => void;
 }
 
@@ -72,7 +72,7 @@ export const BREAKER_POLICY_KEYS: readonly string[] = [
   'halfOpenMaxCalls',
   'successThreshold',
   'halfOpenTrialTimeoutMs',
-  'rng',
+  'random',
   'onListenerError',
 ];
 
@@ -107,8 +107,8 @@ export function normaliseBreakerPolicy(options: BreakerPolicyOptions | undefined
   let openDurationMs: number | Backoff;
   if (isBackoff(o.openDurationMs)) {
     openDurationMs = o.openDurationMs;
-    if (o.rng === undefined) {
-      throw new InvalidOptionError(OWNER, 'rng', o.rng, 'is required when openDurationMs is a Backoff');
+    if (o.random === undefined) {
+      throw new InvalidOptionError(OWNER, 'random', o.random, 'is required when openDurationMs is a Backoff');
     }
   } else if (typeof o.openDurationMs === 'object' || typeof o.openDurationMs === 'function') {
     // null and a function too: "a number of ms or a Backoff" says what was meant better than "a number".
@@ -125,13 +125,13 @@ export function normaliseBreakerPolicy(options: BreakerPolicyOptions | undefined
       ? Infinity
       : numberOption(OWNER, 'halfOpenTrialTimeoutMs', o.halfOpenTrialTimeoutMs, DEFAULT_HALF_OPEN_TRIAL_TIMEOUT_MS, { min: 0, minExclusive: true, max: MAX_DELAY_MS });
 
-  const rng = o.rng;
-  if (rng !== undefined && (typeof rng !== 'object' || rng === null || typeof rng.random !== 'function')) {
-    throw new InvalidOptionError(OWNER, 'rng', rng, 'must be an object with a random() method');
+  const random = o.random;
+  if (random !== undefined && (typeof random !== 'object' || random === null || typeof random.random !== 'function')) {
+    throw new InvalidOptionError(OWNER, 'random', random, 'must be an object with a random() method');
   }
   const onListenerError = o.onListenerError ?? (() => {});
   if (typeof onListenerError !== 'function') {
     throw new InvalidOptionError(OWNER, 'onListenerError', onListenerError, 'must be a function');
   }
-  return { counting, openDurationMs, halfOpenMaxCalls, successThreshold, halfOpenTrialTimeoutMs, rng, onListenerError };
+  return { counting, openDurationMs, halfOpenMaxCalls, successThreshold, halfOpenTrialTimeoutMs, random, onListenerError };
 }

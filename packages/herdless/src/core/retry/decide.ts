@@ -37,8 +37,9 @@ export interface RetryState {
 /**
  * What the driver must do after a failed attempt:
  * - `retry`: wait `delayMs` ms (0: start at once, no timer), then start attempt `next.attempt`
- *   with state `next`. `hinted` says the wait is the server's hint rather than the backoff's.
- * - `give-up`: stop with `reason`. For `'deadline'` and `'hint-too-long'`, `waitMs` is the wait that
+ *   with state `next`. `delaySource` says where the wait came from: `'server-hint'` (the failure's
+ *   `retryAfterMs`) or `'backoff'`.
+ * - `give-up`: stop with `reason`. For `'deadline'` and `'hint-too-long'`, `delayMs` is the wait that
  *   was refused and `limitMs` what it exceeded (`maxRetryAfterMs`, or the ms left before the
  *   deadline).
  *
@@ -50,8 +51,8 @@ export interface RetryState {
  * ```
  */
 export type RetryCommand =
-  | { readonly kind: 'retry'; readonly delayMs: number; readonly hinted: boolean; readonly next: RetryState }
-  | { readonly kind: 'give-up'; readonly reason: GiveUpReason; readonly waitMs?: number; readonly limitMs?: number };
+  | { readonly kind: 'retry'; readonly delayMs: number; readonly delaySource: 'backoff' | 'server-hint'; readonly next: RetryState }
+  | { readonly kind: 'give-up'; readonly reason: GiveUpReason; readonly delayMs?: number; readonly limitMs?: number };
 
 /**
  * The budget protocol with its optional second arguments (`onSuccess(now, isRetry)`,
@@ -116,7 +117,7 @@ export function startRetry(policy: RetryPolicy, now: number): RetryState {
  * ```ts
  * const policy = parseRetryPolicy({ maxAttempts: 2, backoff: constantBackoff({ delayMs: 50 }) });
  * let state = startRetry(policy, 0);
- * decide(policy, state, RETRYABLE, 10, systemRandom); // { kind: 'retry', delayMs: 50, hinted: false, next: { attempt: 2, … } }
+ * decide(policy, state, RETRYABLE, 10, systemRandom); // { kind: 'retry', delayMs: 50, delaySource: 'backoff', next: { attempt: 2, … } }
  * ```
  */
 export function decide(policy: RetryPolicy, state: RetryState, verdict: Verdict, now: number, rng: Rng): RetryCommand {
@@ -136,7 +137,7 @@ export function decide(policy: RetryPolicy, state: RetryState, verdict: Verdict,
   if (hint !== undefined) {
     // The server's hint replaces the backoff for this wait; never retry sooner than it asked.
     if (hint > policy.maxRetryAfterMs) {
-      return { kind: 'give-up', reason: 'hint-too-long', waitMs: hint, limitMs: policy.maxRetryAfterMs };
+      return { kind: 'give-up', reason: 'hint-too-long', delayMs: hint, limitMs: policy.maxRetryAfterMs };
     }
     delay = hint;
   } else {
@@ -152,7 +153,7 @@ export function decide(policy: RetryPolicy, state: RetryState, verdict: Verdict,
   }
   // Stryker disable next-line ConditionalExpression: without a deadline, now + delay (a delay ≤ 2^31 − 1) is never ≥ Infinity; the check only skips an addition.
   if (deadlineAt !== Infinity && now + delay >= deadlineAt) {
-    return { kind: 'give-up', reason: hint !== undefined ? 'hint-too-long' : 'deadline', waitMs: delay, limitMs: deadlineAt - now };
+    return { kind: 'give-up', reason: hint !== undefined ? 'hint-too-long' : 'deadline', delayMs: delay, limitMs: deadlineAt - now };
   }
   if (budget !== undefined && !budget.allowRetry(now)) return BUDGET;
   if (hint !== undefined) {
@@ -160,7 +161,7 @@ export function decide(policy: RetryPolicy, state: RetryState, verdict: Verdict,
     return {
       kind: 'retry',
       delayMs: delay,
-      hinted: true,
+      delaySource: 'server-hint',
       next: { attempt: state.attempt + 1, previousDelayMs: 0, deadlineAt, backoffRestartedAt: state.attempt },
     };
   }
@@ -171,7 +172,7 @@ export function decide(policy: RetryPolicy, state: RetryState, verdict: Verdict,
   return {
     kind: 'retry',
     delayMs: delay,
-    hinted: false,
+    delaySource: 'backoff',
     next:
       // Stryker disable next-line ConditionalExpression: `backoffRestartedAt: undefined` reads as absent (`=== undefined` above); the branch keeps the state's shape small.
       restartedAt === undefined ? { attempt, previousDelayMs, deadlineAt } : { attempt, previousDelayMs, deadlineAt, backoffRestartedAt: restartedAt },
@@ -195,9 +196,9 @@ function carried(used: RetryPolicy['backoff'], previousMs: number, delay: number
  * ```
  */
 export function describeGiveUp(policy: RetryPolicy, command: Extract<RetryCommand, { kind: 'give-up' }>, error?: unknown): string {
-  // Stryker disable next-line StringLiteral: the empty text is never shown: a sentence reads `wait` only for a command with waitMs.
-  const wait = command.waitMs === undefined ? '' : formatMs(command.waitMs);
-  // Stryker disable next-line StringLiteral: likewise for limitMs, which decide() gives with every waitMs.
+  // Stryker disable next-line StringLiteral: the empty text is never shown: a sentence reads `wait` only for a command with delayMs.
+  const wait = command.delayMs === undefined ? '' : formatMs(command.delayMs);
+  // Stryker disable next-line StringLiteral: likewise for limitMs, which decide() gives with every delayMs.
   const limit = command.limitMs === undefined ? '' : formatMs(command.limitMs);
   switch (command.reason) {
     case 'exhausted':
@@ -211,11 +212,11 @@ export function describeGiveUp(policy: RetryPolicy, command: Extract<RetryComman
       }
       return 'the failure says not to retry';
     case 'deadline':
-      return command.waitMs === undefined
+      return command.delayMs === undefined
         ? `the deadline (deadlineMs ${policy.deadlineMs}) passed`
         : `the next wait (${wait} ms) would cross the deadline (${limit} ms left)`;
     case 'hint-too-long':
-      return command.waitMs! > policy.maxRetryAfterMs
+      return command.delayMs! > policy.maxRetryAfterMs
         ? `the server asked to wait ${wait} ms, more than maxRetryAfterMs (${limit} ms)`
         : `the server asked to wait ${wait} ms, more than the ${limit} ms left before the deadline`;
     case 'budget':

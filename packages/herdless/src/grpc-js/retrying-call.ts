@@ -215,14 +215,14 @@ export class RetryingCall implements Call {
     }
     this.#held = undefined;
     this.#lastStatus = status;
-    const { scheduler } = this.planner;
+    const { clock } = this.planner;
     const run = (): void => {
       this.#timer = undefined;
       this.#lastStatus = undefined;
       if (!this.#done) this.#startAttempt();
     };
     if (command.delayMs === 0) run();
-    else this.#timer = scheduler.setTimeout(run, command.delayMs);
+    else this.#timer = clock.setTimeout(run, command.delayMs);
   }
 
   /** The serialized size of a request message: what the buffer holds, in grpc-js's measure. */
@@ -264,7 +264,7 @@ export class RetryingCall implements Call {
     const last = this.#lastStatus;
     if (this.#attempt !== undefined || last === undefined) return;
     // Between attempts: no retry can follow, so the last failure ends the call now.
-    this.planner.scheduler.clearTimeout(this.#timer);
+    this.planner.clock.clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#retry.gaveUp(last.code, 'committed', this.#committed!);
     this.#finish(last);
@@ -295,7 +295,7 @@ export class RetryingCall implements Call {
       attempt.call.cancelWithStatus(code, details);
       return;
     }
-    if (this.#timer !== undefined) this.planner.scheduler.clearTimeout(this.#timer);
+    if (this.#timer !== undefined) this.planner.clock.clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#retry.gaveUp(code, 'aborted', 'the caller cancelled the call during a backoff wait');
     this.#finish({ code, details, metadata: new Metadata() });

@@ -44,7 +44,7 @@ export interface GrpcJsRetryInterceptorOptions extends GrpcRetryInterceptorOptio
  * @example
  * ```ts
  * import { credentials } from '@grpc/grpc-js';
- * import { grpcRetryInterceptor } from 'herdless/grpc';
+ * import { grpcRetryInterceptor } from 'herdless/grpc-js';
  *
  * const target = 'dns:///greeter.internal:50051';
  * const client = new GreeterClient(target, credentials.createInsecure(), {

@@ -1,5 +1,5 @@
-import { quote } from '../text.js';
-import { UsageError } from '../usage-error.js';
+import { quote } from './text.js';
+import { UsageError } from './usage-error.js';
 
 /** The largest seed the lab accepts (CPython accepts any integer; we keep to safe integers). */
 const MAX_SEED = Number.MAX_SAFE_INTEGER;
