@@ -4,7 +4,7 @@ import { InvalidOptionError } from '../core/errors.js';
 import { DRAIN_LIMIT } from '../http/body.js';
 import { IDEMPOTENCY_KEY_HEADER } from '../http/data.js';
 import { bodyBlock, idempotency, runExchange, type HeaderReader } from '../http/exchange.js';
-import { parseHttpOptions } from '../http/options.js';
+import { parseCallOptions, parseHttpOptions, type HttpRequestRetryOptions } from '../http/options.js';
 import { recordRetryInfo } from '../http/retry-info.js';
 import type { AxiosRetryOptions } from './options.js';
 
@@ -263,7 +263,7 @@ export function retryAdapter(options?: AxiosRetryOptions): AxiosAdapter {
     const { adapter: _adapter, ...rest } = options;
     httpOptions = rest;
   }
-  const config = parseHttpOptions(httpOptions, 'retryAdapter', false);
+  const adapterConfig = parseHttpOptions(httpOptions, 'retryAdapter', false);
   /** How attempts' bodies are read (see BodyMode); null until the adapter is known. */
   let mode: BodyMode | null = null;
 
@@ -274,12 +274,18 @@ export function retryAdapter(options?: AxiosRetryOptions): AxiosAdapter {
     // A caller who asked for a stream reads it; otherwise each attempt streams and the body is read once decided.
     const asStream = mode !== undefined && request.responseType !== 'stream' && request.responseType !== ('response' as never);
     const method = (request.method ?? 'get').toUpperCase();
-    const headers = AxiosHeaders.from(request.headers as AxiosHeaders);
+    // Per-request options over the adapter's, in axios's idiom: a key of the request config.
+    const own = (request as { herdless?: HttpRequestRetryOptions }).herdless;
+    const config = own === undefined ? adapterConfig : parseCallOptions(adapterConfig, own, 'retryAdapter', 'herdless', false).config;
+    let headers = request.headers as AxiosHeaders;
     let blocked = bodyBlock(request.data);
     if (blocked === undefined) {
-      const rule = idempotency(config, method, headers.has(IDEMPOTENCY_KEY_HEADER), undefined, 'retryAdapter');
+      const rule = idempotency(config, method, headers.has(IDEMPOTENCY_KEY_HEADER), own?.idempotencyKey, 'retryAdapter');
       blocked = rule.blocked;
-      if (rule.key !== undefined) headers.set(IDEMPOTENCY_KEY_HEADER, rule.key);
+      if (rule.key !== undefined) {
+        headers = AxiosHeaders.from(headers);
+        headers.set(IDEMPOTENCY_KEY_HEADER, rule.key);
+      }
     }
     const signal = callerSignal(request);
     let result;
@@ -291,10 +297,13 @@ export function retryAdapter(options?: AxiosRetryOptions): AxiosAdapter {
         signal,
         blocked,
         // Every attempt resolves with its response, whatever the status: the call settles the last one.
-        send: (attempt, attemptSignal) => {
-          const attemptHeaders = AxiosHeaders.from(headers);
+        send: (attempt, attemptSignal, extra) => {
+          const numbered = attempt > 1 && config.attemptHeader !== undefined;
+          // Each attempt gets headers of its own only when it changes them (axios's adapters do not change the config's).
+          const attemptHeaders = numbered || extra !== undefined ? AxiosHeaders.from(headers) : headers;
           // A retry carries its number in the attempt header (none on the first attempt).
-          if (attempt > 1 && config.attemptHeader !== undefined) attemptHeaders.set(config.attemptHeader, String(attempt));
+          if (numbered) attemptHeaders.set(config.attemptHeader!, String(attempt));
+          if (extra !== undefined) for (const name in extra) attemptHeaders.set(name, extra[name]!);
           const attemptRequest = { ...request, headers: attemptHeaders, signal: attemptSignal, cancelToken: undefined, validateStatus: () => true } as InternalAxiosRequestConfig;
           if (!asStream) return send(attemptRequest) as Promise<AxiosResponse>;
           attemptRequest.responseType = 'stream';
@@ -307,7 +316,7 @@ export function retryAdapter(options?: AxiosRetryOptions): AxiosAdapter {
         discard,
         isTransient: (error) => error instanceof AxiosError && !axios.isCancel(error) && typeof error.code === 'string' && TRANSIENT_AXIOS_CODES.has(error.code),
         record: (response, attempts, gaveUp) => recordRetryInfo(response, { attempts, reason: gaveUp?.reason, error: gaveUp }),
-      });
+      }, 'retryAdapter');
       if (streamed.has(result.response)) {
         try {
           result.response.data = await readBody(result.response, request, signal);

@@ -4,4 +4,5 @@
  * @packageDocumentation
  */
 export { retryAdapter } from './adapter.js';
-export type { AxiosRetryOptions } from './options.js';
+export type { AxiosRetryOptions, AxiosRequestRetryOptions } from './options.js';
+export type { BeforeAttemptHook, HttpAttemptInfo, HttpAttemptChange } from '../http/options.js';

@@ -8,6 +8,7 @@ import {
   type FetchFunction,
   type FetchInput,
   type FetchWithRetryOptions,
+  type HttpCall,
   type HttpCallOptions,
   type HttpConfig,
   type HttpRetryOptions,
@@ -29,6 +30,8 @@ type BodySource = 'none' | 'init' | 'request' | 'factory';
 
 /** One logical request, as every attempt sends it. */
 interface Plan {
+  /** The adapter's config, or this request's (its per-request options over the adapter's). */
+  readonly config: HttpConfig;
   readonly method: string;
   readonly url: string;
   readonly input: FetchInput;
@@ -58,7 +61,8 @@ function isRequest(input: unknown): input is Request {
 /** RFC 9110 §5.6.2 token: what a request method may be. */
 const METHOD_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
-function plan(config: HttpConfig, input: FetchInput, init: RequestInit | undefined, call: HttpCallOptions, owner: string): Plan {
+function plan(input: FetchInput, init: RequestInit | undefined, call: HttpCall, owner: string): Plan {
+  const config = call.config;
   if (init !== undefined && (typeof init !== 'object' || init === null)) throw new InvalidOptionError(owner, 'init', init, 'must be an object');
   const request = isRequest(input) ? input : undefined;
   const given: unknown = init?.method !== undefined ? init.method : (request?.method ?? 'GET');
@@ -92,16 +96,30 @@ function plan(config: HttpConfig, input: FetchInput, init: RequestInit | undefin
       headers = given;
     }
   }
-  return { method, url, input, request, init, headers, body, bodyFactory, signal, blocked };
+  return { config, method, url, input, request, init, headers, body, bodyFactory, signal, blocked };
 }
 
 /** Sends one attempt of `plan`; a retry carries its number in `attemptHeader`. */
-async function send(fetchFn: FetchFunction, plan: Plan, attempt: number, signal: AbortSignal, attemptHeader: string | undefined, owner: string): Promise<Response> {
+async function send(
+  fetchFn: FetchFunction,
+  plan: Plan,
+  attempt: number,
+  signal: AbortSignal | undefined,
+  extra: Readonly<Record<string, string>> | undefined,
+  owner: string,
+): Promise<Response> {
+  const attemptHeader = plan.config.attemptHeader;
+  const numbered = attempt > 1 && attemptHeader !== undefined;
+  // A first attempt that nothing can abort and that changes nothing is the caller's own request.
+  if (signal === undefined && !numbered && extra === undefined && plan.headers === undefined && plan.body === 'none' && plan.signal === undefined) {
+    return checked(await fetchFn(plan.input, plan.init), owner);
+  }
   const init: RequestInit = plan.init === undefined ? {} : { ...plan.init };
-  init.signal = signal;
-  if (attempt > 1 && attemptHeader !== undefined) {
+  if (signal !== undefined) init.signal = signal;
+  if (numbered || extra !== undefined) {
     const headers = new Headers(plan.headers ?? plan.init?.headers ?? plan.request?.headers);
-    headers.set(attemptHeader, String(attempt));
+    if (numbered) headers.set(attemptHeader, String(attempt));
+    if (extra !== undefined) for (const name in extra) headers.set(name, extra[name]!);
     init.headers = headers;
   } else if (plan.headers !== undefined) init.headers = plan.headers;
   let input = plan.input;
@@ -113,7 +131,10 @@ async function send(fetchFn: FetchFunction, plan: Plan, attempt: number, signal:
     init.body = body;
     if (bodyKind(body) === 'stream' && (init as { duplex?: string }).duplex === undefined) (init as { duplex?: string }).duplex = 'half';
   }
-  const response: unknown = await fetchFn(input, init);
+  return checked(await fetchFn(input, init), owner);
+}
+
+function checked(response: unknown, owner: string): Response {
   // A wrapped function that resolves to something else (a mock returning a string, a forgotten
   // `return`) would otherwise fail deep inside as an unrelated TypeError. Plain objects with a
   // numeric status pass, as test doubles of a Response do.
@@ -134,21 +155,21 @@ function discard(response: Response): void {
 }
 
 /** One call: the shared HTTP semantics (see runExchange), with fetch's mechanics. */
-async function run(fetchFn: FetchFunction, config: HttpConfig, plan: Plan, owner: string): Promise<Response> {
-  const result = await runExchange(config, {
+async function run(fetchFn: FetchFunction, plan: Plan, owner: string): Promise<Response> {
+  const result = await runExchange(plan.config, {
     client: 'fetch',
     method: plan.method,
     url: plan.url,
     signal: plan.signal,
     blocked: plan.blocked,
-    send: (attempt, signal) => send(fetchFn, plan, attempt, signal, config.attemptHeader, owner),
+    send: (attempt, signal, headers) => send(fetchFn, plan, attempt, signal, headers, owner),
     headers: (response) => response.headers,
     discard,
     // The body of a returned response is read after the call: the caller's signal aborts that too.
     followsCaller: (response) => response.body !== null,
     // Recorded before onGiveUp runs, so the hook can read retryInfo(response).
     record: (response, attempts, gaveUp) => recordRetryInfo(response, { attempts, reason: gaveUp?.reason, error: gaveUp }),
-  });
+  }, owner);
   return result.response;
 }
 
@@ -212,8 +233,8 @@ export function withRetry(fetchFn: FetchFunction, options?: HttpRetryOptions): R
   return (input, init, callOptions) => {
     // As fetch: a bad argument rejects, it never throws synchronously.
     try {
-      const call = parseCallOptions(callOptions, 'withRetry', true);
-      return run(fetchFn, config, plan(config, input, init, call, 'withRetry'), 'withRetry');
+      const call = parseCallOptions(config, callOptions, 'withRetry', 'options', true);
+      return run(fetchFn, plan(input, init, call, 'withRetry'), 'withRetry');
     } catch (error) {
       return Promise.reject(error);
     }
@@ -233,6 +254,6 @@ export function withRetry(fetchFn: FetchFunction, options?: HttpRetryOptions): R
  */
 export async function fetchWithRetry(input: FetchInput, init?: RequestInit, options?: FetchWithRetryOptions): Promise<Response> {
   const config = parseHttpOptions(options, 'fetchWithRetry', true);
-  const call = parseCallOptions(options, 'fetchWithRetry', false);
-  return run((i, n) => globalThis.fetch(i, n), config, plan(config, input, init, call, 'fetchWithRetry'), 'fetchWithRetry');
+  const call = parseCallOptions(config, options === undefined ? undefined : { idempotencyKey: options.idempotencyKey, bodyFactory: options.bodyFactory }, 'fetchWithRetry', 'options', true);
+  return run((i, n) => globalThis.fetch(i, n), plan(input, init, call, 'fetchWithRetry'), 'fetchWithRetry');
 }

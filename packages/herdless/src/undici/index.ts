@@ -4,4 +4,5 @@
  * @packageDocumentation
  */
 export { retryInterceptor } from './interceptor.js';
-export type { UndiciResponseHead, UndiciRetryOptions } from './options.js';
+export type { UndiciResponseHead, UndiciRetryOptions, UndiciRequestRetryOptions } from './options.js';
+export type { BeforeAttemptHook, HttpAttemptInfo, HttpAttemptChange } from '../http/options.js';

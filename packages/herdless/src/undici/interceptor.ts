@@ -4,7 +4,7 @@ import type { RetryError } from '../core/retry/errors.js';
 import { DRAIN_LIMIT } from '../http/body.js';
 import { DO_NOT_RETRY_HEADER, IDEMPOTENCY_KEY_HEADER } from '../http/data.js';
 import { bodyBlock, idempotency, isGivenUpResponse, runExchange, type HeaderReader } from '../http/exchange.js';
-import { parseHttpOptions, type HttpConfig } from '../http/options.js';
+import { parseCallOptions, parseHttpOptions, type HttpConfig, type HttpRequestRetryOptions } from '../http/options.js';
 import type { UndiciResponseHead, UndiciRetryOptions } from './options.js';
 
 type Controller = Dispatcher.DispatchController;
@@ -108,16 +108,36 @@ function hasHeader(headers: Headers, name: string): boolean {
 
 /** One request through the interceptor: `runExchange` drives the attempts, this speaks undici's handler protocol. */
 class UndiciCall {
-  readonly #caller = new AbortController();
+  /**
+   * The caller's abort as a signal, made only when the call goes on past a failed first attempt
+   * (see lateSignal): a request that succeeds at once needs none. Until then the abort reaches the
+   * attempt in flight directly (`#abortAttempt`).
+   */
+  #caller: AbortController | undefined;
+  /** Aborts the first attempt, while it is in flight and the call has no signal yet. */
+  #abortAttempt: ((reason: Error) => void) | undefined;
   readonly #proxy: CallController;
+  private config: HttpConfig;
 
   constructor(
     private readonly dispatch: Dispatcher.Dispatch,
-    private readonly config: HttpConfig,
+    config: HttpConfig,
     private readonly opts: Dispatcher.DispatchOptions,
     private readonly handler: Handler,
   ) {
-    this.#proxy = new CallController((reason) => this.#caller.abort(reason));
+    this.config = config;
+    this.#proxy = new CallController((reason) => {
+      if (this.#caller !== undefined) this.#caller.abort(reason);
+      else this.#abortAttempt?.(reason);
+    });
+  }
+
+  /** The caller's signal, made late (see runExchange): already aborted when the caller aborted before. */
+  #lateSignal(): AbortSignal {
+    this.#caller ??= new AbortController();
+    const proxy = this.#proxy;
+    if (proxy.aborted && !this.#caller.signal.aborted) this.#caller.abort(proxy.reason);
+    return this.#caller.signal;
   }
 
   start(): void {
@@ -131,6 +151,9 @@ class UndiciCall {
 
   #start(): void {
     const opts = this.opts;
+    // Per-dispatch options over the interceptor's, in undici's own idiom (its retry interceptor's key).
+    const own = (opts as { retryOptions?: HttpRequestRetryOptions }).retryOptions;
+    if (own !== undefined) this.config = parseCallOptions(this.config, own, 'retryInterceptor', 'retryOptions', false).config;
     const method = (opts.method ?? 'GET').toUpperCase();
     const origin = opts.origin === undefined ? '' : String(opts.origin).replace(/\/$/, '');
     const url = origin + opts.path;
@@ -138,7 +161,7 @@ class UndiciCall {
     let blocked = bodyBlock(opts.body);
     let dispatchOpts = opts;
     if (blocked === undefined) {
-      const rule = idempotency(this.config, method, hasHeader(headers, IDEMPOTENCY_KEY_HEADER), undefined, 'retryInterceptor');
+      const rule = idempotency(this.config, method, hasHeader(headers, IDEMPOTENCY_KEY_HEADER), own?.idempotencyKey, 'retryInterceptor');
       blocked = rule.blocked;
       if (rule.key !== undefined) dispatchOpts = { ...opts, headers: { ...headers, [IDEMPOTENCY_KEY_HEADER]: rule.key } };
     }
@@ -148,40 +171,58 @@ class UndiciCall {
       client: 'undici',
       method,
       url,
-      signal: this.#caller.signal,
+      signal: undefined,
+      lateSignal: () => this.#lateSignal(),
       blocked,
-      send: (attempt, signal) => this.#send(this.#withAttempt(dispatchOpts, attempt), signal),
+      send: (attempt, signal, extra) => this.#send(this.#withAttempt(dispatchOpts, attempt, extra), signal),
       headers: (head) => headerReader(head.headers),
       discard: (head) => this.#discard(head),
-    }).then(
+    }, 'retryInterceptor').then(
       (result) => this.#commit(result.response, result.gaveUp),
       (error: unknown) => this.#fail(error instanceof Error ? error : new Error(String(error), { cause: error })),
     );
   }
 
   /** A retry carries its number in the attempt header (`attemptHeader`; none on the first attempt). */
-  #withAttempt(opts: Dispatcher.DispatchOptions, attempt: number): Dispatcher.DispatchOptions {
-    const name = this.config.attemptHeader;
-    if (attempt === 1 || name === undefined) return opts;
+  #withAttempt(opts: Dispatcher.DispatchOptions, attempt: number, extra: Readonly<Record<string, string>> | undefined): Dispatcher.DispatchOptions {
+    const name = attempt === 1 ? undefined : this.config.attemptHeader;
+    if (name === undefined && extra === undefined) return opts;
     const headers = headerRecord(opts.headers);
-    for (const key of Object.keys(headers)) if (key.toLowerCase() === name) delete headers[key];
-    headers[name] = String(attempt);
+    const set = (lower: string, value: string): void => {
+      for (const key of Object.keys(headers)) if (key.toLowerCase() === lower) delete headers[key];
+      headers[lower] = value;
+    };
+    if (name !== undefined) set(name, String(attempt));
+    if (extra !== undefined) for (const key in extra) set(key, extra[key]!);
     return { ...opts, headers };
   }
 
   /** One attempt: resolves with its response head (body held), rejects with its failure. */
-  #send(opts: Dispatcher.DispatchOptions, signal: AbortSignal): Promise<Head> {
+  #send(opts: Dispatcher.DispatchOptions, signal: AbortSignal | undefined): Promise<Head> {
     return new Promise<Head>((resolve, reject) => {
       let controller: Controller | undefined;
       let head: Head | undefined;
-      const onAbort = (): void => {
-        if (head === undefined || head.state === 'held') controller?.abort(signal.reason as Error);
+      let pendingAbort: Error | undefined;
+      const abort = (reason: Error): void => {
+        if (head !== undefined && head.state !== 'held') return;
+        if (controller === undefined) pendingAbort = reason;
+        else controller.abort(reason);
       };
-      const release = (): void => signal.removeEventListener('abort', onAbort);
+      const onAbort = (): void => abort(signal!.reason as Error);
+      const release =
+        signal === undefined
+          ? (): void => {
+              this.#abortAttempt = undefined;
+            }
+          : (): void => signal.removeEventListener('abort', onAbort);
+      // Without a signal (a first attempt, see #caller), the caller's abort comes straight here.
+      if (signal === undefined) this.#abortAttempt = abort;
       const attempt: Handler = {
         onRequestStart: (c) => {
           controller = c;
-          if (signal.aborted) c.abort(signal.reason as Error);
+          if (signal === undefined) {
+            if (pendingAbort !== undefined) c.abort(pendingAbort);
+          } else if (signal.aborted) c.abort(signal.reason as Error);
           else signal.addEventListener('abort', onAbort);
         },
         onRequestUpgrade: (c, statusCode, headers, socket) => {
@@ -240,10 +281,10 @@ class UndiciCall {
    * then flows. `gaveUp` is set for a retried status returned because retrying stopped.
    */
   #commit(head: Head, gaveUp: RetryError | undefined): void {
-    if (this.#caller.signal.aborted) {
+    if (this.#proxy.aborted) {
       // The caller aborted while the result was on its way: it gets the abort, not the response.
       this.#discard(head);
-      this.#fail(this.#caller.signal.reason as Error);
+      this.#fail(this.#proxy.reason!);
       return;
     }
     head.detach();
