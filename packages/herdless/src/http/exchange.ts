@@ -180,7 +180,8 @@ export async function runExchange<R extends StatusLike>(config: HttpConfig, exch
       if (tel !== undefined) tel.attemptEnd(context.attempt, attemptOutcome(caller, signal.reason), signal.reason, response.status);
       throw signal.reason;
     }
-    let failure = responseFailure(config, response, exchange.headers(response));
+    // Headers are read only for a listed status (the success path reads none).
+    let failure = config.statuses.has(response.status) ? responseFailure(config, response, exchange.headers(response)) : undefined;
     if (failure === undefined && refresh !== undefined && !refreshed && refresh.has(response.status)) {
       // Stale credentials: sent again at once (a 0 ms hint), once, after beforeAttempt has seen the status.
       refreshed = true;

@@ -101,6 +101,14 @@ function headerRecord(headers: Dispatcher.DispatchOptions['headers']): Headers {
   return out;
 }
 
+/** The request's URL, for hooks and telemetry: the origin (without a trailing slash) and the path. */
+function urlOf(opts: Dispatcher.DispatchOptions): string {
+  const origin = opts.origin;
+  if (origin === undefined) return opts.path;
+  const text = typeof origin === 'string' ? origin : String(origin);
+  return (text.endsWith('/') ? text.slice(0, -1) : text) + opts.path;
+}
+
 function hasHeader(headers: Headers, name: string): boolean {
   for (const key in headers) if (key.toLowerCase() === name && headers[key] !== undefined) return true;
   return false;
@@ -154,13 +162,15 @@ class UndiciCall {
     // Per-dispatch options over the interceptor's, in undici's own idiom (its retry interceptor's key).
     const own = (opts as { retryOptions?: HttpRequestRetryOptions }).retryOptions;
     if (own !== undefined) this.config = parseCallOptions(this.config, own, 'retryInterceptor', 'retryOptions', false).config;
-    const method = (opts.method ?? 'GET').toUpperCase();
-    const origin = opts.origin === undefined ? '' : String(opts.origin).replace(/\/$/, '');
-    const url = origin + opts.path;
-    const headers = headerRecord(opts.headers);
-    let blocked = bodyBlock(opts.body);
+    const given = opts.method ?? 'GET';
+    // undici's methods are upper case as given (request() passes them through): most need no copy.
+    const method = given === 'GET' || given === 'HEAD' ? given : given.toUpperCase();
+    const url = urlOf(opts);
+    let blocked = opts.body === undefined || opts.body === null ? undefined : bodyBlock(opts.body);
     let dispatchOpts = opts;
-    if (blocked === undefined) {
+    // The request's headers are read only for a method that needs an idempotency key to be retried.
+    if (blocked === undefined && !this.config.methods.has(method)) {
+      const headers = headerRecord(opts.headers);
       const rule = idempotency(this.config, method, hasHeader(headers, IDEMPOTENCY_KEY_HEADER), own?.idempotencyKey, 'retryInterceptor');
       blocked = rule.blocked;
       if (rule.key !== undefined) dispatchOpts = { ...opts, headers: { ...headers, [IDEMPOTENCY_KEY_HEADER]: rule.key } };
@@ -295,6 +305,7 @@ class UndiciCall {
     // The give-up mark: a response this layer gave up on tells every herdless layer above it (a
     // retrying fetch on this dispatcher, a server propagating it) not to retry it again.
     const headers = gaveUp === undefined || isGivenUpResponse(head, headerReader(head.headers)) ? head.headers : { ...head.headers, [DO_NOT_RETRY_HEADER]: 'no' };
+
     try {
       handler.onResponseStart?.(proxy, head.status, headers, head.statusText);
       for (const chunk of head.chunks) handler.onResponseData?.(proxy, chunk);
