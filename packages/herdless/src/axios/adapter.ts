@@ -290,10 +290,14 @@ export function retryAdapter(options?: AxiosRetryOptions): AxiosAdapter {
     const signal = callerSignal(request);
     let result;
     try {
+      let url: string | undefined;
       result = await runExchange<AxiosResponse>(config, {
         client: 'axios',
         method,
-        url: axios.getUri(request),
+        // Built only when a hook, an event or telemetry reads it: axios.getUri serializes the params.
+        get url(): string {
+          return (url ??= axios.getUri(request));
+        },
         signal,
         blocked,
         // Every attempt resolves with its response, whatever the status: the call settles the last one.

@@ -68,8 +68,8 @@ function plan(input: FetchInput, init: RequestInit | undefined, call: HttpCall, 
   const given: unknown = init?.method !== undefined ? init.method : (request?.method ?? 'GET');
   // A method is an RFC 9110 token; anything else would fail inside fetch (or here, as an internal
   // TypeError) instead of naming the field.
-  if (typeof given !== 'string' || !METHOD_TOKEN.test(given)) throw new InvalidOptionError(owner, 'init.method', given, 'must be an HTTP method name such as "GET" (an RFC 9110 token)');
-  const method = given.toUpperCase();
+  if (given !== 'GET' && (typeof given !== 'string' || !METHOD_TOKEN.test(given))) throw new InvalidOptionError(owner, 'init.method', given, 'must be an HTTP method name such as "GET" (an RFC 9110 token)');
+  const method = given === 'GET' ? given : given.toUpperCase();
   const url = request !== undefined ? request.url : input instanceof URL ? input.href : String(input);
   // As fetch: init's signal (even null) wins over the Request's.
   const signal = init !== undefined && init.signal !== undefined ? (init.signal ?? undefined) : request?.signal;
@@ -230,10 +230,12 @@ async function run(fetchFn: FetchFunction, plan: Plan, owner: string): Promise<R
 export function withRetry(fetchFn: FetchFunction, options?: HttpRetryOptions): RetryingFetch {
   if (typeof fetchFn !== 'function') throw new InvalidOptionError('withRetry', 'fetch', fetchFn, 'must be a function (e.g. fetch)');
   const config = parseHttpOptions(options, 'withRetry', false);
+  // A request without options of its own: the adapter's, checked once.
+  const plainCall = parseCallOptions(config, undefined, 'withRetry', 'options', true);
   return (input, init, callOptions) => {
     // As fetch: a bad argument rejects, it never throws synchronously.
     try {
-      const call = parseCallOptions(config, callOptions, 'withRetry', 'options', true);
+      const call = callOptions === undefined ? plainCall : parseCallOptions(config, callOptions, 'withRetry', 'options', true);
       return run(fetchFn, plan(input, init, call, 'withRetry'), 'withRetry');
     } catch (error) {
       return Promise.reject(error);
