@@ -4,9 +4,9 @@ import { InvalidOptionError } from '../core/errors.js';
 import { DRAIN_LIMIT } from '../http/body.js';
 import { IDEMPOTENCY_KEY_HEADER } from '../http/data.js';
 import { bodyBlock, idempotency, runExchange, type HeaderReader } from '../http/exchange.js';
-import { parseCallOptions, parseHttpOptions, type HttpRequestRetryOptions } from '../http/options.js';
+import { parseCallOptions, parseHttpOptions } from '../http/options.js';
 import { recordRetryInfo } from '../http/retry-info.js';
-import type { AxiosRetryOptions } from './options.js';
+import type { AxiosRequestRetryOptions, AxiosRetryOptions } from './options.js';
 
 /**
  * Axios's own network failures that are transient but carry no system error code: `ERR_NETWORK`
@@ -243,6 +243,10 @@ function callerSignal(config: InternalAxiosRequestConfig): AbortSignal | undefin
  *   `responseEncoding`, `maxContentLength`, the request's `signal`). The browser's `xhr` adapter,
  *   or an adapter of your own, reads bodies itself before this adapter sees them.
  *
+ * Per request, `herdless` in the request config (as axios-retry reads `'axios-retry'`) sets this
+ * request's policy over the adapter's (see {@link AxiosRequestRetryOptions}); `beforeAttempt` may set
+ * headers on each attempt (a fresh token: see `refreshStatuses`).
+ *
  * Interceptors run once per request, around all its attempts. The adapter works in Node.js and
  * browsers alike.
  *
@@ -275,7 +279,7 @@ export function retryAdapter(options?: AxiosRetryOptions): AxiosAdapter {
     const asStream = mode !== undefined && request.responseType !== 'stream' && request.responseType !== ('response' as never);
     const method = (request.method ?? 'get').toUpperCase();
     // Per-request options over the adapter's, in axios's idiom: a key of the request config.
-    const own = (request as { herdless?: HttpRequestRetryOptions }).herdless;
+    const own = (request as { herdless?: AxiosRequestRetryOptions }).herdless;
     const config = own === undefined ? adapterConfig : parseCallOptions(adapterConfig, own, 'retryAdapter', 'herdless', false).config;
     let headers = request.headers as AxiosHeaders;
     let blocked = bodyBlock(request.data);

@@ -207,6 +207,11 @@ async function run(fetchFn: FetchFunction, plan: Plan, owner: string): Promise<R
  * - **Abort**: the request's `signal` (in `init` or the `Request`) aborts waits and the attempt in
  *   flight; the promise rejects with the signal's reason, as fetch does. `attemptTimeoutMs` aborts
  *   only the attempt, which is then a retryable failure.
+ * - **Before each attempt**: `beforeAttempt` may set headers on it (a fresh auth token, a new
+ *   signature); with `refreshStatuses: [401]` a 401 is sent again once, with the new credentials.
+ * - **Per request**: the third argument sets this request's policy (`maxAttempts`, `backoff`,
+ *   `maxRetryAfterMs`, `deadlineMs`, `attemptTimeoutMs`, `ignoreHints`), `idempotencyKey`,
+ *   `beforeAttempt` and `bodyFactory` over the adapter's options (see {@link HttpCallOptions}).
  *
  * No Node.js-only API is used: it runs in browsers, Deno, Bun and Node.js ≥ 20.
  *

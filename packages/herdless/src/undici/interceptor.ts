@@ -4,8 +4,8 @@ import type { RetryError } from '../core/retry/errors.js';
 import { DRAIN_LIMIT } from '../http/body.js';
 import { DO_NOT_RETRY_HEADER, IDEMPOTENCY_KEY_HEADER } from '../http/data.js';
 import { bodyBlock, idempotency, isGivenUpResponse, runExchange, type HeaderReader } from '../http/exchange.js';
-import { parseCallOptions, parseHttpOptions, type HttpConfig, type HttpRequestRetryOptions } from '../http/options.js';
-import type { UndiciResponseHead, UndiciRetryOptions } from './options.js';
+import { parseCallOptions, parseHttpOptions, type HttpConfig } from '../http/options.js';
+import type { UndiciRequestRetryOptions, UndiciResponseHead, UndiciRetryOptions } from './options.js';
 
 type Controller = Dispatcher.DispatchController;
 type Handler = Dispatcher.DispatchHandler;
@@ -160,7 +160,7 @@ class UndiciCall {
   #start(): void {
     const opts = this.opts;
     // Per-dispatch options over the interceptor's, in undici's own idiom (its retry interceptor's key).
-    const own = (opts as { retryOptions?: HttpRequestRetryOptions }).retryOptions;
+    const own = (opts as { retryOptions?: UndiciRequestRetryOptions }).retryOptions;
     if (own !== undefined) this.config = parseCallOptions(this.config, own, 'retryInterceptor', 'retryOptions', false).config;
     const given = opts.method ?? 'GET';
     // undici's methods are upper case as given (request() passes them through): most need no copy.
@@ -348,6 +348,9 @@ class UndiciCall {
  * - **Abort**: the request's `signal` (`request(url, { signal })`) aborts the attempt in flight and
  *   any wait; the request fails with the signal's reason. `attemptTimeoutMs` aborts one attempt,
  *   which is then retried.
+ * - **Per request**: `retryOptions` in the dispatch options (the key undici's own retry interceptor
+ *   reads) sets this request's policy over the interceptor's (see {@link UndiciRequestRetryOptions});
+ *   `beforeAttempt` may set headers on each attempt (a fresh token: see `refreshStatuses`).
  *
  * @param options `withRetry()`'s options; see {@link UndiciRetryOptions}.
  * @throws InvalidOptionError for an invalid option (names the field and the value).
