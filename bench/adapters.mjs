@@ -17,6 +17,11 @@ async function batch(run, requests) {
   return (cpuNs() - start) / requests;
 }
 
+/** Requests per subject per round: about minCpuMs × 8 of CPU, a batch long enough that the CPU clock's tick is noise. */
+export function adapterBatch(minCpuMs) {
+  return Math.max(100, Math.round((minCpuMs * 8 * 1e6) / 250_000));
+}
+
 export async function benchAdapters({ rounds, minCpuMs }) {
   const server = await startAdapterServer();
   try {
@@ -26,8 +31,7 @@ export async function benchAdapters({ rounds, minCpuMs }) {
       const body = await cases[name]();
       if (body !== 'ok') throw new Error(`${name} resolved with ${String(body)}`);
     }
-    // About minCpuMs × 8 of CPU per subject per round: a batch long enough that the CPU clock's tick is noise.
-    const requests = Math.max(100, Math.round((minCpuMs * 8 * 1e6) / 250_000));
+    const requests = adapterBatch(minCpuMs);
     for (const name of names) await batch(cases[name], requests); // warm-up, not counted
     const samples = Object.fromEntries(names.map((n) => [n, []]));
     for (let r = 0; r < rounds * 2; r++) {
@@ -36,9 +40,7 @@ export async function benchAdapters({ rounds, minCpuMs }) {
         samples[name].push(await batch(cases[name], requests));
       }
     }
-    const out = summarize(samples);
-    out.requestsPerBatch = requests;
-    return out;
+    return summarize(samples);
   } finally {
     await server.stop();
   }

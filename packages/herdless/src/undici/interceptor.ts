@@ -19,6 +19,8 @@ interface Head extends UndiciResponseHead {
   trailers: Headers | undefined;
   error: Error | undefined;
   state: 'held' | 'committed' | 'discarded';
+  /** Whether this layer paused the body (a status that may be retried), so must resume it. */
+  readonly paused: boolean;
   discardedBytes: number;
   /** Stops listening to the attempt's signal: once the call has decided on the response, it aborts nothing more. */
   readonly detach: () => void;
@@ -242,8 +244,13 @@ class UndiciCall {
           this.handler.onRequestUpgrade?.(this.#proxy, statusCode, headers, socket);
         },
         onResponseStart: (c, status, headers, statusMessage) => {
-          c.pause();
-          head = { status, statusText: statusMessage ?? '', headers, controller: c, chunks: [], trailers: undefined, error: undefined, state: 'held', discardedBytes: 0, detach: release };
+          // A status that may be retried waits, paused, for the decision. Any other is the result:
+          // the decision comes in this turn's microtasks, before undici reads more of the body, and
+          // what came with the head is held meanwhile — no pause, no resume.
+          const config = this.config;
+          const paused = config.statuses.has(status) || (config.refreshStatuses !== undefined && config.refreshStatuses.has(status));
+          if (paused) c.pause();
+          head = { status, statusText: statusMessage ?? '', headers, controller: c, chunks: [], trailers: undefined, error: undefined, state: 'held', paused, discardedBytes: 0, detach: release };
           resolve(head);
         },
         onResponseData: (c, chunk) => {
@@ -283,7 +290,7 @@ class UndiciCall {
     head.detach();
     head.state = 'discarded';
     head.chunks = [];
-    if (head.trailers === undefined && head.error === undefined) head.controller.resume();
+    if (head.paused && head.trailers === undefined && head.error === undefined) head.controller.resume();
   }
 
   /**
@@ -312,7 +319,9 @@ class UndiciCall {
       head.chunks = [];
       if (head.error !== undefined) handler.onResponseError?.(proxy, head.error);
       else if (head.trailers !== undefined) handler.onResponseEnd?.(proxy, head.trailers);
-      else if (!proxy.paused) head.controller.resume();
+      else if (proxy.paused) {
+        if (!head.paused) head.controller.pause();
+      } else if (head.paused) head.controller.resume();
     } catch (error) {
       head.controller.abort(error as Error);
     }
