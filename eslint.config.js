@@ -9,7 +9,7 @@ const ambient = [
 ];
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', 'lab-out/**', 'coverage/**', 'docs/api/**', 'reports/**', '.stryker-tmp/**', '**/*.d.ts'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', 'lab-out/**', 'coverage/**', 'docs/api/**', 'reports/**', '.stryker-tmp/**', '**/*.d.ts', 'packages/herdless/test/.docs-blocks/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

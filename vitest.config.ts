@@ -23,7 +23,11 @@ export default defineConfig({
     // The default reporter, and a last line saying so when the browser suite could not run.
     reporters: ['default', './packages/lab/test/browser-skip-reporter.ts'],
     include: ['packages/*/test/**/*.test.ts'],
-    testTimeout: 60_000,
+    // Failsafes against a hang, not speed limits: a test or hook that starts servers or runs the
+    // built CLI takes many times longer on a busy 2-core machine than on an idle one, and a limit
+    // that fires there fails a correct test. (vitest's hook default is 10 s.)
+    testTimeout: 300_000,
+    hookTimeout: 300_000,
     globalSetup: ['packages/lab/test/global-setup.ts'],
     setupFiles: ['vitest.setup.ts'],
   },

@@ -1,10 +1,13 @@
 // CI's package check: pack the library and the lab as `npm publish` would, lint the tarballs
 // (publint, @arethetypeswrong/cli), and install them into a fresh project that uses them the ways
 // the README promises: ESM import, require() (Node.js ≥ 20.19 / 22.12 load ESM from require),
-// TypeScript strict under `node16` and `bundler` resolution, and `npx herdless-lab`.
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+// TypeScript strict under `node16` and `bundler` resolution, and `npx herdless-lab` (its commands, and
+// `serve` with the page bundled at pack time). Each tarball ships only what a user reads: the library
+// no sources, source maps or maintainers' pages; the lab its page prebuilt, and no bundler.
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { setTimeout, clearTimeout } from 'node:timers';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -24,6 +27,23 @@ try {
   const tarball = (prefix) => join(packs, readdirSync(packs).find((f) => f.startsWith(prefix)));
   const lib = tarball('herdless-0');
   const lab = tarball('herdless-lab-');
+
+  // What each tarball holds: the sizes, and nothing a user does not read.
+  const entries = (tgz) => output('tar', ['-tzf', tgz]).split('\n').filter(Boolean).map((e) => e.replace(/^package\//, ''));
+  const libFiles = entries(lib);
+  const labFiles = entries(lab);
+  for (const [name, tgz, files] of [['herdless', lib, libFiles], ['@herdless/lab', lab, labFiles]]) {
+    console.log(`${name}: ${(statSync(tgz).size / 1000).toFixed(1)} kB packed, ${files.length} files`);
+  }
+  const unwanted = libFiles.filter((f) => f.startsWith('src/') || f.endsWith('.map') || f === 'docs/testing.md');
+  if (unwanted.length > 0) throw new Error(`the library tarball ships what no user reads: ${unwanted.slice(0, 5).join(', ')}${unwanted.length > 5 ? ', …' : ''}`);
+  for (const bundle of ['dist/web/bundle/page.js', 'dist/web/bundle/sim-worker.js']) {
+    if (!labFiles.includes(bundle)) throw new Error(`the lab tarball lacks the page bundle ${bundle} (prepack bundles it)`);
+  }
+  const BUNDLERS = ['esbuild', 'rollup', 'rolldown', 'vite', 'webpack', 'parcel', '@swc/core'];
+  const labDeps = Object.keys(JSON.parse(readFileSync(join(root, 'packages', 'lab', 'package.json'), 'utf8')).dependencies ?? {});
+  if (labDeps.some((d) => BUNDLERS.includes(d))) throw new Error(`@herdless/lab has a bundler among its dependencies: ${labDeps.filter((d) => BUNDLERS.includes(d)).join(', ')}`);
+  console.log('tarball contents: ok');
 
   run(bin('publint'), ['run', lib, '--strict']);
   run(bin('publint'), ['run', lab, '--strict']);
@@ -108,7 +128,42 @@ export const sim: typeof runScenario = runScenario;
   const rows = JSON.parse(herd).rows;
   if (rows?.[0]?.strategy !== 'full jitter') throw new Error(`npx herdless-lab herd printed ${herd.slice(0, 200)}`);
   console.log('npx herdless-lab herd: ok');
+
+  // `npx herdless-lab serve` from the installed tarballs: no bundler installed, the page and its
+  // worker served from the bundles made at pack time.
+  if (existsSync(join(app, 'node_modules', 'esbuild'))) throw new Error('installing the tarballs installed esbuild');
+  await serveCheck(app);
+  console.log('npx herdless-lab serve: ok');
   console.log('package check: ok');
 } finally {
   rmSync(work, { recursive: true, force: true });
+}
+
+/** Starts `npx herdless-lab serve --port 0` in `app`, fetches the page, its script and its worker, and stops it. */
+async function serveCheck(app) {
+  const child = spawn('npx', ['--no-install', 'herdless-lab', 'serve', '--port', '0'], { cwd: app, stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    const url = await new Promise((resolve, reject) => {
+      let out = '';
+      const guard = setTimeout(() => reject(new Error(`herdless-lab serve printed no URL within 60 s: ${out}`)), 60_000);
+      child.stdout.setEncoding('utf8').on('data', (d) => {
+        out += d;
+        const m = /lab page: (http:\/\/\S+)/.exec(out);
+        if (m) {
+          clearTimeout(guard);
+          resolve(m[1]);
+        }
+      });
+      child.once('exit', (code) => reject(new Error(`herdless-lab serve exited with ${code}: ${out}`)));
+    });
+    for (const [path, type, needle] of [['', 'text/html', '/page.js'], ['page.js', 'text/javascript', 'sim-worker.js'], ['sim-worker.js', 'text/javascript', 'postMessage']]) {
+      const res = await fetch(new URL(path, url));
+      const body = await res.text();
+      if (res.status !== 200 || !res.headers.get('content-type')?.startsWith(type) || !body.includes(needle)) {
+        throw new Error(`GET /${path}: ${res.status} ${res.headers.get('content-type')}, ${body.length} bytes without ${needle}`);
+      }
+    }
+  } finally {
+    child.kill('SIGINT');
+  }
 }

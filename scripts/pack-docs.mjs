@@ -10,8 +10,10 @@ const pkg = join(root, 'packages', 'herdless');
 const target = join(pkg, 'docs');
 rmSync(target, { recursive: true, force: true });
 mkdirSync(target);
+// Maintainers' pages stay in the repository: a user of the package does not read them.
+const MAINTAINER_DOCS = new Set(['testing.md']);
 for (const file of readdirSync(join(root, 'docs'))) {
-  if (file.endsWith('.md')) copyFileSync(join(root, 'docs', file), join(target, file));
+  if (file.endsWith('.md') && !MAINTAINER_DOCS.has(file)) copyFileSync(join(root, 'docs', file), join(target, file));
 }
 copyFileSync(join(root, 'CHANGELOG.md'), join(pkg, 'CHANGELOG.md'));
 

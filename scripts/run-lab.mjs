@@ -41,4 +41,16 @@ if (stale) {
   const result = spawnSync(process.execPath, [tsc, '-b', join(root, 'packages', 'lab')], { stdio: 'inherit' });
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
+// The page's bundles (for `serve`), made anew after a build or when missing.
+const bundled = join(root, 'packages', 'lab', 'dist', 'web', 'bundle', 'page.js');
+let bundledAt = -1;
+try {
+  bundledAt = statSync(bundled).mtimeMs;
+} catch {
+  // not bundled yet
+}
+if (bundledAt < builtAt('lab')) {
+  const { bundlePage } = await import(pathToFileURL(join(root, 'packages', 'lab', 'scripts', 'bundle-page.mjs')).href);
+  await bundlePage();
+}
 await import(pathToFileURL(join(root, 'packages', 'lab', 'dist', 'main.js')).href);

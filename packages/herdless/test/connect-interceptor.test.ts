@@ -4,7 +4,7 @@ import { connectRetryInterceptor, type ConnectRetryInterceptorOptions, type Grpc
 import { grpcThrottleOf } from 'herdless/grpc';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FlakyService, startConnectServer, type ConnectFlakyServer } from './support/connect-server.js';
-import { a6ServiceConfig, expectA6Waits, type Outcome } from './support/grpc-server.js';
+import { DEADLINE_MS, a6ServiceConfig, deadlineServiceConfig, expectA6Waits, type Outcome } from './support/grpc-server.js';
 import { invalidOption } from './support/invalid-option.js';
 
 const UNAVAILABLE = Code.Unavailable;
@@ -117,20 +117,22 @@ describe.each(Object.keys(PROTOCOLS) as Protocol[])('connectRetryInterceptor ove
   });
 
   it("the call's timeout spans every attempt: a wait that would cross it is not started", async () => {
-    const c = client(protocol, { random: { random: () => 0.5 } });
+    const c = client(protocol, { serviceConfig: deadlineServiceConfig(), random: { random: () => 0.5 } });
     // Connect first: the transport's set-up would otherwise come out of the timeout's slack.
     expect((await unary(c.client, [{ ok: true }])).error).toBeUndefined();
-    // 690 ms: waits 100 and 200 fit; 400 more would cross it whatever the round trips took
-    // (300 + 400 > 690), and the 390 ms left over are slack for a busy machine's round trips.
-    const { error, id } = await unary(c.client, [{ code: UNAVAILABLE }], 690);
+    // Waits 10 and 1000 ms fit in 6000 ms; the next one (60 s) would cross the timeout whatever the
+    // round trips took. The 4990 ms left over are slack for a busy machine's three round trips.
+    const { error, id } = await unary(c.client, [{ code: UNAVAILABLE }], DEADLINE_MS);
     expect(error?.code).toBe(UNAVAILABLE);
     const arrivals = arrivalsOf(id);
     expect(arrivals).toHaveLength(3);
-    // Each retry sends the time that is left, not the whole 690 ms again.
+    expect(c.retries.map((r) => r.delayMs)).toEqual([10, 1000]);
+    // Each retry sends the time that is left, not the whole 6000 ms again: at most the timeout less
+    // the waits before it, and still some left for the last attempt.
     const left = arrivals.map((a) => a.timeoutMs!);
-    expect(left[0]).toBeLessThanOrEqual(690);
-    expect(left[1]).toBeLessThanOrEqual(690 - 100);
-    expect(left[2]).toBeLessThanOrEqual(690 - 300);
+    expect(left[0]).toBeLessThanOrEqual(DEADLINE_MS);
+    expect(left[1]).toBeLessThanOrEqual(DEADLINE_MS - 10);
+    expect(left[2]).toBeLessThanOrEqual(DEADLINE_MS - 1010);
     expect(left[2]).toBeGreaterThan(0);
     expect(c.giveUps.map((g) => g.reason)).toEqual(['deadline']);
   });

@@ -20,11 +20,11 @@ describe('an injected Rng: a value without a random() method is reported by the 
     ['an object without random', {}, 'got an object (Object)'],
     ['an object whose random is not a function', { random: 5 }, 'got an object (Object)'],
     ['a function with a random method', Object.assign(() => 0.5, { random: () => 0.5 }), 'got a function'],
-  ])('CircuitBreaker rng: %s is an InvalidOptionError', (_, rng, got) => {
-    expect(() => new CircuitBreaker({ rng: rng as never })).toThrow(
-      new InvalidOptionError('circuitBreaker', 'rng', rng, 'must be an object with a random() method'),
+  ])('CircuitBreaker random: %s is an InvalidOptionError', (_, rng, got) => {
+    expect(() => new CircuitBreaker({ random: rng as never })).toThrow(
+      new InvalidOptionError('circuitBreaker', 'random', rng, 'must be an object with a random() method'),
     );
-    expect(() => new CircuitBreaker({ rng: rng as never })).toThrow(`circuitBreaker: rng must be an object with a random() method, ${got}`);
+    expect(() => new CircuitBreaker({ random: rng as never })).toThrow(`circuitBreaker: random must be an object with a random() method, ${got}`);
   });
 
   it('a draw of exactly 0 is in [0, 1): accepted, and full jitter waits 0 ms', async () => {

@@ -7,7 +7,7 @@ const example = fileURLToPath(new URL('../../../examples/three-services.mjs', im
 
 describe('examples/three-services.mjs', () => {
   it('only the user retries: frontend 3, backend 3; the db sheds 4 (one retry of the first call, then "don\'t retry")', () => {
-    const r = spawnSync(process.execPath, [example], { encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync(process.execPath, [example], { encoding: 'utf8', timeout: 300_000 });
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     const lines = r.stdout.trim().split('\n');

@@ -2,7 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { grpcThrottleOf, type GrpcGiveUpEvent, type GrpcRetryEvent } from 'herdless/grpc';
 import { grpcRetryInterceptor, type GrpcJsRetryInterceptorOptions } from 'herdless/grpc-js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FlakyClient, a6ServiceConfig, expectA6Waits, startFlakyServer, type FlakyClientInstance, type FlakyServer, type Outcome } from './support/grpc-server.js';
+import { DEADLINE_MS, FlakyClient, a6ServiceConfig, deadlineServiceConfig, expectA6Waits, startFlakyServer, type FlakyClientInstance, type FlakyServer, type Outcome } from './support/grpc-server.js';
 import { invalidOption } from './support/invalid-option.js';
 
 const UNAVAILABLE = grpc.status.UNAVAILABLE;
@@ -143,15 +143,16 @@ describe('grpcRetryInterceptor against a real grpc-js server (gRFC A6 behaviour 
   });
 
   it("the call's deadline spans every attempt: a wait that would cross it is not started", async () => {
-    const c = client({ random: { random: () => 0.5 } });
+    const c = client({ serviceConfig: deadlineServiceConfig(), random: { random: () => 0.5 } });
     // Connect first: the channel's set-up would otherwise come out of the deadline's slack.
     expect((await unary(c, [{ ok: true }])).error).toBeNull();
-    const { error, id } = await unary(c, [{ code: UNAVAILABLE }], { deadline: Date.now() + 690 });
-    // Waits 100, 200 fit in 690 ms; the next one (400) would cross the deadline whatever the round
-    // trips took (300 + 400 > 690): the last status now. The 390 ms left over are slack for a busy
-    // machine's round trips, which must end before the deadline for the status to be UNAVAILABLE.
+    const { error, id } = await unary(c, [{ code: UNAVAILABLE }], { deadline: Date.now() + DEADLINE_MS });
+    // Waits 10 and 1000 ms fit in 6000 ms; the next one (60 s) would cross the deadline whatever the
+    // round trips took: the last status now, not DEADLINE_EXCEEDED later. The 4990 ms left over are
+    // slack for a busy machine's three round trips (a few ms each on an idle one).
     expect(error?.code).toBe(UNAVAILABLE);
     expect(arrivalsOf(id)).toHaveLength(3);
+    expect(c.retries.map((r) => r.delayMs)).toEqual([10, 1000]);
     expect(c.giveUps.map((g) => g.reason)).toEqual(['deadline']);
   });
 

@@ -56,3 +56,39 @@ describe('the attempt header', () => {
     expect([error.field, error.value]).toEqual(['attemptHeader', shown]);
   });
 });
+
+describe('the attempt header in a browser (a global location with an origin)', () => {
+  const PAGE = 'https://app.example';
+  /** Headers of each attempt a fake fetch saw, with `location` set as in a page at `origin`. */
+  async function attemptsSeen(origin: string, url: string, options: Parameters<typeof withRetry>[1] = {}): Promise<(string | null)[]> {
+    const seen: (string | null)[] = [];
+    const g = globalThis as { location?: unknown };
+    g.location = { origin };
+    try {
+      const fakeFetch = async (_input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+        seen.push(new Headers(init?.headers).get('x-herdless-attempt') ?? new Headers(init?.headers).get('x-attempt'));
+        return new Response(null, { status: seen.length < 3 ? 503 : 200 });
+      };
+      await withRetry(fakeFetch, { maxAttempts: 3, backoff: immediate, ...options })(url);
+    } finally {
+      delete g.location;
+    }
+    return seen;
+  }
+
+  it('same-origin requests (absolute or relative) carry the default header on retries', async () => {
+    expect(await attemptsSeen(PAGE, `${PAGE}/api`)).toEqual([null, '2', '3']);
+    expect(await attemptsSeen(PAGE, '/api')).toEqual([null, '2', '3']);
+  });
+
+  it('cross-origin requests do not: a retry must not need a preflight the first attempt did not', async () => {
+    expect(await attemptsSeen(PAGE, 'https://api.example/orders')).toEqual([null, null, null]);
+    expect(await attemptsSeen(PAGE, 'http://app.example/orders')).toEqual([null, null, null]); // another scheme is another origin
+    expect(await attemptsSeen('null', '/api')).toEqual([null, null, null]); // an opaque origin (file:, sandboxed)
+  });
+
+  it('a header the caller named is sent cross-origin too', async () => {
+    expect(await attemptsSeen(PAGE, 'https://api.example/orders', { attemptHeader: 'x-herdless-attempt' })).toEqual([null, '2', '3']);
+    expect(await attemptsSeen(PAGE, 'https://api.example/orders', { attemptHeader: 'X-Attempt' })).toEqual([null, '2', '3']);
+  });
+});

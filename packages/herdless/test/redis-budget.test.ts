@@ -267,7 +267,7 @@ describe('a busy process is not a late Redis (real redis-server)', () => {
 describe('against a real redis-server', () => {
   it('20 clients × 500 failures racing on one bucket {10, 0.1} admit what one A6 bucket admits: 4', async () => {
     const budgets = await Promise.all(
-      Array.from({ length: 20 }, async () => redisRetryThrottlingBudget({ client: await ready(connect()), server: 'race', timeoutMs: 2000 })),
+      Array.from({ length: 20 }, async () => redisRetryThrottlingBudget({ client: await ready(connect()), server: 'race', timeoutMs: 10_000 })),
     );
     const admitted = await Promise.all(
       budgets.map(async (budget) => {
@@ -301,7 +301,7 @@ describe('against a real redis-server', () => {
     });
     const budgets = await Promise.all(
       Array.from({ length: 20 }, async () =>
-        redisRetryThrottlingBudget({ client: await ready(connect()), server: 'mixed', timeoutMs: 2000, flushIntervalMs: 2 }),
+        redisRetryThrottlingBudget({ client: await ready(connect()), server: 'mixed', timeoutMs: 10_000, flushIntervalMs: 2 }),
       ),
     );
     // Each client: 500 calls, every 10th fails (just above A6's 1-in-11 break-even): the bucket hovers near its threshold.
@@ -329,7 +329,7 @@ describe('against a real redis-server', () => {
         expect(count(7, () => true)).toBe(20 * 50); // every failure reached Redis
         expect(count(6, () => true)).toBe(20 * 450);
       },
-      { timeout: 20_000, interval: 20 },
+      { timeout: 120_000, interval: 20 },
     );
     monitor.disconnect();
     const replay = retryThrottlingBudget({ maxTokens: 10, tokenRatio: 0.1 });
@@ -350,11 +350,11 @@ describe('against a real redis-server', () => {
 
   it('EVALSHA once the script is loaded; a flushed script cache (a failover) costs an EVAL, not a decision', async () => {
     const client = await ready(connect());
-    const budget = redisRetryThrottlingBudget({ client, server: 'sha', timeoutMs: 2000 });
+    const budget = redisRetryThrottlingBudget({ client, server: 'sha', timeoutMs: 10_000 });
     const calls = async (name: string): Promise<number> =>
       Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(await admin.info('commandstats'))?.[1] ?? 0);
     expect(await decideAfterFailure(budget, 0)).toBe(true); // EVAL, and SCRIPT LOAD alongside
-    await vi.waitFor(async () => expect(await calls('script\\|load')).toBeGreaterThanOrEqual(1), { timeout: 5000 });
+    await vi.waitFor(async () => expect(await calls('script\\|load')).toBeGreaterThanOrEqual(1), { timeout: 30_000 });
     const evalshaBefore = await calls('evalsha');
     expect(await decideAfterFailure(budget, 1)).toBe(true); // EVALSHA
     expect(await calls('evalsha')).toBe(evalshaBefore + 1);
@@ -386,17 +386,17 @@ describe('against a real redis-server', () => {
     const budget = redisRetryThrottlingBudget({
       client,
       server: 'outage',
-      timeoutMs: 100,
+      // Long enough that no answer from a running Redis misses it on a busy machine (a fallback
+      // before the outage would change the counts below); only the first decision of the outage waits it.
+      timeoutMs: 5000,
       recoverIntervalMs: 50,
       onFallback: (e) => fallbacks.push(e),
       onRecover: (e) => recoveries.push(e),
     });
-    let longest = 0;
     const run = async (calls: number): Promise<string[]> => {
       const results: string[] = [];
       for (let i = 0; i < calls; i++) {
         let attempt = 0;
-        const started = performance.now();
         const result = await retry(
           async () => {
             // Every 20th call fails once, then succeeds: well within the bucket's 1-in-11.
@@ -405,7 +405,6 @@ describe('against a real redis-server', () => {
           },
           { budget, maxAttempts: 2, backoff: constantBackoff({ delayMs: 0 }) },
         ).catch((e: unknown) => `failed: ${String(e)}`);
-        longest = Math.max(longest, performance.now() - started);
         results.push(result);
       }
       return results;
@@ -419,13 +418,12 @@ describe('against a real redis-server', () => {
     expect(budget.mode).toBe('local');
     expect(budget.stats.sharedDecisions).toBe(5);
     expect(budget.stats.localDecisions).toBeGreaterThanOrEqual(4);
-    // No call waited for Redis to come back (it is still down): a call took at most timeoutMs (100)
-    // plus scheduling slack for a loaded machine. The exact bound is the fake-timer test's.
-    expect(longest).toBeLessThan(100 + 1000);
+    // No call waited for Redis to come back: all 100 ended while it was still down. How long the
+    // first decision waits (timeoutMs, then the local bucket) is the fake-timer test's to state.
     await new Promise((r) => setTimeout(r, 200)); // still down: the probes fail, the budget stays local
     expect(budget.mode).toBe('local');
     await server.resume();
-    await vi.waitFor(() => expect(budget.mode).toBe('shared'), { timeout: 5000, interval: 20 });
+    await vi.waitFor(() => expect(budget.mode).toBe('shared'), { timeout: 30_000, interval: 20 });
     expect(recoveries).toHaveLength(1);
     expect(await run(100)).toEqual(Array(100).fill('ok'));
     expect(budget.stats.sharedDecisions).toBe(10);
@@ -437,7 +435,7 @@ describe('against a real redis-server', () => {
   it('the shared ratio grants fleet-wide what one ratio budget grants: retries ≤ 10% of requests + floor', async () => {
     const budgets = await Promise.all(
       Array.from({ length: 10 }, async () =>
-        redisRetryRatioBudget({ client: await ready(connect()), server: 'ratio', ratio: 0.1, minRetriesPerWindow: 0, windowMs: 60_000, timeoutMs: 2000 }),
+        redisRetryRatioBudget({ client: await ready(connect()), server: 'ratio', ratio: 0.1, minRetriesPerWindow: 0, windowMs: 60_000, timeoutMs: 10_000 }),
       ),
     );
     // Each of 10 clients: 100 first tries (sent in batches), then 100 failures asking for a retry.

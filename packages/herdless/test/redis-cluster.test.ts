@@ -20,7 +20,7 @@ function connect(): Cluster {
 
 beforeAll(async () => {
   cluster = await startCluster(3);
-}, 60_000);
+});
 
 afterAll(async () => {
   for (const c of clients) c.disconnect();

@@ -74,7 +74,7 @@ describe('live: 20 processes share one budget through a real Redis during an out
     // Each process's own bucket lets its first 4 failures ask Redis; all 500 failures reach Redis.
     for (const r of reports) expect([r.fallbacks, r.stats!.sharedDecisions]).toEqual([0, 4]);
     expect(reports.reduce((a, r) => a + r.admitted!, 0)).toBe(4);
-  }, 240_000);
+  }, 600_000);
 
   it('fleet-wide retries stay within one A6 bucket {10, 0.1}: at most 4, where a bucket per process lets 60 through', async () => {
     requests = 0;
@@ -94,7 +94,7 @@ describe('live: 20 processes share one budget through a real Redis during an out
     for (const r of local) expect(r.statuses).toEqual({ 503: CALLS });
     // Each process's own bucket: 3 retries for its first call (the 4th attempt is the last), then none.
     expect(requests - PROCESSES * CALLS).toBe(PROCESSES * 3);
-  }, 240_000); // 40 Node.js processes start on a machine that may be busy: counts, not speed
+  }, 600_000); // 40 Node.js processes start on a machine that may be busy: counts, not speed
 
   it('loaded processes (a 20 ms synchronous stall every 100 ms each), a 2 s outage, the default timeoutMs: at most 8 retries in all', async () => {
     retries = 0;
@@ -110,5 +110,5 @@ describe('live: 20 processes share one budget through a real Redis during an out
     // A fresh bucket: the first failures to reach it are granted, so the test cannot pass by admitting nothing.
     expect(retries).toBeGreaterThanOrEqual(1);
     expect(decisions).toBeGreaterThan(0);
-  }, 240_000);
+  }, 600_000);
 });

@@ -79,12 +79,12 @@ describe('a broken injected RNG is named, never blamed on a backoff', () => {
     expect(delays).toEqual([0, 0]);
   });
 
-  it('the breaker names its rng too (a jittered openDurationMs)', async () => {
+  it('the breaker names its random source too (a jittered openDurationMs)', async () => {
     const clock = new ManualClock();
-    const breaker = circuitBreaker({ clock, counting: consecutiveFailures({ threshold: 1 }), openDurationMs: { name: 'j', maxDelayMs: 100, delay: (_n: number, _p: number, rng: { random(): number }) => 100 * rng.random(), toJSON: () => ({ kind: 'constant', delayMs: 0 }) } as never, rng: { random: () => 50 } });
+    const breaker = circuitBreaker({ clock, counting: consecutiveFailures({ threshold: 1 }), openDurationMs: { name: 'j', maxDelayMs: 100, delay: (_n: number, _p: number, rng: { random(): number }) => 100 * rng.random(), toJSON: () => ({ kind: 'constant', delayMs: 0 }) } as never, random: { random: () => 50 } });
     const error = await breaker.execute(() => Promise.reject(transient(0))).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InvalidOptionError);
-    expect((error as Error).message).toMatch(/^circuitBreaker: rng\.random\(\) must return a number in \[0, 1\)/);
+    expect((error as Error).message).toMatch(/^circuitBreaker: random\.random\(\) must return a number in \[0, 1\)/);
   });
 });
 

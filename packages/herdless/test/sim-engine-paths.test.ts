@@ -1,13 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { constantBackoff, decorrelatedJitterBackoff, fullJitterBackoff } from 'herdless';
 import { budgetScenario, herdScenario, runScenario, scenarioFromSpec, scenarioToSpec, type Scenario } from 'herdless/sim';
+import { PYTHON3, simReference } from './support/fresh-process.js';
 import { invalidOption } from './support/invalid-option.js';
 
 // The engine has two batch paths — request by request (any backoff, budgets) and, for a constant
 // backoff without a budget, compaction in place with the chunks handed to the retry tick whole —
-// and a chunked queue store that grows while a step reads. These figures were produced by the
-// earlier engine (one linked list of request nodes), so each path must agree with it to the
-// request. Weighted sums (Σ (tick + 1) × count) pin the per-tick series in one number.
+// and a chunked queue store that grows while a step reads. The expected figures are CPython's:
+// scripts/sim-reference.py, the model written the plain way (a list per tick, CPython's own
+// `random`), computes them independently of this engine, and the last test here runs it again
+// when python3 is installed. Weighted sums (Σ (tick + 1) × count) pin the per-tick series in one number.
 const cases: Record<string, () => Scenario> = {
   'immediate, spread 3 s, 6 attempts': () =>
     herdScenario({ name: 'c', backoff: constantBackoff({ delayMs: 0 }), maxAttempts: 6 }, { clients: 2000, spreadMs: 3000 }),
@@ -43,7 +45,7 @@ const expected: Record<string, unknown> = {
 
 const weighted = (a: Int32Array): number => a.reduce((sum, x, i) => sum + x * (i + 1), 0);
 
-describe('engine paths agree with the reference engine (seed 3)', () => {
+describe('engine paths agree with the reference implementation (seed 3)', () => {
   it.each(Object.keys(cases))('%s', (name) => {
     const scenario = cases[name]!();
     const r = runScenario(scenario, 3, { perTick: true });
@@ -59,6 +61,11 @@ describe('engine paths agree with the reference engine (seed 3)', () => {
     }).toEqual(expected[name]);
     // Every client's request ends exactly once (or is still outstanding).
     if (scenario.arrivals.kind === 'together') expect(r.succeeded + r.gaveUp + r.outstanding).toBe(scenario.clients);
+  });
+
+  // A few seconds of CPython. Without python3 (locally) the literals above still hold the engine to them.
+  it.skipIf(PYTHON3 === undefined && !process.env.CI)('the expected figures are what scripts/sim-reference.py computes in CPython', () => {
+    expect(simReference('paths')).toEqual(expected);
   });
 });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { constantBackoff, type Backoff, type RetryBudget } from 'herdless';
+import { constantBackoff, fullJitterBackoff, type Backoff, type RetryBudget } from 'herdless';
+import { inFreshProcess } from './support/fresh-process.js';
 import { ARTICLE_SERVER, runScenario, type Scenario } from 'herdless/sim';
 
 const base = (over: Partial<Scenario> = {}): Scenario => ({
@@ -90,9 +91,22 @@ describe('engine rules', () => {
     expect(r.gaveUp).toBe(1);
   });
 
-  it('is deterministic per seed', () => {
-    const s = base({ clients: 500, server: ARTICLE_SERVER, policy: { name: 'c', backoff: constantBackoff({ delayMs: 250 }), maxAttempts: Infinity } });
-    expect(runScenario(s, 4)).toEqual(runScenario(s, 4));
+  it('is deterministic per seed: two fresh processes (other Math.random seeds, time zones) and this one agree', () => {
+    // Full jitter draws on every retry, so any draw that did not come from the seed would show.
+    const code = `import { fullJitterBackoff } from 'herdless';
+import { ARTICLE_SERVER, runScenario } from 'herdless/sim';
+const s = { clients: 500, arrivals: { kind: 'together', spreadMs: 300 }, server: ARTICLE_SERVER, policy: { name: 'j', backoff: fullJitterBackoff(), maxAttempts: Infinity }, horizonMs: 30_000, stopWhenIdle: true };
+const r = runScenario(s, 4, { perTick: true });
+console.log(JSON.stringify({ ...r, perTick: Object.fromEntries(Object.entries(r.perTick).map(([k, v]) => [k, Array.from(v)])) }));`;
+    const a = inFreshProcess(code, { randomSeed: 1, timeZone: 'UTC' });
+    const b = inFreshProcess(code, { randomSeed: 2, timeZone: 'America/Los_Angeles' });
+    expect(b).toBe(a);
+    const s: Scenario = { clients: 500, arrivals: { kind: 'together', spreadMs: 300 }, server: ARTICLE_SERVER, policy: { name: 'j', backoff: fullJitterBackoff(), maxAttempts: Infinity }, horizonMs: 30_000, stopWhenIdle: true };
+    const r = runScenario(s, 4, { perTick: true });
+    const parsed = JSON.parse(a) as { requests: number; perTick: { arrivals: number[] } };
+    expect(parsed.requests).toBe(r.requests);
+    expect(parsed.perTick.arrivals).toEqual(Array.from(r.perTick!.arrivals));
+    expect(r.requests).toBeGreaterThan(500); // retries happened: the draws were exercised
   });
 });
 

@@ -41,7 +41,7 @@ function exportedTypes(): string[] {
 describe('the main entry is the published stable surface', () => {
   it('its values are exactly the published values, and there are at most 50', () => {
     const { values } = published();
-    expect(values.length).toBe(37);
+    expect(values).toContain('retry');
     expect(Object.keys(main).sort()).toEqual([...values].sort());
     expect(Object.keys(main).length).toBeLessThanOrEqual(50);
   });

@@ -1,6 +1,5 @@
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { fileURLToPath } from 'node:url';
-import { build, stop } from 'esbuild';
 import { HOST, listenLoopback } from './listen.js';
 import { UsageError } from './usage-error.js';
 import { pageHtml } from './web/page-html.js';
@@ -10,28 +9,27 @@ interface Asset {
   body: string;
 }
 
+/** The bundles `scripts/bundle-page.mjs` writes when the lab is built or packed. */
+const BUNDLES = ['page.js', 'sim-worker.js'] as const;
+
 /**
- * Bundles the page and its worker from the compiled lab (dist/web) with the library's compiled ESM
- * (herdless/dist, through the workspace link) into two ES modules, in memory.
+ * The page and its worker, bundled when the lab was built or packed (dist/web/bundle: the lab's page
+ * code with the library's ESM), read into memory: serving needs no bundler.
+ * @throws Error naming the missing file and the command that writes it, in a tree built by `tsc` alone.
  */
-export async function bundlePage(): Promise<Map<string, Asset>> {
-  const entry = (name: string): string => fileURLToPath(new URL(`./web/${name}.js`, import.meta.url));
-  const out = await build({
-    entryPoints: { page: entry('page'), 'sim-worker': entry('sim-worker') },
-    bundle: true,
-    format: 'esm',
-    platform: 'browser',
-    target: 'es2022',
-    minify: true,
-    write: false,
-    outdir: '/bundle',
-    logLevel: 'silent',
-    legalComments: 'none',
-  });
-  await stop(); // esbuild's helper process is not needed once the bundles are in memory
+export function loadPage(): Map<string, Asset> {
   const js = 'text/javascript; charset=utf-8';
   const assets = new Map<string, Asset>([['/', { type: 'text/html; charset=utf-8', body: pageHtml() }]]);
-  for (const f of out.outputFiles) assets.set(`/${f.path.replace(/^.*\//, '')}`, { type: js, body: f.text });
+  for (const name of BUNDLES) {
+    const url = new URL(`./web/bundle/${name}`, import.meta.url);
+    let body: string;
+    try {
+      body = readFileSync(url, 'utf8');
+    } catch (error) {
+      throw new Error(`the lab page is not bundled (${url.pathname} is missing): run \`npm run build\` in the herdless repository`, { cause: error });
+    }
+    assets.set(`/${name}`, { type: js, body });
+  }
   return assets;
 }
 
@@ -61,7 +59,7 @@ export interface LabServer {
  * @throws UsageError `--port N: …` when the port is taken (without `orAnyFreePort`) or not allowed.
  */
 export async function startServer(port: number, options: { orAnyFreePort?: boolean } = {}): Promise<LabServer> {
-  const assets = await bundlePage();
+  const assets = loadPage();
   let allowedHosts: Set<string> = new Set();
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const send = (status: number, type: string, body: string, extra: Record<string, string> = {}): void => {

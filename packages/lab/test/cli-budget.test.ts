@@ -6,7 +6,7 @@ import { tempDir } from './temp.js';
 import { describe, expect, it } from 'vitest';
 
 const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
-const lab = (...args: string[]) => spawnSync(process.execPath, [main, ...args], { encoding: 'utf8', timeout: 60_000 });
+const lab = (...args: string[]) => spawnSync(process.execPath, [main, ...args], { encoding: 'utf8', timeout: 300_000 });
 
 /** Writes a scenario file of the article's budget set-up (10 clients, the downstream down 5–15 s) with `fields` over it. */
 const outageFile = (name: string, fields: Record<string, unknown>): string => {

@@ -18,7 +18,7 @@ const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
  * null) instead of stalling the suite. 20 s is far above what any refusal takes (under 1 s).
  */
 const lab = (...args: string[]) => {
-  const r = spawnSync(process.execPath, [main, ...args], { encoding: 'utf8', timeout: 20_000 });
+  const r = spawnSync(process.execPath, [main, ...args], { encoding: 'utf8', timeout: 300_000 });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 };
 

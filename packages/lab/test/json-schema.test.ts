@@ -11,7 +11,7 @@ const ajv = new Ajv2020({ allErrors: true, strict: true });
 for (const file of readdirSync(schemas)) ajv.addSchema(JSON.parse(readFileSync(schemas + file, 'utf8')), file);
 
 const labJson = (...args: string[]): unknown => {
-  const r = spawnSync(process.execPath, [main, ...args, '--format', 'json'], { encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(process.execPath, [main, ...args, '--format', 'json'], { encoding: 'utf8', timeout: 300_000 });
   expect(r.stderr).toBe('');
   expect(r.status).toBe(0);
   return JSON.parse(r.stdout);

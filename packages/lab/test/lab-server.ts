@@ -21,7 +21,7 @@ export function startServe(): Promise<ServeProcess> {
   child.stderr!.setEncoding('utf8').on('data', (s: string) => (out += s));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`serve did not start in 120 s: ${out}`)), 120_000);
     const check = (): void => {
       const m = /lab page: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(out);
       if (!m) return;

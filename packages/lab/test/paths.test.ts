@@ -38,7 +38,7 @@ function npmLab(cwd: string, ...args: string[]) {
   const env = { ...process.env };
   delete env.INIT_CWD;
   delete env.npm_package_json;
-  return spawnSync('npm', ['run', '--silent', 'lab', '--', ...args], { cwd, env, encoding: 'utf8', timeout: 60_000 });
+  return spawnSync('npm', ['run', '--silent', 'lab', '--', ...args], { cwd, env, encoding: 'utf8', timeout: 300_000 });
 }
 
 describe('paths resolve against the folder the command was typed in', () => {
@@ -105,7 +105,7 @@ describe('paths resolve against the folder the command was typed in', () => {
 });
 
 describe('help, version, workers', () => {
-  const lab = (...args: string[]) => spawnSync(process.execPath, [main, ...args], { encoding: 'utf8', timeout: 60_000 });
+  const lab = (...args: string[]) => spawnSync(process.execPath, [main, ...args], { encoding: 'utf8', timeout: 300_000 });
 
   it('help herd exits 0 with herd’s help; help of an unknown command exits 2', () => {
     const r = lab('help', 'herd');

@@ -28,7 +28,7 @@ describe('herdless-lab serve', () => {
   let server: ServeProcess;
   beforeAll(async () => {
     server = await startServe();
-  }, 40_000);
+  });
   afterAll(async () => {
     if (server.child.exitCode === null) await server.stop();
   });
@@ -77,7 +77,7 @@ describe('herdless-lab serve', () => {
 
 describe('herdless-lab serve --port', () => {
   it.each([['70000'], ['-1'], ['http'], ['80.5']])('--port %s exits 2 naming the flag', (port) => {
-    const r = spawnSync(process.execPath, [main, 'serve', '--port', port], { encoding: 'utf8', timeout: 30_000 });
+    const r = spawnSync(process.execPath, [main, 'serve', '--port', port], { encoding: 'utf8', timeout: 300_000 });
     expect(r.status).toBe(2);
     expect(r.stderr.trim()).toBe(`herdless-lab: --port ${JSON.stringify(port)}: expected an integer from 0 to 65535`);
   });
@@ -87,7 +87,7 @@ describe('herdless-lab serve --port', () => {
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
     const port = (blocker.address() as { port: number }).port;
     try {
-      const r = spawnSync(process.execPath, [main, 'serve', '--port', String(port)], { encoding: 'utf8', timeout: 30_000 });
+      const r = spawnSync(process.execPath, [main, 'serve', '--port', String(port)], { encoding: 'utf8', timeout: 300_000 });
       expect(r.status).toBe(2);
       expect(r.stderr.trim()).toBe(`herdless-lab: --port ${port}: already in use (try another, or 0 for any free port)`);
     } finally {

@@ -56,8 +56,8 @@ export function pastedUntil(command: string, cwd: string, ready: RegExp, check: 
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       process.kill(-child.pid!, 'SIGKILL');
-      reject(new Error(`${command}: not ready after 60 s: ${out}`));
-    }, 60_000);
+      reject(new Error(`${command}: not ready after 120 s: ${out}`));
+    }, 120_000);
     let checked = false;
     const onData = (s: string): void => {
       out += s;

@@ -44,6 +44,24 @@ interface Plan {
   readonly signal: AbortSignal | undefined;
   /** Why this request may not be sent twice; `undefined` when it may be retried. */
   readonly blocked: string | undefined;
+  /** The header a retry carries its attempt number in, or `undefined` for none. */
+  readonly attemptHeader: string | undefined;
+}
+
+/**
+ * Whether `url` is cross-origin for a browser's page or web worker. A non-safelisted header turns a
+ * cross-origin request into a preflighted one (Fetch standard, "CORS-safelisted request-header"),
+ * which a server that does not allow the header refuses. Runtimes without a `location` (Node, Bun,
+ * Deno, Workers) apply no CORS to their own requests.
+ */
+function crossOriginInBrowser(url: string): boolean {
+  const origin = (globalThis as { location?: { origin?: unknown } }).location?.origin;
+  if (typeof origin !== 'string') return false;
+  try {
+    return origin === 'null' || new URL(url, origin).origin !== origin;
+  } catch {
+    return true; // fetch() rejects an unparsable URL on its own
+  }
 }
 
 function isRequest(input: unknown): input is Request {
@@ -96,7 +114,10 @@ function plan(input: FetchInput, init: RequestInit | undefined, call: HttpCall, 
       headers = given;
     }
   }
-  return { config, method, url, input, request, init, headers, body, bodyFactory, signal, blocked };
+  // The default attempt header stays off cross-origin requests in a browser: a retry must not need a
+  // preflight its first attempt did not. A header the caller named is sent everywhere.
+  const attemptHeader = config.attemptHeader !== undefined && (config.attemptHeaderNamed || !crossOriginInBrowser(url)) ? config.attemptHeader : undefined;
+  return { config, method, url, input, request, init, headers, body, bodyFactory, signal, blocked, attemptHeader };
 }
 
 /** Sends one attempt of `plan`; a retry carries its number in `attemptHeader`. */
@@ -108,7 +129,7 @@ async function send(
   extra: Readonly<Record<string, string>> | undefined,
   owner: string,
 ): Promise<Response> {
-  const attemptHeader = plan.config.attemptHeader;
+  const attemptHeader = plan.attemptHeader;
   const numbered = attempt > 1 && attemptHeader !== undefined;
   // A first attempt that nothing can abort and that changes nothing is the caller's own request.
   if (signal === undefined && !numbered && extra === undefined && plan.headers === undefined && plan.body === 'none' && plan.signal === undefined) {
@@ -198,6 +219,9 @@ async function run(fetchFn: FetchFunction, plan: Plan, owner: string): Promise<R
  *   carries that mark in turn.
  * - **Attempt header**: each retry carries `x-herdless-attempt: <n>` (n ≥ 2;
  *   {@link ATTEMPT_HEADER}), so the server can count retries; `attemptHeader` renames it or turns it off.
+ *   In a browser, the default header is left off cross-origin requests (it would need a preflight).
+ * - **Network failures** in every runtime: Node's and Bun's error codes, and the `TypeError` browsers,
+ *   Deno and Workers reject with for a failed connection (see `NETWORK_ERROR_MESSAGES`).
  * - **Bodies**: a string, bytes, `Blob`, `URLSearchParams`, `FormData` or a `Request`'s body is
  *   sent whole on every attempt (a `Request` is cloned per attempt). A stream body is sent once
  *   and not retried (reason `'fatal'`, the message says why) unless `bodyFactory` is given. An

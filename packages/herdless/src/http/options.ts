@@ -232,6 +232,12 @@ export interface HttpRetryOptions<R = Response> extends Omit<RetrierOptions, 'on
    * without it, as gRPC does, so that it stays a CORS "simple request" in browsers; a server reads a
    * missing header as attempt 1. A string renames it (an HTTP field name, compared case-insensitively);
    * `false` sends none. Default {@link ATTEMPT_HEADER} (`x-herdless-attempt`).
+   *
+   * In a browser (a page or a web worker: where `location` has an origin), the default header is not
+   * sent on a cross-origin request: it is not CORS-safelisted, so a retry carrying it would need a
+   * preflight the server may refuse — and a refused preflight fails the retry like a dropped
+   * connection. Name the header explicitly to send it cross-origin too, once the server lists it in
+   * `Access-Control-Allow-Headers`.
    */
   attemptHeader?: string | false | undefined;
   /**
@@ -285,6 +291,8 @@ export interface HttpConfig {
   readonly now: () => number;
   /** The attempt header's name (lower case), or `undefined` to send none. */
   readonly attemptHeader: string | undefined;
+  /** Whether the attempt header was named by the caller: then a browser sends it cross-origin too. */
+  readonly attemptHeaderNamed: boolean;
   readonly onRetry: ((event: HttpRetryEvent) => unknown) | undefined;
   readonly onGiveUp: ((event: HttpGiveUpEvent<unknown>) => unknown) | undefined;
   readonly onHookError: ((error: unknown, hook: HookName) => void) | undefined;
@@ -400,6 +408,7 @@ export function parseHttpOptions(options: FetchWithRetryOptions | HttpRetryOptio
     idempotencyKey: key === false ? undefined : key,
     now: checkedWallClock(owner, functionOption(owner, 'now', options.now)),
     attemptHeader: headerNameOption(owner, 'attemptHeader', options.attemptHeader, ATTEMPT_HEADER),
+    attemptHeaderNamed: options.attemptHeader !== undefined,
     onRetry: functionOption(owner, 'onRetry', options.onRetry),
     onGiveUp: functionOption(owner, 'onGiveUp', options.onGiveUp as HttpConfig['onGiveUp']),
     onHookError: options.onHookError,

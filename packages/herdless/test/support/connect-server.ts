@@ -5,6 +5,7 @@
  * returns a `google.protobuf.StringValue` whose text is JSON — a request's `{ id, script }`, and
  * each attempt of an `id` gets the script's next outcome, as in grpc-server.ts.
  */
+import http from 'node:http';
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { create, createFileRegistry } from '@bufbuild/protobuf';
@@ -36,7 +37,8 @@ export interface ConnectFlakyServer {
   close(): Promise<void>;
 }
 
-export async function startConnectServer(): Promise<ConnectFlakyServer> {
+/** Starts the server; `http1: true` serves HTTP/1.1 (node:http) instead, for fetch-based transports such as connect-web's. */
+export async function startConnectServer(options: { http1?: boolean } = {}): Promise<ConnectFlakyServer> {
   const arrivals: Arrival[] = [];
   const counts = new Map<string, number>();
   const routes = (router: ConnectRouter): void => {
@@ -56,7 +58,7 @@ export async function startConnectServer(): Promise<ConnectFlakyServer> {
       },
     } as never);
   };
-  const server = http2.createServer(connectNodeAdapter({ routes }));
+  const server = options.http1 === true ? http.createServer(connectNodeAdapter({ routes })) : http2.createServer(connectNodeAdapter({ routes }));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
@@ -64,6 +66,7 @@ export async function startConnectServer(): Promise<ConnectFlakyServer> {
     arrivals,
     close: () =>
       new Promise<void>((resolve) => {
+        if (server instanceof http.Server) server.closeAllConnections();
         server.close(() => resolve());
       }),
   };

@@ -31,6 +31,26 @@ export function a6ServiceConfig(throttling?: { maxTokens: number; tokenRatio: nu
   };
 }
 
+/**
+ * A retry policy for the deadline tests, shaped so that a busy machine cannot change the outcome:
+ * waits of 10 ms, then 1000 ms, then 60 s (held at maxBackoff). Under a 6000 ms deadline the first
+ * two fit as long as the three round trips take under 4990 ms together, and the third never fits
+ * (1010 + 60 000 > 6000), whatever the round trips took. With random 0.5 the ±20 % jitter is 0.
+ */
+export function deadlineServiceConfig(): object {
+  return {
+    methodConfig: [
+      {
+        name: [{ service: 'test.Flaky' }],
+        retryPolicy: { maxAttempts: 5, initialBackoff: '0.01s', maxBackoff: '60s', backoffMultiplier: 100, retryableStatusCodes: ['UNAVAILABLE'] },
+      },
+    ],
+  };
+}
+
+/** The deadline (ms) that {@link deadlineServiceConfig}'s waits are shaped for. */
+export const DEADLINE_MS = 6000;
+
 export interface Request {
   readonly id: string;
   readonly script: readonly Outcome[];

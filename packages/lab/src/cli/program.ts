@@ -488,7 +488,7 @@ export function buildProgram(io: Io): Command {
     .option('--port <n>', 'the port (0 = any free port; without --port: 8000, or any free port when 8000 is taken)', '8000')
     .action(async (flags: { port: string }, command: Command) => {
       const port = parseNumberFlag('--port', flags.port, 0, 65535, true);
-      const { startServer } = await import('../serve.js'); // esbuild loads only for this command
+      const { startServer } = await import('../serve.js'); // the page's bundles are read only for this command
       const server = await startServer(port, { orAnyFreePort: command.getOptionValueSource('port') === 'default' });
       if (server.movedFrom !== undefined) io.out(`port ${server.movedFrom} is in use: serving on a free port instead`);
       io.out(`lab page: ${server.url} (Ctrl+C stops)`);

@@ -151,8 +151,13 @@ function budgetCommand(run: BudgetPageRun): string {
 
 const views = new Map<string, View>();
 
-/** Renders a spec into a container with Vega's SVG renderer and its CSP-safe expression interpreter. */
-async function draw(selector: string, spec: TopLevelSpec): Promise<void> {
+/**
+ * Renders a spec into a container with Vega's SVG renderer and its CSP-safe expression interpreter,
+ * unless run `id` is no longer the latest: a run that finished while a newer one started must not
+ * draw over the newer run's charts when its own drawing resumes after an await.
+ */
+async function draw(id: number, selector: string, spec: TopLevelSpec): Promise<void> {
+  if (id !== runId) return;
   views.get(selector)?.finalize();
   const view = new View(parse(compile(spec).spec, undefined, { ast: true }), { renderer: 'svg', container: selector, hover: true, expr: expressionInterpreter });
   views.set(selector, view);
@@ -289,7 +294,7 @@ function showResults(kind: 'herd' | 'budget' | 'layers'): void {
   for (const el of document.querySelectorAll<HTMLElement>('[data-results]')) el.hidden = el.dataset.results !== kind;
 }
 
-async function showHerd(values: FormValues, run: HerdRun, scenario: object, msg: HerdDone): Promise<number> {
+async function showHerd(values: FormValues, run: HerdRun, scenario: object, msg: HerdDone, id: number): Promise<number> {
   const { runs, bins } = msg;
   const result: HerdResult = { run, rows: runs.map((r) => herdRow(r.policy, r.results)), runs };
   $<HTMLElement>('#table').textContent = `${describeRun(run)}\n${herdTable(result)}`;
@@ -303,6 +308,7 @@ async function showHerd(values: FormValues, run: HerdRun, scenario: object, msg:
   const server = run.base.server;
   const end = Math.max(1, ...bins.map((b) => b.t2));
   await draw(
+    id,
     '#chart-arrivals',
     arrivalsSpec(bins, [{ series: run.policies[0]!.name, title: `${run.policies[0]!.name}, seed ${run.seeds[0]}` }], {
       capacity: (server.capacityPerTick * 100) / server.tickMs,
@@ -312,11 +318,11 @@ async function showHerd(values: FormValues, run: HerdRun, scenario: object, msg:
       width: plotWidth('#chart-arrivals', 720),
     }),
   );
-  await draw('#chart-seeds', perSeedSpec(seedRows(result), { width: plotWidth('#chart-seeds', 1000) + 90 }));
+  await draw(id, '#chart-seeds', perSeedSpec(seedRows(result), { width: plotWidth('#chart-seeds', 1000) + 90 }));
   return runs.reduce((n, r) => n + r.results.length, 0);
 }
 
-async function showBudget(values: FormValues, run: BudgetPageRun, scenario: object, msg: BudgetDone): Promise<number> {
+async function showBudget(values: FormValues, run: BudgetPageRun, scenario: object, msg: BudgetDone, id: number): Promise<number> {
   const result: BudgetResult = { run: { policies: [], seeds: run.seeds }, rows: msg.rows };
   const a = run.outage;
   const article = a.startMs === 5000 && a.endMs === 15_000 && run.ratePerSecond === 30;
@@ -334,12 +340,12 @@ async function showBudget(values: FormValues, run: BudgetPageRun, scenario: obje
   const outage = { startS: a.startMs / 1000, endS: a.endMs / 1000 };
   const server = run.base.server;
   const crashPerSecond = (server.crashLimit * 1000) / (server.crashWindowTicks * server.tickMs);
-  await draw('#chart-per-second', perSecondSpec(msg.perSecond, run.policies.map((p) => p.name), { outage, crashPerSecond, width: plotWidth('#chart-per-second', 680) }));
-  await draw('#chart-tokens', tokensSpec(msg.tokens, { outage, maxTokens: 10, width: plotWidth('#chart-tokens', 720) }));
+  await draw(id, '#chart-per-second', perSecondSpec(msg.perSecond, run.policies.map((p) => p.name), { outage, crashPerSecond, width: plotWidth('#chart-per-second', 680) }));
+  await draw(id, '#chart-tokens', tokensSpec(msg.tokens, { outage, maxTokens: 10, width: plotWidth('#chart-tokens', 720) }));
   return run.policies.length * run.seeds.length;
 }
 
-async function showLayers(run: LayersPageRun, msg: LayersDone): Promise<number> {
+async function showLayers(run: LayersPageRun, msg: LayersDone, id: number): Promise<number> {
   $<HTMLElement>('#table').textContent = `${layersTitle(run.depth, run.attempts)}\n${layersTable(msg.rows)}`;
   $<HTMLElement>('#cli').textContent = `npm run lab -- layers --depth ${run.depth} --attempts ${run.attempts}`;
   $<HTMLElement>('#links').replaceChildren(
@@ -349,7 +355,7 @@ async function showLayers(run: LayersPageRun, msg: LayersDone): Promise<number> 
   showResults('layers');
   // Both policies, as the table lists them: the chart is their comparison.
   const bars = msg.rows.flatMap((row) => Object.entries(row.calls).map(([service, calls]) => ({ policy: row.policy, service, calls })));
-  await draw('#chart-layers', layersSpec(bars, { width: plotWidth('#chart-layers', 480) }));
+  await draw(id, '#chart-layers', layersSpec(bars, { width: plotWidth('#chart-layers', 480) }));
   return 2;
 }
 
@@ -359,9 +365,9 @@ async function show(values: FormValues, checked: Extract<PageFormResult, { ok: t
   document.body.dataset.experiment = checked.kind;
   markStale(true);
   let runs: number;
-  if (checked.kind === 'herd' && msg.experiment === 'herd') runs = await showHerd(values, checked.run, checked.scenario, msg);
-  else if (checked.kind === 'budget' && msg.experiment === 'budget') runs = await showBudget(values, checked.run, checked.scenario, msg);
-  else if (checked.kind === 'layers' && msg.experiment === 'layers') runs = await showLayers(checked.run, msg);
+  if (checked.kind === 'herd' && msg.experiment === 'herd') runs = await showHerd(values, checked.run, checked.scenario, msg, id);
+  else if (checked.kind === 'budget' && msg.experiment === 'budget') runs = await showBudget(values, checked.run, checked.scenario, msg, id);
+  else if (checked.kind === 'layers' && msg.experiment === 'layers') runs = await showLayers(checked.run, msg, id);
   else throw new Error(`lab page: a ${msg.experiment} result for a ${checked.kind} run`);
   if (id !== runId) return;
   progress.value = 1;

@@ -1,5 +1,5 @@
 import { isHerdlessError } from '../errors.js';
-import { GRPC_RESOURCE_EXHAUSTED, GRPC_UNAVAILABLE, RETRYABLE_ERROR_CODES, RETRYABLE_GRPC_CODES, RETRYABLE_HTTP_STATUSES } from './data.js';
+import { GRPC_RESOURCE_EXHAUSTED, GRPC_UNAVAILABLE, NETWORK_ERROR_MESSAGE_PREFIXES, NETWORK_ERROR_MESSAGES, RETRYABLE_ERROR_CODES, RETRYABLE_GRPC_CODES, RETRYABLE_HTTP_STATUSES } from './data.js';
 import { isGivenUp, serverHint } from './hints.js';
 import { CIRCUIT_OPEN_VERDICT, DO_NOT_RETRY_VERDICT, FATAL, RETRYABLE, RETRYABLE_THROTTLED, RETRYABLE_TIMEOUT, retryAfter, type Verdict } from './verdict.js';
 
@@ -48,6 +48,34 @@ function hasTransientCode(value: object): boolean {
   return false;
 }
 
+const MESSAGES: ReadonlySet<unknown> = /* @__PURE__ */ new Set(NETWORK_ERROR_MESSAGES);
+
+/** A failed connection's message ({@link NETWORK_ERROR_MESSAGES}) in a runtime that gives no code. */
+function isNetworkMessage(value: object): boolean {
+  const message = (value as { message?: unknown }).message;
+  if (MESSAGES.has(message)) return true;
+  return typeof message === 'string' && NETWORK_ERROR_MESSAGE_PREFIXES.some((prefix) => message.startsWith(prefix));
+}
+
+/**
+ * A `TypeError` from `fetch()` is a failed connection when it, or a `cause` up to three levels down,
+ * carries a transient code (Bun: on the TypeError; Node: on the cause) or — when none of them carries
+ * any code — a network-failure message (browsers, Deno, Workers). Any other TypeError is a bug.
+ */
+function isFailedConnection(error: object): boolean {
+  let coded = false;
+  let worded = false;
+  let value: unknown = error;
+  for (let depth = 0; depth < 4 && typeof value === 'object' && value !== null; depth++) {
+    if (hasTransientCode(value)) return true;
+    coded ||= (value as { code?: unknown }).code !== undefined;
+    worded ||= isNetworkMessage(value);
+    value = (value as { cause?: unknown }).cause;
+  }
+  // A code that is not transient (ENOTFOUND, a TLS certificate error) wins over a generic message.
+  return worded && !coded;
+}
+
 /** An HTTP status in `statuses`, in `status` or `statusCode` of the error or of its `response`. */
 function hasStatus(error: object, statuses: ReadonlySet<unknown>): boolean {
   const e = error as { status?: unknown; statusCode?: unknown; response?: unknown };
@@ -81,15 +109,18 @@ function isTimeout(error: unknown): boolean {
 }
 
 /**
- * The default classification, as data ({@link RETRYABLE_ERROR_CODES}, {@link RETRYABLE_HTTP_STATUSES},
- * {@link RETRYABLE_GRPC_CODES}): true for a failure that may succeed if the same request is sent
+ * The default classification, as data ({@link RETRYABLE_ERROR_CODES}, {@link NETWORK_ERROR_MESSAGES},
+ * {@link RETRYABLE_HTTP_STATUSES}, {@link RETRYABLE_GRPC_CODES}): true for a failure that may succeed if the same request is sent
  * again later.
  *
  * True for:
  * - an error whose `code` is a transient network code (`ECONNRESET`, `UND_ERR_SOCKET`, …), or an
  *   `AggregateError` with such a member;
- * - a `TypeError` whose `cause` (up to three levels deep) is such an error — `fetch()`'s
- *   `TypeError('fetch failed')`. Any other `TypeError` is a programming bug and is fatal;
+ * - a `TypeError` from `fetch()` for a failed connection: with such a code on itself (Bun) or on a
+ *   `cause` up to three levels deep (Node's `TypeError('fetch failed')`), or, when neither it nor a
+ *   `cause` has any code, with a message of {@link NETWORK_ERROR_MESSAGES} on itself or a `cause`
+ *   (browsers, Deno, Cloudflare Workers; a failed CORS check looks the same and is retried too).
+ *   Any other `TypeError` is a programming bug and is fatal;
  * - an attempt timeout (`AttemptTimeoutError`, from `attemptTimeoutMs`);
  * - an error carrying HTTP status 408, 429, 500, 502, 503 or 504 in `status`, `statusCode`,
  *   `response.status` or `response.statusCode`;
@@ -102,20 +133,14 @@ function isTimeout(error: unknown): boolean {
  * @example
  * ```ts
  * isTransientError(Object.assign(new Error('busy'), { status: 503 })); // true
+ * isTransientError(new TypeError('Failed to fetch')); // true (a browser's failed connection)
  * isTransientError(new TypeError('x is not a function')); // false
  * ```
  */
 export function isTransientError(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
-  if (error instanceof TypeError || (error as { name?: unknown }).name === 'TypeError') {
-    // A TypeError is a bug unless it wraps a network failure, as fetch()'s "fetch failed" does.
-    let cause = (error as { cause?: unknown }).cause;
-    for (let depth = 0; depth < 3 && typeof cause === 'object' && cause !== null; depth++) {
-      if (hasTransientCode(cause)) return true;
-      cause = (cause as { cause?: unknown }).cause;
-    }
-    return false;
-  }
+  // A TypeError is a bug unless it is fetch()'s failed connection.
+  if (error instanceof TypeError || (error as { name?: unknown }).name === 'TypeError') return isFailedConnection(error);
   if (hasTransientCode(error)) return true;
   if (hasStatus(error, STATUSES)) return true;
   if (isGrpcUnavailable(error)) return true;
