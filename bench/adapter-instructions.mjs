@@ -6,12 +6,16 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { adapterPairs } from './lib/adapter-subjects.mjs';
+import { SEMI_SPACE_MIB } from './instructions.mjs';
 
 const run = promisify(execFile);
 const child = new URL('./adapter-instructions-child.mjs', import.meta.url).pathname;
 
 async function count(name, warmup, calls) {
-  const { stderr } = await run('valgrind', ['--tool=cachegrind', '--cache-sim=no', '--cachegrind-out-file=/dev/null', process.execPath, child, name, String(warmup), String(calls)], {
+  // As section 1b: --predictable (no concurrent compiler or GC threads, fixed seeds) and a young
+  // generation larger than the run allocates, so that no GC runs mid-count and runs repeat.
+  const node = [process.execPath, '--predictable', `--min-semi-space-size=${SEMI_SPACE_MIB}`, `--max-semi-space-size=${SEMI_SPACE_MIB}`];
+  const { stderr } = await run('valgrind', ['--tool=cachegrind', '--cache-sim=no', '--cachegrind-out-file=/dev/null', ...node, child, name, String(warmup), String(calls)], {
     maxBuffer: 16 << 20,
   });
   const match = /I\s+refs:\s+([\d,]+)/.exec(stderr);
