@@ -6,7 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { constantBackoff, isInvalidOptionError, isRetryError } from 'herdless';
+import { ManualClock, circuitBreaker, consecutiveFailures, constantBackoff, isInvalidOptionError, isRetryError, type CircuitBreaker } from 'herdless';
 import { withRetry, type BeforeAttemptHook, type HttpRetryOptions } from 'herdless/http';
 import { retryAdapter } from 'herdless/axios';
 import { retryInterceptor } from 'herdless/undici';
@@ -150,6 +150,61 @@ for (const client of httpClients(() => origin)) {
       expect(isInvalidOptionError(cause)).toBe(true);
       expect((cause as { field: string }).field).toBe('beforeAttempt');
       expect((cause as { value: unknown }).value).toEqual(value);
+    });
+  });
+
+  describe(`${client.name}: beforeAttempt and refreshStatuses through a circuit breaker`, () => {
+    /** A breaker that opens at its first failure, for ten minutes (longer than any test). */
+    const touchy = (): CircuitBreaker => circuitBreaker({ clock: new ManualClock(0), counting: consecutiveFailures({ threshold: 1 }), openDurationMs: 600_000 });
+
+    it('the 401 of stale credentials is a response to the breaker, not a failure: the resend goes through, the breaker stays closed', async () => {
+      const breaker = touchy();
+      const tokens = tokenStore();
+      const c = client.make({ ...base, breaker, beforeAttempt: tokens.beforeAttempt, refreshStatuses: [401] });
+      const out = await c.send({ path: '/me' });
+      await c.close();
+      expect(out).toEqual({ status: 200, body: 'hello', reason: undefined });
+      expect(seen.map((r) => r.authorization)).toEqual(['Bearer old', 'Bearer new']);
+      expect(breaker.state).toBe('closed');
+    });
+
+    it('a beforeAttempt that throws is not a trial of the dependency: a half-open breaker does not close on it', async () => {
+      const clock = new ManualClock(0);
+      const breaker = circuitBreaker({ clock, counting: consecutiveFailures({ threshold: 1 }), openDurationMs: 1_000 });
+      let hookDown = false;
+      const c = client.make({
+        ...base,
+        maxAttempts: 1,
+        breaker,
+        beforeAttempt: () => {
+          if (hookDown) throw new Error('identity provider down');
+          return { headers: { authorization: 'Bearer new' } };
+        },
+      });
+      expect((await c.send({ path: BUSY })).status).toBe(503);
+      expect(breaker.state).toBe('open');
+      await clock.advance(1_000);
+      hookDown = true;
+      const out = await c.send({ path: '/me' });
+      expect(isRetryError(out.error)).toBe(true);
+      // Nothing was sent: the breaker has learnt nothing and is not closed by a failure of the caller's own.
+      expect(seen).toHaveLength(1);
+      expect(breaker.state).not.toBe('closed');
+      hookDown = false;
+      expect((await c.send({ path: '/me' })).status).toBe(200);
+      await c.close();
+      expect(breaker.state).toBe('closed');
+    });
+
+    it('a retried status still counts: the first 503 opens the breaker and the retry is refused unsent', async () => {
+      const breaker = touchy();
+      const tokens = tokenStore();
+      const c = client.make({ ...base, breaker, beforeAttempt: tokens.beforeAttempt, refreshStatuses: [401] });
+      const out = await c.send({ path: BUSY });
+      await c.close();
+      expect(seen).toHaveLength(1);
+      expect(out.reason).toBe('circuit-open');
+      expect(breaker.state).toBe('open');
     });
   });
 

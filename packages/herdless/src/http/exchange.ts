@@ -156,8 +156,22 @@ export async function runExchange<R extends StatusLike>(config: HttpConfig, exch
           config.onHookError,
         );
 
-  const operation = async (context: RetryContext): Promise<R> => {
-    attempts = context.attempt;
+  /** The failure that resends a refreshStatuses response: stale credentials, not a failing dependency. */
+  let refreshFailure: HttpStatusError<R> | undefined;
+
+  /** beforeAttempt's headers for this attempt; its failure ends the call (nothing is sent). */
+  const prepare = async (context: RetryContext): Promise<Readonly<Record<string, string>> | undefined> => {
+    if (hook === undefined) return undefined;
+    try {
+      return attemptHeaders(await hook({ method: exchange.method, url: exchange.url, attempt: context.attempt, status: isHttpStatusError(lastError) ? lastError.status : undefined, error: lastError }), owner);
+    } catch (error) {
+      hookFailed = true;
+      throw error;
+    }
+  };
+
+  /** One attempt, sent with `headers`: resolves with an accepted response, rejects with a failure. */
+  const attempt = async (context: RetryContext, headers: Readonly<Record<string, string>> | undefined): Promise<R> => {
     // Nothing can abort an attempt of a plain call without a caller's signal: no signal is made for it.
     const signal = caller === undefined && plain ? undefined : context.signal;
     const traced = tel === undefined ? undefined : tel.attemptStart(context.attempt);
@@ -166,15 +180,6 @@ export async function runExchange<R extends StatusLike>(config: HttpConfig, exch
     const attemptSignal = link === undefined ? signal : link.signal;
     let response: R;
     try {
-      let headers: Readonly<Record<string, string>> | undefined;
-      if (hook !== undefined) {
-        try {
-          headers = attemptHeaders(await hook({ method: exchange.method, url: exchange.url, attempt: context.attempt, status: isHttpStatusError(lastError) ? lastError.status : undefined, error: lastError }), owner);
-        } catch (error) {
-          hookFailed = true;
-          throw error;
-        }
-      }
       response = await (traced === undefined
         ? exchange.send(context.attempt, attemptSignal, headers)
         : traced.run(() => exchange.send(context.attempt, attemptSignal, headers, traced)));
@@ -195,12 +200,31 @@ export async function runExchange<R extends StatusLike>(config: HttpConfig, exch
     if (failure === undefined && refresh !== undefined && !refreshed && refresh.has(response.status)) {
       // Stale credentials: sent again at once (a 0 ms hint), once, after beforeAttempt has seen the status.
       refreshed = true;
-      failure = new HttpStatusError(response, 0);
+      failure = refreshFailure = new HttpStatusError(response, 0);
     }
     if (tel !== undefined) tel.attemptEnd(context.attempt, failure === undefined ? 'success' : 'failure', failure, response.status);
     if (failure === undefined) return response;
     pending = response;
     throw failure;
+  };
+
+  // Each attempt goes through the breaker of the request's host (retry outside, breaker inside).
+  // beforeAttempt runs before the breaker is asked (its failure is not the dependency's), and the
+  // breaker counts a refreshStatuses response as the response it is, not as a failure.
+  const breaker = config.breaker?.get(hostKey(exchange.url));
+  /** The breaker's view of the caller's abort (a call through a breaker has its signal from the start). */
+  let abort: { signal: AbortSignal } | undefined;
+  const keepRefresh = (error: unknown): R => {
+    if (refreshFailure !== undefined && error === refreshFailure) return refreshFailure.response;
+    throw error;
+  };
+  const operation = async (context: RetryContext): Promise<R> => {
+    attempts = context.attempt;
+    const headers = await prepare(context);
+    if (breaker === undefined) return attempt(context, headers);
+    const response = await breaker.execute(() => attempt(context, headers).then(undefined, keepRefresh), abort);
+    if (refreshFailure !== undefined && response === refreshFailure.response) throw refreshFailure;
+    return response;
   };
 
   /** The request would have been retried but may not be sent twice: the give-up says why. */
@@ -253,8 +277,6 @@ export async function runExchange<R extends StatusLike>(config: HttpConfig, exch
   const settings = Object.create(config.settings) as RetrySettings;
   settings.retryable = retryable;
   settings.onRetry = onRetry;
-  // Each attempt goes through the breaker of the request's host (retry outside, breaker inside).
-  const breaker = config.breaker?.get(hostKey(exchange.url));
   let late: (() => AbortSignal) | undefined;
   if (exchange.lateSignal !== undefined) {
     // Only a lean call has a first attempt without a signal; any other needs the signal from the
@@ -266,10 +288,10 @@ export async function runExchange<R extends StatusLike>(config: HttpConfig, exch
       };
     } else caller = exchange.lateSignal();
   }
-  const abort = caller === undefined ? undefined : { signal: caller };
+  if (caller !== undefined) abort = { signal: caller };
   let response: R;
   try {
-    response = await retryWithSettings(breaker === undefined ? operation : (context) => breaker.execute(() => operation(context), abort), settings, caller, late);
+    response = await retryWithSettings(operation, settings, caller, late);
   } catch (error) {
     if (caller !== undefined && caller.aborted && error === caller.reason) {
       if (pending !== undefined) exchange.discard(pending);
