@@ -3,7 +3,8 @@
 //
 //   npm run bench                     the full run (about 2–3 minutes on 2 cores)
 //   BENCH_QUICK=1 npm run bench       a quick pass for development (fewer rounds, fewer calls)
-//   BENCH_ONLY=success,zero npm run bench   some sections: success, instructions, zero, heap, decisions, herd, scale, redis
+//   BENCH_ONLY=success,zero npm run bench   some sections: success, instructions, zero, heap, decisions, herd, scale, redis,
+//                                           adapters, adapter-instructions (valgrind: several minutes)
 //
 // Needs `node --expose-gc` (the npm script passes it): mitata collects garbage between cases.
 import { execFile } from 'node:child_process';
@@ -11,15 +12,18 @@ import { writeFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { benchAdapterInstructions } from './adapter-instructions.mjs';
+import { adapterBatch } from './adapters.mjs';
 import { benchHeap } from './heap.mjs';
 import { benchHerdScale } from './herd-scale.mjs';
 import { benchHerdTable } from './herd-table.mjs';
 import { SEMI_SPACE_MIB, benchInstructions } from './instructions.mjs';
 import { mmm, pool, spread, times } from './lib/harness.mjs';
 import { cockatielEquivalent, heapLabels } from './lib/subjects.mjs';
+import { adapterPairs } from './lib/adapter-subjects.mjs';
 
 const quick = process.env.BENCH_QUICK === '1' || process.argv.includes('--quick');
-const only = new Set((process.env.BENCH_ONLY ?? 'success,instructions,zero,heap,decisions,herd,scale,redis').split(','));
+const only = new Set((process.env.BENCH_ONLY ?? 'success,instructions,zero,heap,decisions,herd,scale,redis,adapters,adapter-instructions').split(','));
 // In-process sections run in `processes` fresh processes of `rounds` rounds each, pooled.
 const settings = quick
   ? { processes: 1, rounds: 3, decisionRounds: 2, minCpuMs: 40, heapRounds: 1, heapCalls: 200_000, herdRounds: 2, scaleRounds: 1, instructionRepeats: 1, instructionCalls: [20_000, 60_000] }
@@ -245,6 +249,50 @@ if (only.has('scale')) {
     ]),
   );
   timings.scale = performance.now() - started;
+}
+
+if (only.has('adapters') || only.has('adapter-instructions')) {
+  const started = performance.now();
+  print('## 7. HTTP adapters: one successful GET on loopback, side by side with what users pick instead');
+  print();
+  let time;
+  if (only.has('adapters')) {
+    const runs = await inProcesses('adapters');
+    time = results.adapters = pool(runs);
+  }
+  const instructions = only.has('adapter-instructions') ? (results.adapterInstructions = await benchAdapterInstructions(quick ? { warmup: 200, calls: [50, 150] } : {})) : undefined;
+  const counted = instructions !== undefined && instructions.skipped === undefined;
+  const ratio = (a, b) => spread(time[a].rounds.map((v, i) => v / time[b].rounds[i]));
+  const rows = [];
+  for (const [subject, peer] of adapterPairs) {
+    for (const name of [peer, subject]) {
+      const row = [name];
+      if (time !== undefined) row.push(mmm(time[name].ns), name === subject ? mmm(ratio(subject, peer), times) : '');
+      if (counted) row.push(instructions.perRequest[name].toFixed(0), name === subject ? times(instructions.perRequest[subject] / instructions.perRequest[peer]) : '');
+      rows.push(row);
+    }
+  }
+  const head = ['subject'];
+  if (time !== undefined) head.push('client CPU per request', '× its peer (within each round)');
+  if (counted) head.push('instructions per request', '× its peer');
+  table(head, rows);
+  if (time !== undefined) {
+    print(
+      `CPU time of the client process only (the server is a process of its own); each round runs every subject for ${adapterBatch(settings.minCpuMs)} sequential ` +
+        'requests on a keep-alive connection, in an order rotated each round; median (min–max) over the rounds of all processes. The bare clients (no retry at all) for scale: ' +
+        ['bare undici Agent', 'bare axios'].map((n) => `${n} ${mmm(time[n].ns)}`).join(', ') +
+        '. On a shared, busy machine these vary from run to run by more than the differences measured; the instruction counts do not.',
+    );
+  }
+  if (instructions?.skipped !== undefined) print(`Instruction counts skipped: ${instructions.skipped}.`);
+  else if (counted) {
+    print(
+      `Instructions: valgrind cachegrind on the client process, (count with ${instructions.calls[1]} requests − with ${instructions.calls[0]}) ÷ ${instructions.calls[1] - instructions.calls[0]}, ` +
+        `after ${instructions.warmup} warm-up requests; one run each. They include the client's own work (HTTP parsing, streams, the event loop), as a request does.`,
+    );
+  }
+  print();
+  timings.adapters = performance.now() - started;
 }
 
 print(

@@ -284,7 +284,7 @@ describe('the commit rule beside grpc-js', () => {
     const giveUps: GrpcGiveUpEvent[] = [];
     let onRetry = (): void => undefined;
     const retried = new Promise<void>((resolve) => (onRetry = resolve));
-    const c = herdlessGrpc(giveUps, { clock: clock, perRpcBufferLimit: 1000, onRetry: () => onRetry() });
+    const c = herdlessGrpc(giveUps, { clock, perRpcBufferLimit: 1000, onRetry: () => onRetry() });
     const call = head([{ afterFirst: UNAVAILABLE }, { ok: true }]);
     const done = new Promise<Result>((resolve) => {
       const stream = c.clientStream({}, (error, value) => resolve(error ? { code: error.code, value: undefined } : { code: 0, value }));

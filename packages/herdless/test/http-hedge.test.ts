@@ -232,3 +232,26 @@ describe('hedgingAdapter (axios) on a real server', () => {
     expect(seen).toHaveLength(1);
   });
 });
+
+describe('the hedging fetch takes idempotencyKey per request, and nothing of the retrying fetch', () => {
+  // The hedger fixes the attempts and their timing when it is made: a per-request policy or hook
+  // would be silently ignored, so it is refused, naming the field. Nothing is sent (port 9: discard).
+  it.each([
+    [{ maxAttempts: 2 }, 'withHedging: maxAttempts is not a per-request option of the hedging fetch (idempotencyKey), got 2'],
+    [{ beforeAttempt: () => undefined }, 'withHedging: beforeAttempt is not a per-request option of the hedging fetch (idempotencyKey), got a function'],
+    [{ bodyFactory: () => 'x' }, 'withHedging: bodyFactory is not supported by the hedging fetch: hedge requests whose body can be sent again, got a function'],
+    [{ idempotencyKey: 3 }, 'withHedging: idempotencyKey must be a boolean or a function returning the key, got 3'],
+  ])('%o is refused', async (options, message) => {
+    let sent = 0;
+    const hedged = withHedging(async () => {
+      sent++;
+      return new Response('ok');
+    }, { delayMs: 5 });
+    await expect(hedged('http://127.0.0.1:9/', { method: 'POST' }, options as never)).rejects.toThrow(message);
+    expect(sent).toBe(0);
+  });
+
+  it('beforeAttempt is not a hedging option', () => {
+    expect(() => withHedging(fetch, { delayMs: 5, beforeAttempt: () => undefined } as never)).toThrow('withHedging: beforeAttempt is not a hedging option');
+  });
+});

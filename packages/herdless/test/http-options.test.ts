@@ -47,7 +47,8 @@ describe('per-request options: a bad one rejects (fetch never throws synchronous
   const cases: { input: unknown; error: string }[] = [
     { input: { bodyFactory: 'x' }, error: 'withRetry: bodyFactory must be a function, got "x"' },
     { input: { idempotencyKey: 1 }, error: 'withRetry: idempotencyKey must be a boolean or a function returning the key, got 1' },
-    { input: { maxAttempts: 2 }, error: 'withRetry: maxAttempts is not a per-request option (idempotencyKey, bodyFactory), got 2' },
+    { input: { budget: 2 }, error: 'withRetry: budget is not a per-request option (maxAttempts, backoff, maxRetryAfterMs, deadlineMs, attemptTimeoutMs, ignoreHints, idempotencyKey, beforeAttempt, bodyFactory), got 2' },
+    { input: { maxAttempts: 0 }, error: 'withRetry: maxAttempts must be ≥ 1, got 0' },
   ];
   it.each(cases)('$input → $error', async ({ input, error }) => {
     const api = withRetry(neverCalled);

@@ -6,7 +6,7 @@ import { invalidOption } from './support/invalid-option.js';
 // A misspelt option is refused with the list of the options that entry point takes, as the backoffs'
 // and circuitBreaker's refusals already were: the user sees the right spelling in the message.
 const POLICY = 'maxAttempts, backoff, throttlingBackoff, ignoreHints, retryable, maxRetryAfterMs, deadlineMs, attemptTimeoutMs, budget, throttle, random, clock, unref, onHookError';
-const HTTP = 'retryMethods, retryStatuses, idempotencyKey, now, attemptHeader, breaker, onRetry, onGiveUp, telemetry, name';
+const HTTP = 'retryMethods, retryStatuses, idempotencyKey, now, attemptHeader, breaker, beforeAttempt, refreshStatuses, onRetry, onGiveUp, telemetry, name';
 
 describe('a misspelt option names every option of its entry point', () => {
   it('retry() lists the policy, the observers and the per-call signal', () => {

@@ -110,6 +110,29 @@ describe('HTTP attempts carry their own span context (W3C traceparent)', () => {
   }
 
   for (const driver of httpClients(() => server.origin)) {
+    it(`${driver.name}: beforeAttempt's headers and the attempt's traceparent travel together on every attempt`, async () => {
+      const otel = otelTelemetry({ tracerProvider });
+      const client = driver.make({
+        maxAttempts: 2,
+        backoff: constantBackoff({ delayMs: 1 }),
+        telemetry: otel,
+        beforeAttempt: ({ attempt }) => ({ headers: { authorization: `Bearer t${attempt}` } }),
+      });
+      server.script([{ status: 503 }, { status: 200, body: 'ok' }]);
+      const caller = await asCaller(async () => {
+        expect((await client.send({ path: '/items/1' })).status).toBe(200);
+      });
+      await client.close();
+      expect(server.requests.map((r) => r.headers.authorization)).toEqual(['Bearer t1', 'Bearer t2']);
+      expectAttemptsOnTheWire(
+        server.requests.map((r) => String(r.headers.traceparent)),
+        caller,
+        2,
+      );
+    });
+  }
+
+  for (const driver of httpClients(() => server.origin)) {
     const which = driver.name === 'axios' ? '@opentelemetry/instrumentation-http' : '@opentelemetry/instrumentation-undici';
     it(`${driver.name} beside ${which}: one CLIENT span per physical request (herdless’s), and the wire names it`, async () => {
       const instrumentation = driver.name === 'axios' ? new HttpInstrumentation({ disableIncomingRequestInstrumentation: true }) : new UndiciInstrumentation();

@@ -4,9 +4,9 @@ import { InvalidOptionError } from '../core/errors.js';
 import { DRAIN_LIMIT } from '../http/body.js';
 import { IDEMPOTENCY_KEY_HEADER } from '../http/data.js';
 import { bodyBlock, idempotency, runExchange, type ExchangeResult, type HeaderReader, type HttpExchange } from '../http/exchange.js';
-import { parseHttpOptions, type HttpConfig } from '../http/options.js';
+import { parseCallOptions, parseHttpOptions, type HttpConfig } from '../http/options.js';
 import { recordRetryInfo } from '../http/retry-info.js';
-import type { AxiosRetryOptions } from './options.js';
+import type { AxiosRequestRetryOptions, AxiosRetryOptions } from './options.js';
 
 /**
  * Axios's own network failures that are transient but carry no system error code: `ERR_NETWORK`
@@ -243,6 +243,10 @@ function callerSignal(config: InternalAxiosRequestConfig): AbortSignal | undefin
  *   `responseEncoding`, `maxContentLength`, the request's `signal`). The browser's `xhr` adapter,
  *   or an adapter of your own, reads bodies itself before this adapter sees them.
  *
+ * Per request, `herdless` in the request config (as axios-retry reads `'axios-retry'`) sets this
+ * request's policy over the adapter's (see {@link AxiosRequestRetryOptions}); `beforeAttempt` may set
+ * headers on each attempt (a fresh token: see `refreshStatuses`).
+ *
  * Interceptors run once per request, around all its attempts. The adapter works in Node.js and
  * browsers alike.
  *
@@ -258,7 +262,7 @@ function callerSignal(config: InternalAxiosRequestConfig): AbortSignal | undefin
 export function retryAdapter(options?: AxiosRetryOptions): AxiosAdapter {
   const { base, httpOptions } = splitAdapter(options, 'retryAdapter');
   const config = parseHttpOptions(httpOptions, 'retryAdapter', false);
-  return axiosAdapter('retryAdapter', config, base, (c, exchange) => runExchange(c, exchange));
+  return axiosAdapter('retryAdapter', config, base, runExchange, true);
 }
 
 /** @internal `options.adapter`, checked, and the other options. */
@@ -273,10 +277,14 @@ export function splitAdapter<O extends { adapter?: AxiosAdapter | undefined }>(o
 }
 
 /** @internal How a request's attempts are driven: `runExchange` (retries) or `runHedgedExchange` (hedging). */
-export type AxiosExchangeRunner = (config: HttpConfig, exchange: HttpExchange<AxiosResponse>) => Promise<ExchangeResult<AxiosResponse>>;
+export type AxiosExchangeRunner = (config: HttpConfig, exchange: HttpExchange<AxiosResponse>, owner: string) => Promise<ExchangeResult<AxiosResponse>>;
 
-/** @internal The adapter: axios's request config in, the attempts through `run`, the result settled as axios settles it. */
-export function axiosAdapter(owner: string, config: HttpConfig, baseAdapter: AxiosAdapter | undefined, run: AxiosExchangeRunner): AxiosAdapter {
+/**
+ * @internal The adapter: axios's request config in, the attempts through `run`, the result settled
+ * as axios settles it. `requestOptions`: whether a request's `herdless` config key sets its own
+ * options over the adapter's (the retrying adapter; a hedging adapter's attempts are its hedger's).
+ */
+export function axiosAdapter(owner: string, adapterConfig: HttpConfig, baseAdapter: AxiosAdapter | undefined, run: AxiosExchangeRunner, requestOptions = false): AxiosAdapter {
   let base = baseAdapter;
   /** How attempts' bodies are read (see BodyMode); null until the adapter is known. */
   let mode: BodyMode | null = null;
@@ -287,27 +295,40 @@ export function axiosAdapter(owner: string, config: HttpConfig, baseAdapter: Axi
     // A caller who asked for a stream reads it; otherwise each attempt streams and the body is read once decided.
     const asStream = mode !== undefined && request.responseType !== 'stream' && request.responseType !== ('response' as never);
     const method = (request.method ?? 'get').toUpperCase();
-    const headers = AxiosHeaders.from(request.headers as AxiosHeaders);
+    // Per-request options over the adapter's, in axios's idiom: a key of the request config.
+    const own = requestOptions ? (request as { herdless?: AxiosRequestRetryOptions }).herdless : undefined;
+    const config = own === undefined ? adapterConfig : parseCallOptions(adapterConfig, own, owner, 'herdless', false).config;
+    let headers = request.headers as AxiosHeaders;
     let blocked = bodyBlock(request.data);
     if (blocked === undefined) {
-      const rule = idempotency(config, method, headers.has(IDEMPOTENCY_KEY_HEADER), undefined, owner);
+      const rule = idempotency(config, method, headers.has(IDEMPOTENCY_KEY_HEADER), own?.idempotencyKey, owner);
       blocked = rule.blocked;
-      if (rule.key !== undefined) headers.set(IDEMPOTENCY_KEY_HEADER, rule.key);
+      if (rule.key !== undefined) {
+        headers = AxiosHeaders.from(headers);
+        headers.set(IDEMPOTENCY_KEY_HEADER, rule.key);
+      }
     }
     const signal = callerSignal(request);
     let result;
     try {
+      let url: string | undefined;
       result = await run(config, {
         client: 'axios',
         method,
-        url: axios.getUri(request),
+        // Built only when a hook, an event or telemetry reads it: axios.getUri serializes the params.
+        get url(): string {
+          return (url ??= axios.getUri(request));
+        },
         signal,
         blocked,
         // Every attempt resolves with its response, whatever the status: the call settles the last one.
-        send: (attempt, attemptSignal, traced) => {
-          const attemptHeaders = AxiosHeaders.from(headers);
+        send: (attempt, attemptSignal, extra, traced) => {
+          const numbered = attempt > 1 && config.attemptHeader !== undefined;
+          // Each attempt gets headers of its own only when it changes them (axios's adapters do not change the config's).
+          const attemptHeaders = numbered || extra !== undefined || traced !== undefined ? AxiosHeaders.from(headers) : headers;
           // A retry carries its number in the attempt header (none on the first attempt).
-          if (attempt > 1 && config.attemptHeader !== undefined) attemptHeaders.set(config.attemptHeader, String(attempt));
+          if (numbered) attemptHeaders.set(config.attemptHeader!, String(attempt));
+          if (extra !== undefined) for (const name in extra) attemptHeaders.set(name, extra[name]!);
           // A traced attempt carries its own trace context, replacing any the caller's headers had.
           traced?.inject((name, value) => attemptHeaders.set(name, value));
           const attemptRequest = { ...request, headers: attemptHeaders, signal: attemptSignal, cancelToken: undefined, validateStatus: () => true } as InternalAxiosRequestConfig;
@@ -322,7 +343,7 @@ export function axiosAdapter(owner: string, config: HttpConfig, baseAdapter: Axi
         discard,
         isTransient: (error) => error instanceof AxiosError && !axios.isCancel(error) && typeof error.code === 'string' && TRANSIENT_AXIOS_CODES.has(error.code),
         record: (response, attempts, gaveUp) => recordRetryInfo(response, { attempts, reason: gaveUp?.reason, error: gaveUp }),
-      });
+      }, owner);
       if (streamed.has(result.response)) {
         try {
           result.response.data = await readBody(result.response, request, signal);

@@ -4,5 +4,6 @@
  * @packageDocumentation
  */
 export { retryAdapter } from './adapter.js';
-export type { AxiosRetryOptions } from './options.js';
+export type { AxiosRetryOptions, AxiosRequestRetryOptions } from './options.js';
+export type { BeforeAttemptHook, HttpAttemptInfo, HttpAttemptChange } from '../http/options.js';
 export { hedgingAdapter, type AxiosHedgingOptions } from './hedging.js';

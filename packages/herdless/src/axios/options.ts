@@ -1,5 +1,5 @@
 import type { AxiosAdapter, AxiosResponse } from 'axios';
-import type { HttpRetryOptions } from '../http/options.js';
+import type { HttpRequestRetryOptions, HttpRetryOptions } from '../http/options.js';
 
 /**
  * Options of {@link retryAdapter}: those of `withRetry()` (`maxAttempts`, `backoff`, `budget`,
@@ -17,3 +17,22 @@ export type AxiosRetryOptions = HttpRetryOptions<AxiosResponse> & {
    */
   adapter?: AxiosAdapter | undefined;
 };
+
+/**
+ * One request's options over the adapter's, given as `herdless` in the request config (as
+ * axios-retry takes `'axios-retry'`): `maxAttempts`, `backoff`, `maxRetryAfterMs`, `deadlineMs`,
+ * `attemptTimeoutMs`, `ignoreHints`, `idempotencyKey`, `beforeAttempt`. Checked per request; an
+ * invalid value rejects that request with an `InvalidOptionError` naming the field.
+ * @example
+ * ```ts
+ * await api.get('/report', { herdless: { maxAttempts: 1 } });
+ * ```
+ */
+export type AxiosRequestRetryOptions = HttpRequestRetryOptions;
+
+declare module 'axios' {
+  interface AxiosRequestConfig {
+    /** herdless's per-request options (see `AxiosRequestRetryOptions`), read by `retryAdapter`. */
+    herdless?: HttpRequestRetryOptions | undefined;
+  }
+}

@@ -9,6 +9,7 @@ import {
   type FetchFunction,
   type FetchInput,
   type FetchWithRetryOptions,
+  type HttpCall,
   type HttpCallOptions,
   type HttpConfig,
   type HttpRetryOptions,
@@ -29,7 +30,10 @@ export type RetryingFetch = (input: FetchInput, init?: RequestInit, options?: Ht
 type BodySource = 'none' | 'init' | 'request' | 'factory';
 
 /** One logical request, as every attempt sends it. */
+/** @internal One logical request, as every attempt sends it (also the hedging fetch's). */
 export interface Plan {
+  /** The adapter's config, or this request's (its per-request options over the adapter's). */
+  readonly config: HttpConfig;
   readonly method: string;
   readonly url: string;
   readonly input: FetchInput;
@@ -78,14 +82,15 @@ function isRequest(input: unknown): input is Request {
 const METHOD_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 /** @internal One logical request, as every attempt sends it (also the hedging fetch's). */
-export function plan(config: HttpConfig, input: FetchInput, init: RequestInit | undefined, call: HttpCallOptions, owner: string): Plan {
+export function plan(input: FetchInput, init: RequestInit | undefined, call: HttpCall, owner: string): Plan {
+  const config = call.config;
   if (init !== undefined && (typeof init !== 'object' || init === null)) throw new InvalidOptionError(owner, 'init', init, 'must be an object');
   const request = isRequest(input) ? input : undefined;
   const given: unknown = init?.method !== undefined ? init.method : (request?.method ?? 'GET');
   // A method is an RFC 9110 token; anything else would fail inside fetch (or here, as an internal
   // TypeError) instead of naming the field.
-  if (typeof given !== 'string' || !METHOD_TOKEN.test(given)) throw new InvalidOptionError(owner, 'init.method', given, 'must be an HTTP method name such as "GET" (an RFC 9110 token)');
-  const method = given.toUpperCase();
+  if (given !== 'GET' && (typeof given !== 'string' || !METHOD_TOKEN.test(given))) throw new InvalidOptionError(owner, 'init.method', given, 'must be an HTTP method name such as "GET" (an RFC 9110 token)');
+  const method = given === 'GET' ? given : given.toUpperCase();
   const url = request !== undefined ? request.url : input instanceof URL ? input.href : String(input);
   // As fetch: init's signal (even null) wins over the Request's.
   const signal = init !== undefined && init.signal !== undefined ? (init.signal ?? undefined) : request?.signal;
@@ -115,26 +120,35 @@ export function plan(config: HttpConfig, input: FetchInput, init: RequestInit | 
   // The default attempt header stays off cross-origin requests in a browser: a retry must not need a
   // preflight its first attempt did not. A header the caller named is sent everywhere.
   const attemptHeader = config.attemptHeader !== undefined && (config.attemptHeaderNamed || !crossOriginInBrowser(url)) ? config.attemptHeader : undefined;
-  return { method, url, input, request, init, headers, body, bodyFactory, signal, blocked, attemptHeader };
+  return { config, method, url, input, request, init, headers, body, bodyFactory, signal, blocked, attemptHeader };
 }
 
-/** Sends one attempt of `plan`; a retry carries its number in `attemptHeader`. */
-/** @internal */
+/**
+ * @internal Sends one attempt of `plan` (also the hedging fetch's), aborted by `signal`
+ * (`undefined`: nothing can abort it); `extra` (from `beforeAttempt`) and the trace context's
+ * headers are set over the request's.
+ */
 export async function send(
   fetchFn: FetchFunction,
   plan: Plan,
   attempt: number,
-  signal: AbortSignal,
-  attemptHeader: string | undefined,
+  signal: AbortSignal | undefined,
+  extra: Readonly<Record<string, string>> | undefined,
   owner: string,
   traced?: AttemptContext,
 ): Promise<Response> {
-  const init: RequestInit = plan.init === undefined ? {} : { ...plan.init };
-  init.signal = signal;
+  const attemptHeader = plan.attemptHeader;
   const numbered = attempt > 1 && attemptHeader !== undefined;
-  if (numbered || traced !== undefined) {
+  // A first attempt that nothing can abort and that changes nothing is the caller's own request.
+  if (signal === undefined && !numbered && extra === undefined && traced === undefined && plan.headers === undefined && plan.body === 'none' && plan.signal === undefined) {
+    return checked(await fetchFn(plan.input, plan.init), owner);
+  }
+  const init: RequestInit = plan.init === undefined ? {} : { ...plan.init };
+  if (signal !== undefined) init.signal = signal;
+  if (numbered || extra !== undefined || traced !== undefined) {
     const headers = new Headers(plan.headers ?? plan.init?.headers ?? plan.request?.headers);
     if (numbered) headers.set(attemptHeader, String(attempt));
+    if (extra !== undefined) for (const name in extra) headers.set(name, extra[name]!);
     // The attempt's own trace context replaces any the caller's headers carried.
     traced?.inject((name, value) => headers.set(name, value));
     init.headers = headers;
@@ -148,7 +162,10 @@ export async function send(
     init.body = body;
     if (bodyKind(body) === 'stream' && (init as { duplex?: string }).duplex === undefined) (init as { duplex?: string }).duplex = 'half';
   }
-  const response: unknown = await fetchFn(input, init);
+  return checked(await fetchFn(input, init), owner);
+}
+
+function checked(response: unknown, owner: string): Response {
   // A wrapped function that resolves to something else (a mock returning a string, a forgotten
   // `return`) would otherwise fail deep inside as an unrelated TypeError. Plain objects with a
   // numeric status pass, as test doubles of a Response do.
@@ -169,21 +186,21 @@ export function discard(response: Response): void {
 }
 
 /** One call: the shared HTTP semantics (see runExchange), with fetch's mechanics. */
-async function run(fetchFn: FetchFunction, config: HttpConfig, plan: Plan, owner: string): Promise<Response> {
-  const result = await runExchange(config, {
+async function run(fetchFn: FetchFunction, plan: Plan, owner: string): Promise<Response> {
+  const result = await runExchange(plan.config, {
     client: 'fetch',
     method: plan.method,
     url: plan.url,
     signal: plan.signal,
     blocked: plan.blocked,
-    send: (attempt, signal, traced) => send(fetchFn, plan, attempt, signal, plan.attemptHeader, owner, traced),
+    send: (attempt, signal, headers, traced) => send(fetchFn, plan, attempt, signal, headers, owner, traced),
     headers: (response) => response.headers,
     discard,
     // The body of a returned response is read after the call: the caller's signal aborts that too.
     followsCaller: (response) => response.body !== null,
     // Recorded before onGiveUp runs, so the hook can read retryInfo(response).
     record: (response, attempts, gaveUp) => recordRetryInfo(response, { attempts, reason: gaveUp?.reason, error: gaveUp }),
-  });
+  }, owner);
   return result.response;
 }
 
@@ -224,6 +241,11 @@ async function run(fetchFn: FetchFunction, config: HttpConfig, plan: Plan, owner
  * - **Abort**: the request's `signal` (in `init` or the `Request`) aborts waits and the attempt in
  *   flight; the promise rejects with the signal's reason, as fetch does. `attemptTimeoutMs` aborts
  *   only the attempt, which is then a retryable failure.
+ * - **Before each attempt**: `beforeAttempt` may set headers on it (a fresh auth token, a new
+ *   signature); with `refreshStatuses: [401]` a 401 is sent again once, with the new credentials.
+ * - **Per request**: the third argument sets this request's policy (`maxAttempts`, `backoff`,
+ *   `maxRetryAfterMs`, `deadlineMs`, `attemptTimeoutMs`, `ignoreHints`), `idempotencyKey`,
+ *   `beforeAttempt` and `bodyFactory` over the adapter's options (see {@link HttpCallOptions}).
  *
  * No Node.js-only API is used: it runs in browsers, Deno, Bun and Node.js ≥ 20.
  *
@@ -247,11 +269,13 @@ async function run(fetchFn: FetchFunction, config: HttpConfig, plan: Plan, owner
 export function withRetry(fetchFn: FetchFunction, options?: HttpRetryOptions): RetryingFetch {
   if (typeof fetchFn !== 'function') throw new InvalidOptionError('withRetry', 'fetch', fetchFn, 'must be a function (e.g. fetch)');
   const config = parseHttpOptions(options, 'withRetry', false);
+  // A request without options of its own: the adapter's, checked once.
+  const plainCall = parseCallOptions(config, undefined, 'withRetry', 'options', true);
   return (input, init, callOptions) => {
     // As fetch: a bad argument rejects, it never throws synchronously.
     try {
-      const call = parseCallOptions(callOptions, 'withRetry', true);
-      return run(fetchFn, config, plan(config, input, init, call, 'withRetry'), 'withRetry');
+      const call = callOptions === undefined ? plainCall : parseCallOptions(config, callOptions, 'withRetry', 'options', true);
+      return run(fetchFn, plan(input, init, call, 'withRetry'), 'withRetry');
     } catch (error) {
       return Promise.reject(error);
     }
@@ -271,6 +295,6 @@ export function withRetry(fetchFn: FetchFunction, options?: HttpRetryOptions): R
  */
 export async function fetchWithRetry(input: FetchInput, init?: RequestInit, options?: FetchWithRetryOptions): Promise<Response> {
   const config = parseHttpOptions(options, 'fetchWithRetry', true);
-  const call = parseCallOptions(options, 'fetchWithRetry', false);
-  return run((i, n) => globalThis.fetch(i, n), config, plan(config, input, init, call, 'fetchWithRetry'), 'fetchWithRetry');
+  const call = parseCallOptions(config, options === undefined ? undefined : { idempotencyKey: options.idempotencyKey, bodyFactory: options.bodyFactory }, 'fetchWithRetry', 'options', true);
+  return run((i, n) => globalThis.fetch(i, n), plan(input, init, call, 'fetchWithRetry'), 'fetchWithRetry');
 }

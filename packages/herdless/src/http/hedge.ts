@@ -4,7 +4,7 @@ import { discard, plan, send, type Plan } from './fetch.js';
 import { isClientTransient, runHedgedExchange } from './hedged-exchange.js';
 import { isHttpStatusError } from './status-error.js';
 import type { RetryableInfo, RetryableOverride } from '../core/classify/classify.js';
-import { parseCallOptions, parseHttpOptions, type FetchFunction, type FetchInput, type HttpConfig, type IdempotencyKeyOption } from './options.js';
+import { parseCallOptions, parseHttpOptions, type FetchFunction, type FetchInput, type HttpCall, type HttpCallOptions, type HttpConfig, type IdempotencyKeyOption } from './options.js';
 import { recordRetryInfo } from './retry-info.js';
 
 /**
@@ -74,13 +74,26 @@ export function withHedging(fetchFn: FetchFunction, options: HttpHedgingOptions)
   const { config, hedger } = parseHttpHedgingOptions(options, owner);
   return (input, init, callOptions) => {
     try {
-      const call = parseCallOptions(callOptions, owner, true);
-      if (call.bodyFactory !== undefined) throw new InvalidOptionError(owner, 'bodyFactory', call.bodyFactory, 'is not supported by the hedging fetch: hedge requests whose body can be sent again');
-      return run(fetchFn, config, hedger, plan(config, input, init, call, owner), owner);
+      return run(fetchFn, config, hedger, plan(input, init, hedgeCall(config, callOptions, owner), owner), owner);
     } catch (error) {
       return Promise.reject(error);
     }
   };
+}
+
+/**
+ * One hedged request's options, checked: only `idempotencyKey` (the attempts, their timing and the
+ * budget are the hedger's, fixed when it was made; a body must be one that can be sent again).
+ */
+function hedgeCall(config: HttpConfig, options: unknown, owner: string): HttpCall {
+  if (options !== undefined && typeof options === 'object' && options !== null && !Array.isArray(options)) {
+    for (const key in options) {
+      const value = (options as Record<string, unknown>)[key];
+      if (key === 'bodyFactory') throw new InvalidOptionError(owner, 'bodyFactory', value, 'is not supported by the hedging fetch: hedge requests whose body can be sent again');
+      if (key !== 'idempotencyKey') throw new InvalidOptionError(owner, key, value, 'is not a per-request option of the hedging fetch (idempotencyKey)');
+    }
+  }
+  return parseCallOptions(config, options as HttpCallOptions | undefined, owner, 'options', false);
 }
 
 /** @internal The HTTP hedging options, checked: the HTTP rules as `withRetry()` reads them, and a hedger made of the rest. */
@@ -122,7 +135,7 @@ function run(fetchFn: FetchFunction, config: HttpConfig, hedger: Hedger, p: Plan
     url: p.url,
     signal: p.signal,
     blocked: p.blocked,
-    send: (attempt, signal) => send(fetchFn, p, attempt, signal, attempt === 1 || p.blocked !== undefined ? undefined : config.attemptHeader, owner),
+    send: (attempt, signal, headers, traced) => send(fetchFn, p, attempt, signal, headers, owner, traced),
     headers: (response) => response.headers,
     discard,
     followsCaller: (response) => response.body !== null,

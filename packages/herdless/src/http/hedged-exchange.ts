@@ -22,9 +22,10 @@ export function isClientTransient(error: unknown): boolean {
  * `runExchange` returns it). A request that may not be sent twice (`blocked`) is sent once.
  */
 export async function runHedgedExchange<R extends StatusLike>(hedger: Hedger, config: HttpConfig, exchange: HttpExchange<R>): Promise<ExchangeResult<R>> {
-  const caller = exchange.signal;
+  // A client that makes the caller's signal late (undici) makes it at once here: every hedge needs it.
+  const caller = exchange.lateSignal === undefined ? exchange.signal : exchange.lateSignal();
   if (exchange.blocked !== undefined) {
-    const response = await exchange.send(1, caller ?? new AbortController().signal);
+    const response = await exchange.send(1, caller, undefined);
     exchange.record?.(response, 1, undefined);
     return { response, attempts: 1, gaveUp: undefined };
   }
@@ -49,7 +50,7 @@ export async function runHedgedExchange<R extends StatusLike>(hedger: Hedger, co
         const link = caller === undefined ? undefined : new AttemptLink(signal);
         let response: R;
         try {
-          response = await exchange.send(attempt, link === undefined ? signal : link.signal);
+          response = await exchange.send(attempt, link === undefined ? signal : link.signal, undefined);
         } catch (error) {
           if (typeof error === 'object' && error !== null && exchange.isTransient?.(error) === true) CLIENT_TRANSIENT.add(error);
           throw error;

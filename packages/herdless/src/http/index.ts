@@ -20,6 +20,10 @@ export {
   type HttpGiveUpEvent,
   type IdempotencyKeyOption,
   type HttpCallOptions,
+  type HttpRequestRetryOptions,
+  type HttpAttemptInfo,
+  type HttpAttemptChange,
+  type BeforeAttemptHook,
   type HttpRetryOptions,
   type FetchWithRetryOptions,
 } from './options.js';

@@ -1,11 +1,11 @@
 import type { RetryableOverride } from '../core/classify/classify.js';
-import { InvalidOptionError, isInvalidOptionError } from '../core/errors.js';
+import { InvalidOptionError } from '../core/errors.js';
 import type { GiveUpReason } from '../core/retry/errors.js';
 import { functionOption } from '../core/validate.js';
 import { checkedNow } from '../core/time.js';
 import type { HookName } from '../runtime/hooks.js';
-import { nameOption } from '../runtime/retry-options.js';
-import { createRetry, RETRY_OBSERVER_KEYS, RETRY_POLICY_KEYS, type RetrierOptions } from '../runtime/retry.js';
+import { RETRY_OBSERVER_KEYS, RETRY_POLICY_KEYS, type RetrierOptions } from '../runtime/retry.js';
+import { nameOption, readRetryOptions, type RetrySettings } from '../runtime/retry-options.js';
 import { systemScheduler } from '../runtime/scheduler.js';
 import { telemetryOption, type TelemetryObserver } from '../runtime/telemetry.js';
 import { ATTEMPT_HEADER, headerNameOption } from '../core/wire.js';
@@ -101,19 +101,97 @@ export interface HttpGiveUpEvent<R = Response> {
 export type IdempotencyKeyOption = boolean | (() => string);
 
 /**
+ * What {@link BeforeAttemptHook} is told before an attempt is sent.
+ * @example
+ * ```ts
+ * const info: HttpAttemptInfo = { method: 'GET', url: 'https://api.example.com/me', attempt: 2, status: 401, error: undefined };
+ * ```
+ */
+export interface HttpAttemptInfo {
+  /** The request's method, upper-cased. */
+  readonly method: string;
+  /** The request's URL. */
+  readonly url: string;
+  /** The attempt about to be sent, from 1. */
+  readonly attempt: number;
+  /** The status of the previous attempt's response (e.g. 401 or 503), or `undefined` on the first attempt and after a network failure. */
+  readonly status: number | undefined;
+  /** The previous attempt's failure (an {@link HttpStatusError} for a response), or `undefined` on the first attempt. */
+  readonly error: unknown;
+}
+
+/**
+ * What a {@link BeforeAttemptHook} may change in the attempt it precedes: headers set on that
+ * attempt only (a name replaces the request's header of that name, case-insensitively). Header
+ * names are HTTP tokens (RFC 9110 §5.1), values strings.
+ * @example
+ * ```ts
+ * const change: HttpAttemptChange = { headers: { authorization: `Bearer ${token}` } };
+ * ```
+ */
+export interface HttpAttemptChange {
+  readonly headers?: Readonly<Record<string, string>> | undefined;
+}
+
+/**
+ * Called before every attempt, the first included, and awaited: it may return headers for that
+ * attempt — a fresh auth token, a new signature, a new date. It is part of the request, not an
+ * observer: when it throws or rejects, the request fails with that error and is not retried.
+ * Each attempt starts from the request as the caller gave it, so return the headers on every call.
+ * @example
+ * ```ts
+ * const beforeAttempt: BeforeAttemptHook = async ({ status }) => {
+ *   if (status === 401) await tokens.refresh();
+ *   return { headers: { authorization: `Bearer ${tokens.current}` } };
+ * };
+ * ```
+ */
+export type BeforeAttemptHook = (attempt: HttpAttemptInfo) => HttpAttemptChange | undefined | void | PromiseLike<HttpAttemptChange | undefined | void>;
+
+/**
+ * What one request may set over its adapter's options: the retry policy of this request (the budget,
+ * clock and randomness stay the adapter's: they are shared on purpose), its idempotency key and its
+ * `beforeAttempt`. Given as the third argument of a {@link RetryingFetch}, as `retryOptions` in
+ * undici's dispatch options, as `herdless` in an axios request config. A request pays only for what
+ * it sets: the adapter's options were checked once, when it was made; a request that sets a policy
+ * option has its policy read again. Invalid values fail that request with an `InvalidOptionError`
+ * naming the field.
+ * @example
+ * ```ts
+ * await api('https://api.example.com/report', undefined, { maxAttempts: 1 }); // this one is not retried
+ * ```
+ */
+export interface HttpRequestRetryOptions {
+  /** The attempts of this request, the first included (1: no retry). Default: the adapter's. */
+  maxAttempts?: number | undefined;
+  /** This request's backoff. Default: the adapter's. */
+  backoff?: RetrierOptions['backoff'];
+  /** The longest `Retry-After` this request waits for, in ms. Default: the adapter's. */
+  maxRetryAfterMs?: number | undefined;
+  /** This request's deadline across all attempts and waits, in ms. Default: the adapter's. */
+  deadlineMs?: number | undefined;
+  /** The limit on one attempt of this request, in ms. Default: the adapter's. */
+  attemptTimeoutMs?: number | undefined;
+  /** Ignore server hints for this request. Default: the adapter's. */
+  ignoreHints?: boolean | undefined;
+  /**
+   * For `POST`, `PATCH` and other methods outside `retryMethods`: add an `Idempotency-Key` header,
+   * the same on every attempt, which makes the request retryable. Default: the adapter's option.
+   */
+  idempotencyKey?: IdempotencyKeyOption | undefined;
+  /** This request's {@link BeforeAttemptHook}, in place of the adapter's. */
+  beforeAttempt?: BeforeAttemptHook | undefined;
+}
+
+/**
  * Options given with one request, as the third argument of a {@link RetryingFetch} (or of
- * `fetchWithRetry`).
+ * `fetchWithRetry`): {@link HttpRequestRetryOptions} and `bodyFactory`.
  * @example
  * ```ts
  * await api(url, { method: 'PUT' }, { bodyFactory: () => file.stream() }); // a fresh stream per attempt
  * ```
  */
-export interface HttpCallOptions {
-  /**
-   * For `POST`, `PATCH` and other methods outside `retryMethods`: add an `Idempotency-Key` header,
-   * the same on every attempt, which makes the request retryable. Default: the `withRetry()` option.
-   */
-  idempotencyKey?: IdempotencyKeyOption | undefined;
+export interface HttpCallOptions extends HttpRequestRetryOptions {
   /**
    * Makes the body of every attempt (the first included), replacing any body in `init` or in the
    * `Request`. Pass it to retry a request whose body is a stream: a stream is read by the attempt
@@ -164,6 +242,21 @@ export interface HttpRetryOptions<R = Response> extends Omit<RetrierOptions, 'on
    * `Access-Control-Allow-Headers`.
    */
   attemptHeader?: string | false | undefined;
+  /**
+   * Called before every attempt and awaited; it may set headers on that attempt (a fresh token, a
+   * new signature). See {@link BeforeAttemptHook}. Default: none.
+   */
+  beforeAttempt?: BeforeAttemptHook | undefined;
+  /**
+   * Statuses that mean "these credentials are stale" (usually `[401]`): a response with one is
+   * sent again **once** per request, at once, after `beforeAttempt` has seen its status and
+   * returned the new credentials; a second such response is the result. The resend is an attempt
+   * like any other — it counts towards `maxAttempts`, asks the budget and carries the attempt
+   * header — and follows the idempotency rule, so it can never add load the policy would not allow.
+   * Requires `beforeAttempt` (sending the same credentials again would be refused again). Integers
+   * 100–599, none of them in `retryStatuses`. Default: none (a 401 is the result).
+   */
+  refreshStatuses?: readonly number[] | undefined;
   /** Called before each wait; an observer, like `retry()`'s hooks. */
   onRetry?: ((event: HttpRetryEvent) => unknown) | undefined;
   /** Called once when a call ends without a successful response; an observer. */
@@ -197,8 +290,12 @@ export interface FetchWithRetryOptions extends HttpRetryOptions, HttpCallOptions
 
 /** @internal The options of `withRetry()`, checked and normalised. */
 export interface HttpConfig {
-  /** What `retry()` gets on every call, besides the per-call `retryable`, `onRetry` and `signal`. */
+  /** The policy options as given (those `retry()` knows), for a request that overrides some. */
   readonly retryOptions: RetrierOptions;
+  /** `retryOptions`, read and checked once. */
+  readonly settings: RetrySettings;
+  readonly beforeAttempt: BeforeAttemptHook | undefined;
+  readonly refreshStatuses: ReadonlySet<number> | undefined;
   readonly retryable: RetryableOverride | undefined;
   readonly methods: ReadonlySet<string>;
   readonly statuses: ReadonlySet<number>;
@@ -221,8 +318,11 @@ export interface HttpConfig {
 }
 
 const RETRY_KEYS = RETRY_POLICY_KEYS;
-const HTTP_KEYS: readonly string[] = ['retryMethods', 'retryStatuses', 'idempotencyKey', 'now', 'attemptHeader', 'breaker', ...RETRY_OBSERVER_KEYS];
-const CALL_KEYS: readonly string[] = ['idempotencyKey', 'bodyFactory'];
+const HTTP_KEYS: readonly string[] = ['retryMethods', 'retryStatuses', 'idempotencyKey', 'now', 'attemptHeader', 'breaker', 'beforeAttempt', 'refreshStatuses', ...RETRY_OBSERVER_KEYS];
+/** The policy options one request may set over the adapter's. */
+const REQUEST_POLICY_KEYS: readonly string[] = ['maxAttempts', 'backoff', 'maxRetryAfterMs', 'deadlineMs', 'attemptTimeoutMs', 'ignoreHints'];
+const REQUEST_KEYS: readonly string[] = [...REQUEST_POLICY_KEYS, 'idempotencyKey', 'beforeAttempt'];
+const CALL_KEYS: readonly string[] = [...REQUEST_KEYS, 'bodyFactory'];
 
 /** Every option name `withRetry` (or, with `callKeys`, `fetchWithRetry`) takes, for the misspelling error. */
 function optionNames(callKeys: boolean): string[] {
@@ -252,15 +352,26 @@ function methodsOption(owner: string, value: unknown): ReadonlySet<string> {
   return methods;
 }
 
-function statusesOption(owner: string, value: unknown): ReadonlySet<number> {
+function statusesOption(owner: string, value: unknown, field = 'retryStatuses'): ReadonlySet<number> {
   if (value === undefined) return DEFAULT_STATUSES;
-  if (!Array.isArray(value)) throw new InvalidOptionError(owner, 'retryStatuses', value, 'must be an array of status codes');
+  if (!Array.isArray(value)) throw new InvalidOptionError(owner, field, value, 'must be an array of status codes');
   for (const status of value) {
     if (typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599) {
-      throw new InvalidOptionError(owner, 'retryStatuses', status, 'must hold integer status codes in [100, 599]');
+      throw new InvalidOptionError(owner, field, status, 'must hold integer status codes in [100, 599]');
     }
   }
   return new Set(value as number[]);
+}
+
+function refreshStatusesOption(owner: string, value: unknown, statuses: ReadonlySet<number>, hook: BeforeAttemptHook | undefined): ReadonlySet<number> | undefined {
+  if (value === undefined) return undefined;
+  const refresh = statusesOption(owner, value, 'refreshStatuses');
+  if (refresh.size === 0) return undefined;
+  for (const status of refresh) {
+    if (statuses.has(status)) throw new InvalidOptionError(owner, 'refreshStatuses', status, 'must not be in retryStatuses (a status is retried, or refreshed once, not both)');
+  }
+  if (hook === undefined) throw new InvalidOptionError(owner, 'refreshStatuses', value, 'needs beforeAttempt, which sets the new credentials (the same request would be refused again)');
+  return refresh;
 }
 
 const DEFAULT_METHODS: ReadonlySet<string> = /* @__PURE__ */ new Set(RETRYABLE_HTTP_METHODS);
@@ -298,18 +409,18 @@ export function parseHttpOptions(options: FetchWithRetryOptions | HttpRetryOptio
       throw new InvalidOptionError(owner, key, value, `is not an option of ${owner} (check the spelling; options: ${optionNames(callKeys).join(', ')})`);
     }
   }
-  try {
-    createRetry(retryOptions as RetrierOptions);
-  } catch (error) {
-    if (isInvalidOptionError(error)) throw new InvalidOptionError(owner, error.field, error.value, error.requirement);
-    throw error;
-  }
+  const settings = readRetryOptions(retryOptions as RetrierOptions, owner, false);
   const key = idempotencyKeyOption(owner, options.idempotencyKey);
+  const statuses = statusesOption(owner, options.retryStatuses);
+  const beforeAttempt = functionOption(owner, 'beforeAttempt', options.beforeAttempt);
   return {
     retryOptions: retryOptions as RetrierOptions,
+    settings,
+    beforeAttempt,
+    refreshStatuses: refreshStatusesOption(owner, options.refreshStatuses, statuses, beforeAttempt),
     retryable: options.retryable,
     methods: methodsOption(owner, options.retryMethods),
-    statuses: statusesOption(owner, options.retryStatuses),
+    statuses,
     idempotencyKey: key === false ? undefined : key,
     now: checkedWallClock(owner, functionOption(owner, 'now', options.now)),
     attemptHeader: headerNameOption(owner, 'attemptHeader', options.attemptHeader, ATTEMPT_HEADER),
@@ -324,22 +435,47 @@ export function parseHttpOptions(options: FetchWithRetryOptions | HttpRetryOptio
   };
 }
 
-/** @internal Checks the per-request options (the third argument). */
-export function parseCallOptions(options: HttpCallOptions | undefined, owner: string, strict: boolean): HttpCallOptions {
-  if (options === undefined) return NO_CALL_OPTIONS;
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new InvalidOptionError(owner, 'options', options, 'must be an object');
-  }
-  if (strict) {
-    for (const key in options) {
-      if (!CALL_KEYS.includes(key)) {
-        throw new InvalidOptionError(owner, key, (options as Record<string, unknown>)[key], 'is not a per-request option (idempotencyKey, bodyFactory)');
-      }
-    }
-  }
-  idempotencyKeyOption(owner, options.idempotencyKey);
-  functionOption(owner, 'bodyFactory', options.bodyFactory);
-  return options;
+/** @internal One request's options, checked: its config (the adapter's, or one with its overrides) and its own fields. */
+export interface HttpCall {
+  readonly config: HttpConfig;
+  readonly idempotencyKey: IdempotencyKeyOption | undefined;
+  readonly bodyFactory: HttpCallOptions['bodyFactory'];
 }
 
-const NO_CALL_OPTIONS: HttpCallOptions = /* @__PURE__ */ Object.freeze({});
+/**
+ * @internal Checks one request's options over the adapter's `config`. `bodyFactory`: whether the
+ * client takes one (fetch). A request that sets no policy option and no `beforeAttempt` keeps the
+ * adapter's config as it is: nothing is read again.
+ */
+export function parseCallOptions(config: HttpConfig, options: HttpCallOptions | undefined, owner: string, field: string, bodyFactory: boolean): HttpCall {
+  if (options === undefined) return { config, idempotencyKey: undefined, bodyFactory: undefined };
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new InvalidOptionError(owner, field, options, 'must be an object');
+  }
+  const allowed = bodyFactory ? CALL_KEYS : REQUEST_KEYS;
+  let policy: Record<string, unknown> | undefined;
+  for (const key in options) {
+    const value = (options as Record<string, unknown>)[key];
+    if (value === undefined) continue;
+    if (!allowed.includes(key)) {
+      throw new InvalidOptionError(owner, key, value, `is not a per-request option (${allowed.join(', ')})`);
+    }
+    if (REQUEST_POLICY_KEYS.includes(key)) (policy ??= { ...config.retryOptions })[key] = value;
+  }
+  const key = idempotencyKeyOption(owner, options.idempotencyKey);
+  const hook = functionOption(owner, 'beforeAttempt', options.beforeAttempt);
+  let callConfig = config;
+  if (policy !== undefined || hook !== undefined) {
+    callConfig = {
+      ...config,
+      retryOptions: policy === undefined ? config.retryOptions : (policy as RetrierOptions),
+      settings: policy === undefined ? config.settings : readRetryOptions(policy as RetrierOptions, owner, false),
+      beforeAttempt: hook ?? config.beforeAttempt,
+    };
+  }
+  return {
+    config: callConfig,
+    idempotencyKey: key === undefined ? undefined : options.idempotencyKey,
+    bodyFactory: functionOption(owner, 'bodyFactory', options.bodyFactory),
+  };
+}

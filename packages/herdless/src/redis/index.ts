@@ -4,7 +4,7 @@
  * gRFC A6's token bucket and the SRE retry ratio with their state in Redis (atomic Lua scripts,
  * a batched success path, a bounded wait and a per-process fallback), for fleets of short-lived
  * or lightly loaded processes whose per-process budgets see too little traffic to hold back an
- * outage. The Redis client (ioredis) is an optional peer dependency: install it to use this entry.
+ * outage. The Redis client (ioredis, or node-redis) is an optional peer dependency: install one to use this entry.
  * @packageDocumentation
  */
 export {
@@ -15,5 +15,5 @@ export {
   type RedisRetryThrottlingOptions,
   type RedisRetryRatioOptions,
 } from './budgets.js';
-export type { RedisScriptClient, RedisBudgetCommonOptions, RedisBudgetFallbackEvent, RedisBudgetRecoverEvent } from './options.js';
+export type { RedisScriptClient, NodeRedisScriptClient, RedisBudgetCommonOptions, RedisBudgetFallbackEvent, RedisBudgetRecoverEvent } from './options.js';
 export { RedisBudgetTimeoutError, type RedisBudgetStats, type SharedBudget } from './shared-budget.js';

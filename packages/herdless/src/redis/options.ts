@@ -13,6 +13,23 @@ export interface RedisScriptClient {
   script(subcommand: 'LOAD', script: string): Promise<unknown>;
 }
 
+/**
+ * A node-redis client (`createClient()` or `createCluster()` from `redis` / `@redis/client`, v4 or
+ * later): a shared budget takes it as it is and speaks its API (`evalSha`, `eval` and `scriptLoad`
+ * with `{ keys, arguments }`). Give it `disableOfflineQueue: true` so that while Redis is down
+ * commands fail at once instead of queueing (see {@link RedisScriptClient}).
+ * @example
+ * ```ts
+ * import { createClient } from 'redis';
+ * const client: NodeRedisScriptClient = await createClient({ url: 'redis://127.0.0.1:6379', disableOfflineQueue: true }).connect();
+ * ```
+ */
+export interface NodeRedisScriptClient {
+  evalSha(sha: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+  eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+  scriptLoad(script: string): Promise<unknown>;
+}
+
 /** Sent when a shared budget stops using Redis and decides with its local budget instead. */
 export interface RedisBudgetFallbackEvent {
   /** The server name the budget is kept for. */
@@ -35,8 +52,8 @@ export interface RedisBudgetRecoverEvent {
 
 /** Options every shared budget takes (besides the budget's own). */
 export interface RedisBudgetCommonOptions {
-  /** The Redis client (ioredis `Redis` or `Cluster`). Required. */
-  client: RedisScriptClient;
+  /** The Redis client: ioredis `Redis` or `Cluster`, or node-redis `createClient()` or `createCluster()`. Required. */
+  client: RedisScriptClient | NodeRedisScriptClient;
   /**
    * The name of the server (host, `host:port` or service name) the budget is kept for: one budget
    * per server, as gRFC A6 keeps its throttle per server. Required, 1–256 characters.
@@ -99,15 +116,9 @@ export const COMMON_FIELDS = ['client', 'server', 'keyPrefix', 'flushIntervalMs'
 
 /** @internal Checks the common options; `kind` ends the key (`retry-throttling`, `retry-ratio`). */
 export function commonSettings(owner: string, o: Partial<RedisBudgetCommonOptions>, kind: string, minTtlMs: number): CommonSettings {
-  const client = o.client;
-  if (
-    typeof client !== 'object' ||
-    client === null ||
-    typeof client.evalsha !== 'function' ||
-    typeof client.eval !== 'function' ||
-    typeof client.script !== 'function'
-  ) {
-    throw new InvalidOptionError(owner, 'client', client, 'must be a Redis client (an ioredis Redis or Cluster: evalsha, eval, script)');
+  const client = scriptClient(o.client);
+  if (client === undefined) {
+    throw new InvalidOptionError(owner, 'client', o.client, 'must be a Redis client (an ioredis Redis or Cluster: evalsha, eval, script; or a node-redis client or cluster: evalSha, eval, scriptLoad)');
   }
   const server = o.server;
   if (typeof server !== 'string' || server.length === 0 || server.length > 256) {
@@ -134,4 +145,40 @@ export function commonSettings(owner: string, o: Partial<RedisBudgetCommonOption
     onFallback: o.onFallback,
     onRecover: o.onRecover,
   };
+}
+
+function hasFunctions(value: unknown, names: readonly string[]): boolean {
+  if (typeof value !== 'object' && typeof value !== 'function') return false;
+  if (value === null) return false;
+  for (const name of names) if (typeof (value as Record<string, unknown>)[name] !== 'function') return false;
+  return true;
+}
+
+/** One view per node-redis client, so that every budget on it shares one script cache (one SCRIPT LOAD). */
+const nodeRedisViews = /* @__PURE__ */ new WeakMap<NodeRedisScriptClient, RedisScriptClient>();
+
+/**
+ * The client as the budgets speak to it: an ioredis client as it is; a node-redis client through a
+ * view that turns ioredis's `(numKeys, ...keysAndArgs)` into node-redis's `{ keys, arguments }`
+ * (node-redis routes a cluster command by its first key: the budget's, hash-tagged). `undefined`
+ * for anything else.
+ */
+function scriptClient(client: unknown): RedisScriptClient | undefined {
+  if (hasFunctions(client, ['evalsha', 'eval', 'script'])) return client as RedisScriptClient;
+  if (!hasFunctions(client, ['evalSha', 'eval', 'scriptLoad'])) return undefined;
+  const nodeRedis = client as NodeRedisScriptClient;
+  let view = nodeRedisViews.get(nodeRedis);
+  if (view === undefined) {
+    const split = (numKeys: number, args: (string | number)[]): { keys: string[]; arguments: string[] } => ({
+      keys: args.slice(0, numKeys).map(String),
+      arguments: args.slice(numKeys).map(String),
+    });
+    view = {
+      evalsha: (sha, numKeys, ...args) => nodeRedis.evalSha(sha, split(numKeys, args)),
+      eval: (script, numKeys, ...args) => nodeRedis.eval(script, split(numKeys, args)),
+      script: (_subcommand, script) => nodeRedis.scriptLoad(script),
+    };
+    nodeRedisViews.set(nodeRedis, view);
+  }
+  return view;
 }

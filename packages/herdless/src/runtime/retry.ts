@@ -105,6 +105,16 @@ export function createRetry(options: RetrierOptions = {}): Retrier {
   return Object.defineProperty(retrier, 'policy', { value: policy, enumerable: true }) as Retrier;
 }
 
+/**
+ * @internal `retry()` for the HTTP adapters, with settings read once when the adapter was made (a
+ * call's own `retryable` and `onRetry` set over them). `late`: for a call without a signal that may
+ * come to need one — an undici request is aborted through its handler, so the signal is made only
+ * once its first attempt has failed, never on the success path.
+ */
+export function retryWithSettings<T>(operation: RetryOperation<T>, settings: RetrySettings, signal: AbortSignal | undefined, late?: () => AbortSignal | undefined): Promise<T> {
+  return signal === undefined && settings.lean ? firstAttempt(operation, settings, late) : run(operation, settings, signal, false, undefined);
+}
+
 function start<T>(operation: RetryOperation<T>, settings: RetrySettings, signal: AbortSignal | undefined): Promise<T> {
   return signal === undefined && settings.lean ? firstAttempt(operation, settings) : run(operation, settings, signal, false, undefined);
 }
@@ -115,7 +125,7 @@ function start<T>(operation: RetryOperation<T>, settings: RetrySettings, signal:
  * async loop, which on success is one promise and one hop less — most of what retry() costs over a
  * bare `await operation()`. A failure enters the loop just after its first attempt.
  */
-function firstAttempt<T>(operation: RetryOperation<T>, settings: RetrySettings): Promise<T> {
+function firstAttempt<T>(operation: RetryOperation<T>, settings: RetrySettings, late?: () => AbortSignal | undefined): Promise<T> {
   let result: T | PromiseLike<T>;
   try {
     result = operation(FIRST_PLAIN_CONTEXT);
@@ -124,12 +134,12 @@ function firstAttempt<T>(operation: RetryOperation<T>, settings: RetrySettings):
     // where the check is not free (the call checks its target anyway). The throw is synchronous,
     // as on every other path.
     if (typeof operation !== 'function') throw new InvalidOptionError(settings.owner, 'operation', operation, 'must be a function');
-    return run(operation, settings, undefined, true, error);
+    return run(operation, settings, late === undefined ? undefined : late(), true, error);
   }
   // A native promise (what an async operation returns) is chained as it is: Promise.resolve() would
   // hand back the same object after a constructor lookup, measurably dearer on this path.
   const settled = result instanceof Promise ? (result as Promise<T>) : Promise.resolve(result);
-  return settled.then(undefined, (error: unknown) => run(operation, settings, undefined, true, error));
+  return settled.then(undefined, (error: unknown) => run(operation, settings, late === undefined ? undefined : late(), true, error));
 }
 
 /**

@@ -4,5 +4,6 @@
  * @packageDocumentation
  */
 export { retryInterceptor } from './interceptor.js';
-export type { UndiciResponseHead, UndiciRetryOptions } from './options.js';
+export type { UndiciResponseHead, UndiciRetryOptions, UndiciRequestRetryOptions } from './options.js';
+export type { BeforeAttemptHook, HttpAttemptInfo, HttpAttemptChange } from '../http/options.js';
 export { hedgingInterceptor } from './hedging.js';

@@ -5,8 +5,8 @@ import type { RetryError } from '../core/retry/errors.js';
 import { DRAIN_LIMIT } from '../http/body.js';
 import { DO_NOT_RETRY_HEADER, IDEMPOTENCY_KEY_HEADER } from '../http/data.js';
 import { bodyBlock, idempotency, isGivenUpResponse, runExchange, type ExchangeResult, type HeaderReader, type HttpExchange } from '../http/exchange.js';
-import { parseHttpOptions, type HttpConfig } from '../http/options.js';
-import type { UndiciResponseHead, UndiciRetryOptions } from './options.js';
+import { parseCallOptions, parseHttpOptions, type HttpConfig } from '../http/options.js';
+import type { UndiciRequestRetryOptions, UndiciResponseHead, UndiciRetryOptions } from './options.js';
 
 type Controller = Dispatcher.DispatchController;
 type Handler = Dispatcher.DispatchHandler;
@@ -20,6 +20,8 @@ export interface Head extends UndiciResponseHead {
   trailers: Headers | undefined;
   error: Error | undefined;
   state: 'held' | 'committed' | 'discarded';
+  /** Whether this layer paused the body (a status that may be retried), so must resume it. */
+  readonly paused: boolean;
   discardedBytes: number;
   /** Stops listening to the attempt's signal: once the call has decided on the response, it aborts nothing more. */
   readonly detach: () => void;
@@ -102,28 +104,56 @@ function headerRecord(headers: Dispatcher.DispatchOptions['headers']): Headers {
   return out;
 }
 
+/** The request's URL, for hooks and telemetry: the origin (without a trailing slash) and the path. */
+function urlOf(opts: Dispatcher.DispatchOptions): string {
+  const origin = opts.origin;
+  if (origin === undefined) return opts.path;
+  const text = typeof origin === 'string' ? origin : String(origin);
+  return (text.endsWith('/') ? text.slice(0, -1) : text) + opts.path;
+}
+
 function hasHeader(headers: Headers, name: string): boolean {
   for (const key in headers) if (key.toLowerCase() === name && headers[key] !== undefined) return true;
   return false;
 }
 
 /** @internal How a call's attempts are driven: `runExchange` (retries) or `runHedgedExchange` (hedging). */
-export type ExchangeRunner = (config: HttpConfig, exchange: HttpExchange<Head>) => Promise<ExchangeResult<Head>>;
+export type ExchangeRunner = (config: HttpConfig, exchange: HttpExchange<Head>, owner: string) => Promise<ExchangeResult<Head>>;
 
 /** @internal One request through the interceptor: `runExchange` (or the hedging runner) drives the attempts, this speaks undici's handler protocol. */
 export class UndiciCall {
-  readonly #caller = new AbortController();
+  /**
+   * The caller's abort as a signal, made only when the call goes on past a failed first attempt
+   * (see lateSignal): a request that succeeds at once needs none. Until then the abort reaches the
+   * attempt in flight directly (`#abortAttempt`).
+   */
+  #caller: AbortController | undefined;
+  /** Aborts the first attempt, while it is in flight and the call has no signal yet. */
+  #abortAttempt: ((reason: Error) => void) | undefined;
   readonly #proxy: CallController;
+  private config: HttpConfig;
 
   constructor(
     private readonly dispatch: Dispatcher.Dispatch,
-    private readonly config: HttpConfig,
+    config: HttpConfig,
     private readonly opts: Dispatcher.DispatchOptions,
     private readonly handler: Handler,
     private readonly run: ExchangeRunner = runExchange,
     private readonly owner = 'retryInterceptor',
   ) {
-    this.#proxy = new CallController((reason) => this.#caller.abort(reason));
+    this.config = config;
+    this.#proxy = new CallController((reason) => {
+      if (this.#caller !== undefined) this.#caller.abort(reason);
+      else this.#abortAttempt?.(reason);
+    });
+  }
+
+  /** The caller's signal, made late (see runExchange): already aborted when the caller aborted before. */
+  #lateSignal(): AbortSignal {
+    this.#caller ??= new AbortController();
+    const proxy = this.#proxy;
+    if (proxy.aborted && !this.#caller.signal.aborted) this.#caller.abort(proxy.reason);
+    return this.#caller.signal;
   }
 
   start(): void {
@@ -137,14 +167,20 @@ export class UndiciCall {
 
   #start(): void {
     const opts = this.opts;
-    const method = (opts.method ?? 'GET').toUpperCase();
-    const origin = opts.origin === undefined ? '' : String(opts.origin).replace(/\/$/, '');
-    const url = origin + opts.path;
-    const headers = headerRecord(opts.headers);
-    let blocked = bodyBlock(opts.body);
+    // Per-dispatch options over the interceptor's, in undici's own idiom (its retry interceptor's key).
+    // (Only the retry interceptor reads them: a hedging interceptor's attempts are its hedger's.)
+    const own = this.run === runExchange ? (opts as { retryOptions?: UndiciRequestRetryOptions }).retryOptions : undefined;
+    if (own !== undefined) this.config = parseCallOptions(this.config, own, this.owner, 'retryOptions', false).config;
+    const given = opts.method ?? 'GET';
+    // undici's methods are upper case as given (request() passes them through): most need no copy.
+    const method = given === 'GET' || given === 'HEAD' ? given : given.toUpperCase();
+    const url = urlOf(opts);
+    let blocked = opts.body === undefined || opts.body === null ? undefined : bodyBlock(opts.body);
     let dispatchOpts = opts;
-    if (blocked === undefined) {
-      const rule = idempotency(this.config, method, hasHeader(headers, IDEMPOTENCY_KEY_HEADER), undefined, this.owner);
+    // The request's headers are read only for a method that needs an idempotency key to be retried.
+    if (blocked === undefined && !this.config.methods.has(method)) {
+      const headers = headerRecord(opts.headers);
+      const rule = idempotency(this.config, method, hasHeader(headers, IDEMPOTENCY_KEY_HEADER), own?.idempotencyKey, this.owner);
       blocked = rule.blocked;
       if (rule.key !== undefined) dispatchOpts = { ...opts, headers: { ...headers, [IDEMPOTENCY_KEY_HEADER]: rule.key } };
     }
@@ -154,46 +190,64 @@ export class UndiciCall {
       client: 'undici',
       method,
       url,
-      signal: this.#caller.signal,
+      signal: undefined,
+      lateSignal: () => this.#lateSignal(),
       blocked,
-      send: (attempt, signal, traced) => this.#send(this.#withAttempt(dispatchOpts, attempt, traced), signal),
+      send: (attempt, signal, extra, traced) => this.#send(this.#withAttempt(dispatchOpts, attempt, extra, traced), signal),
       headers: (head) => headerReader(head.headers),
       discard: (head) => this.#discard(head),
-    }).then(
+    }, this.owner).then(
       (result) => this.#commit(result.response, result.gaveUp),
       (error: unknown) => this.#fail(error instanceof Error ? error : new Error(String(error), { cause: error })),
     );
   }
 
-  /** A retry carries its number in the attempt header (`attemptHeader`; none on the first attempt), a traced attempt its trace context. */
-  #withAttempt(opts: Dispatcher.DispatchOptions, attempt: number, traced: AttemptContext | undefined): Dispatcher.DispatchOptions {
-    const name = this.config.attemptHeader;
-    const numbered = attempt > 1 && name !== undefined;
-    if (!numbered && traced === undefined) return opts;
+  /**
+   * A retry carries its number in the attempt header (`attemptHeader`; none on the first attempt),
+   * `beforeAttempt`'s headers (`extra`) are set over the request's, and a traced attempt carries its
+   * trace context.
+   */
+  #withAttempt(opts: Dispatcher.DispatchOptions, attempt: number, extra: Readonly<Record<string, string>> | undefined, traced: AttemptContext | undefined): Dispatcher.DispatchOptions {
+    const name = attempt === 1 ? undefined : this.config.attemptHeader;
+    if (name === undefined && extra === undefined && traced === undefined) return opts;
     const headers = headerRecord(opts.headers);
-    const set = (field: string, value: string): void => {
-      for (const key of Object.keys(headers)) if (key.toLowerCase() === field) delete headers[key];
-      headers[field] = value;
+    const set = (lower: string, value: string): void => {
+      for (const key of Object.keys(headers)) if (key.toLowerCase() === lower) delete headers[key];
+      headers[lower] = value;
     };
-    if (numbered) set(name, String(attempt));
+    if (name !== undefined) set(name, String(attempt));
+    if (extra !== undefined) for (const key in extra) set(key, extra[key]!);
     // The attempt's own trace context replaces any the caller's headers carried.
     traced?.inject((field, value) => set(field.toLowerCase(), value));
     return { ...opts, headers };
   }
 
   /** One attempt: resolves with its response head (body held), rejects with its failure. */
-  #send(opts: Dispatcher.DispatchOptions, signal: AbortSignal): Promise<Head> {
+  #send(opts: Dispatcher.DispatchOptions, signal: AbortSignal | undefined): Promise<Head> {
     return new Promise<Head>((resolve, reject) => {
       let controller: Controller | undefined;
       let head: Head | undefined;
-      const onAbort = (): void => {
-        if (head === undefined || head.state === 'held') controller?.abort(signal.reason as Error);
+      let pendingAbort: Error | undefined;
+      const abort = (reason: Error): void => {
+        if (head !== undefined && head.state !== 'held') return;
+        if (controller === undefined) pendingAbort = reason;
+        else controller.abort(reason);
       };
-      const release = (): void => signal.removeEventListener('abort', onAbort);
+      const onAbort = (): void => abort(signal!.reason as Error);
+      const release =
+        signal === undefined
+          ? (): void => {
+              this.#abortAttempt = undefined;
+            }
+          : (): void => signal.removeEventListener('abort', onAbort);
+      // Without a signal (a first attempt, see #caller), the caller's abort comes straight here.
+      if (signal === undefined) this.#abortAttempt = abort;
       const attempt: Handler = {
         onRequestStart: (c) => {
           controller = c;
-          if (signal.aborted) c.abort(signal.reason as Error);
+          if (signal === undefined) {
+            if (pendingAbort !== undefined) c.abort(pendingAbort);
+          } else if (signal.aborted) c.abort(signal.reason as Error);
           else signal.addEventListener('abort', onAbort);
         },
         onRequestUpgrade: (c, statusCode, headers, socket) => {
@@ -203,8 +257,13 @@ export class UndiciCall {
           this.handler.onRequestUpgrade?.(this.#proxy, statusCode, headers, socket);
         },
         onResponseStart: (c, status, headers, statusMessage) => {
-          c.pause();
-          head = { status, statusText: statusMessage ?? '', headers, controller: c, chunks: [], trailers: undefined, error: undefined, state: 'held', discardedBytes: 0, detach: release };
+          // A status that may be retried waits, paused, for the decision. Any other is the result:
+          // the decision comes in this turn's microtasks, before undici reads more of the body, and
+          // what came with the head is held meanwhile — no pause, no resume.
+          const config = this.config;
+          const paused = config.statuses.has(status) || (config.refreshStatuses !== undefined && config.refreshStatuses.has(status));
+          if (paused) c.pause();
+          head = { status, statusText: statusMessage ?? '', headers, controller: c, chunks: [], trailers: undefined, error: undefined, state: 'held', paused, discardedBytes: 0, detach: release };
           resolve(head);
         },
         onResponseData: (c, chunk) => {
@@ -244,7 +303,7 @@ export class UndiciCall {
     head.detach();
     head.state = 'discarded';
     head.chunks = [];
-    if (head.trailers === undefined && head.error === undefined) head.controller.resume();
+    if (head.paused && head.trailers === undefined && head.error === undefined) head.controller.resume();
   }
 
   /**
@@ -252,10 +311,10 @@ export class UndiciCall {
    * then flows. `gaveUp` is set for a retried status returned because retrying stopped.
    */
   #commit(head: Head, gaveUp: RetryError | undefined): void {
-    if (this.#caller.signal.aborted) {
+    if (this.#proxy.aborted) {
       // The caller aborted while the result was on its way: it gets the abort, not the response.
       this.#discard(head);
-      this.#fail(this.#caller.signal.reason as Error);
+      this.#fail(this.#proxy.reason!);
       return;
     }
     head.detach();
@@ -266,13 +325,16 @@ export class UndiciCall {
     // The give-up mark: a response this layer gave up on tells every herdless layer above it (a
     // retrying fetch on this dispatcher, a server propagating it) not to retry it again.
     const headers = gaveUp === undefined || isGivenUpResponse(head, headerReader(head.headers)) ? head.headers : { ...head.headers, [DO_NOT_RETRY_HEADER]: 'no' };
+
     try {
       handler.onResponseStart?.(proxy, head.status, headers, head.statusText);
       for (const chunk of head.chunks) handler.onResponseData?.(proxy, chunk);
       head.chunks = [];
       if (head.error !== undefined) handler.onResponseError?.(proxy, head.error);
       else if (head.trailers !== undefined) handler.onResponseEnd?.(proxy, head.trailers);
-      else if (!proxy.paused) head.controller.resume();
+      else if (proxy.paused) {
+        if (!head.paused) head.controller.pause();
+      } else if (head.paused) head.controller.resume();
     } catch (error) {
       head.controller.abort(error as Error);
     }
@@ -308,6 +370,9 @@ export class UndiciCall {
  * - **Abort**: the request's `signal` (`request(url, { signal })`) aborts the attempt in flight and
  *   any wait; the request fails with the signal's reason. `attemptTimeoutMs` aborts one attempt,
  *   which is then retried.
+ * - **Per request**: `retryOptions` in the dispatch options (the key undici's own retry interceptor
+ *   reads) sets this request's policy over the interceptor's (see {@link UndiciRequestRetryOptions});
+ *   `beforeAttempt` may set headers on each attempt (a fresh token: see `refreshStatuses`).
  *
  * @param options `withRetry()`'s options; see {@link UndiciRetryOptions}.
  * @throws InvalidOptionError for an invalid option (names the field and the value).

@@ -1,4 +1,4 @@
-import type { HttpRetryOptions } from '../http/options.js';
+import type { HttpRequestRetryOptions, HttpRetryOptions } from '../http/options.js';
 
 /**
  * A response head as the undici interceptor sees it: what `onRetry`'s `error.response` and
@@ -25,3 +25,15 @@ export interface UndiciResponseHead {
  * ```
  */
 export type UndiciRetryOptions = HttpRetryOptions<UndiciResponseHead>;
+
+/**
+ * One request's options over the interceptor's, given as `retryOptions` in the dispatch options
+ * (the key undici's own retry interceptor reads): `maxAttempts`, `backoff`, `maxRetryAfterMs`,
+ * `deadlineMs`, `attemptTimeoutMs`, `ignoreHints`, `idempotencyKey`, `beforeAttempt`. Checked per
+ * request; an invalid value fails that request with an `InvalidOptionError` naming the field.
+ * @example
+ * ```ts
+ * await request(url, { dispatcher, retryOptions: { maxAttempts: 1 } } as Parameters<typeof request>[1]);
+ * ```
+ */
+export type UndiciRequestRetryOptions = HttpRequestRetryOptions;

@@ -6,7 +6,7 @@ import { Readable } from 'node:stream';
 import axios from 'axios';
 import { Agent, request } from 'undici';
 import { type GiveUpReason } from 'herdless';
-import { retryInfo, withRetry, type HttpRetryOptions } from 'herdless/http';
+import { retryInfo, withRetry, type HttpRequestRetryOptions, type HttpRetryOptions } from 'herdless/http';
 import { retryAdapter } from 'herdless/axios';
 import { retryInterceptor } from 'herdless/undici';
 
@@ -18,6 +18,8 @@ export interface ClientRequest {
   /** A string body, or `'stream'`: a one-shot stream of `chunks`. */
   readonly body?: string | { readonly stream: readonly string[] };
   readonly signal?: AbortSignal;
+  /** Per-request options, given in the client's own idiom (fetch's third argument, undici's `retryOptions`, axios's `herdless`). */
+  readonly retry?: HttpRequestRetryOptions;
 }
 
 /** What came back, the same shape for every client. */
@@ -75,7 +77,7 @@ export function httpClients(origin: () => string): HttpClientDriver[] {
               if (typeof req.body !== 'string') init.duplex = 'half';
             }
             try {
-              const res = await api(origin() + req.path, init);
+              const res = await api(origin() + req.path, init, req.retry);
               const text = await res.text();
               if (retryInfo(res)?.reason !== hook.reason()) throw new Error(`retryInfo ${retryInfo(res)?.reason} ≠ onGiveUp ${hook.reason()}`);
               return { status: res.status, body: text, reason: hook.reason() };
@@ -99,7 +101,14 @@ export function httpClients(origin: () => string): HttpClientDriver[] {
             hook.reset();
             const body = typeof req.body === 'string' ? req.body : req.body === undefined ? undefined : streamOf(req.body.stream);
             try {
-              const res = await request(origin() + req.path, { method: (req.method ?? 'GET') as 'GET', headers: req.headers, body, signal: req.signal, dispatcher });
+              const res = await request(origin() + req.path, {
+                method: (req.method ?? 'GET') as 'GET',
+                headers: req.headers,
+                body,
+                signal: req.signal,
+                dispatcher,
+                ...(req.retry === undefined ? {} : { retryOptions: req.retry }),
+              } as Parameters<typeof request>[1]);
               return { status: res.statusCode, body: await res.body.text(), reason: hook.reason() };
             } catch (error) {
               return { error, reason: hook.reason() };
@@ -120,7 +129,7 @@ export function httpClients(origin: () => string): HttpClientDriver[] {
             hook.reset();
             const data = typeof req.body === 'string' ? req.body : req.body === undefined ? undefined : streamOf(req.body.stream);
             try {
-              const res = await instance.request({ url: origin() + req.path, method: req.method ?? 'GET', headers: req.headers, data, signal: req.signal });
+              const res = await instance.request({ url: origin() + req.path, method: req.method ?? 'GET', headers: req.headers, data, signal: req.signal, herdless: req.retry });
               return { status: res.status, body: String(res.data), reason: hook.reason() };
             } catch (error) {
               // axios semantics: a non-2xx response rejects, carrying the response.
