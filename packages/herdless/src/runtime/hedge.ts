@@ -61,7 +61,7 @@ export interface HedgeEvent {
  * ```
  */
 export interface HedgerOptions extends HedgePolicyOptions {
-  /** The clock and timers. Default `systemScheduler`; pass a {@link ManualClock} in tests. */
+  /** The clock and timers. Default `systemScheduler`; pass a `ManualClock` in tests. */
   clock?: Scheduler | undefined;
   /** `true` unrefs the hedge timer, so a pending hedge does not keep a Node.js process alive. Default false. */
   unref?: boolean | undefined;
