@@ -136,7 +136,7 @@ export class RetryError extends HerdlessError {
   ) {
     super(
       'ERR_HERDLESS_RETRY',
-      `retry gave up after ${attempts} attempt${attempts === 1 ? '' : 's'} (${reason}): ${detail}; last failure: ${describeFailure(cause)}`,
+      `retry gave up after ${attempts} attempt${attempts === 1 ? '' : 's'} (${reason}): ${detail}${attempts === 0 && cause === undefined ? ' (no attempt was sent)' : `; last failure: ${describeFailure(cause)}`}`,
       { cause },
     );
     this.name = 'RetryError';
