@@ -186,7 +186,7 @@ function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
  * also makes the field it misspells missing (`{"clientz": 10}`: the problem is `clientz`, not that
  * `clients` is missing).
  */
-function firstIssue(issues: readonly z.core.$ZodIssue[]): z.core.$ZodIssue {
+export function firstIssue(issues: readonly z.core.$ZodIssue[]): z.core.$ZodIssue {
   return issues.find((i) => i.code === 'unrecognized_keys') ?? issues[0]!;
 }
 
