@@ -5,8 +5,8 @@ import { shorten } from './text.js';
 /*
  * Reading the lab's JSON inputs (scenario files, gRPC service configs) with bounded work: a size
  * cap before reading, the text's encoding named when it is not UTF-8, a nesting cap checked in one
- * linear pass before `JSON.parse` (so no later walk of the value can overflow the stack), and
- * every refusal one line.
+ * linear pass before `JSON.parse` (so no later walk of the value can overflow the stack), a key
+ * given twice in one object refused in that same pass, and every refusal one line.
  */
 
 /** The largest input file, in bytes: a scenario with 100,000 listed seeds is under 1 MiB. */
