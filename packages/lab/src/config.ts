@@ -186,7 +186,7 @@ function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
  * also makes the field it misspells missing (`{"clientz": 10}`: the problem is `clientz`, not that
  * `clients` is missing).
  */
-function firstIssue(issues: readonly z.core.$ZodIssue[]): z.core.$ZodIssue {
+export function firstIssue(issues: readonly z.core.$ZodIssue[]): z.core.$ZodIssue {
   return issues.find((i) => i.code === 'unrecognized_keys') ?? issues[0]!;
 }
 
@@ -205,9 +205,12 @@ function objectsOf(schema: z.core.$ZodType): z.core.$ZodObject[] {
   return [];
 }
 
-/** The field names the scenario schema allows in the object at `path` (for a misspelt key's hint). */
-function knownFields(path: readonly PropertyKey[]): string[] {
-  let schemas: z.core.$ZodType[] = [fileSchema];
+/**
+ * The field names `root` (by default the scenario schema) allows in the object at `path`, for a
+ * misspelt key's hint; a record's keys are the file's own names, so any key leads to its values.
+ */
+export function knownFields(path: readonly PropertyKey[], root: z.core.$ZodType = fileSchema): string[] {
+  let schemas: z.core.$ZodType[] = [root];
   for (const key of path) {
     schemas = schemas.flatMap((schema): z.core.$ZodType[] => {
       const s = unwrap(schema);
@@ -216,6 +219,7 @@ function knownFields(path: readonly PropertyKey[]): string[] {
         if (def.type === 'array') return [def.element!];
         return [];
       }
+      if (def.type === 'record') return [(def as { valueType?: z.core.$ZodType }).valueType!];
       return objectsOf(s).flatMap((o) => (key in o._zod.def.shape ? [o._zod.def.shape[key as string]!] : []));
     });
   }

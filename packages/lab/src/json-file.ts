@@ -5,8 +5,8 @@ import { shorten } from './text.js';
 /*
  * Reading the lab's JSON inputs (scenario files, gRPC service configs) with bounded work: a size
  * cap before reading, the text's encoding named when it is not UTF-8, a nesting cap checked in one
- * linear pass before `JSON.parse` (so no later walk of the value can overflow the stack), and
- * every refusal one line.
+ * linear pass before `JSON.parse` (so no later walk of the value can overflow the stack), a key
+ * given twice in one object refused in that same pass, and every refusal one line.
  */
 
 /** The largest input file, in bytes: a scenario with 100,000 listed seeds is under 1 MiB. */
@@ -97,30 +97,70 @@ function firstInvalidUtf8(b: Uint8Array, start: number): number {
   return start;
 }
 
+/** An open object (its keys so far, the key being read) or array (the index of the entry being read). */
+type Frame = { keys: Set<string>; key: string | undefined; expectKey: boolean } | { index: number };
+
 /**
  * Parses JSON text after checking, in one pass, that arrays and objects nest at most
- * {@link MAX_JSON_DEPTH} deep.
- * @throws UsageError naming the depth and the offset, or the parser's complaint (quoted short).
+ * {@link MAX_JSON_DEPTH} deep and that no object names a key twice: `JSON.parse` keeps the last
+ * value of a repeated key, so `{"clients": 1000, "clients": 5}` would run with 5 without a word.
+ * @throws UsageError naming the depth and the offset, the parser's complaint (quoted short), or
+ *   the repeated key and where it is (`server.tickMs appears twice`).
  */
 export function parseJsonText(text: string, where: string): unknown {
-  let depth = 0;
-  let inString = false;
+  const stack: Frame[] = [];
+  let stringStart = -1;
+  let repeated: string | undefined;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (inString) {
+    if (stringStart >= 0) {
       if (c === 0x5c) i++; // backslash: skip the escaped character
-      else if (c === 0x22) inString = false;
+      else if (c === 0x22) {
+        const top = stack.at(-1);
+        if (repeated === undefined && top !== undefined && 'keys' in top && top.expectKey) {
+          const key = keyText(text.slice(stringStart, i + 1));
+          if (top.keys.has(key)) repeated = jsonPath([...stack.slice(0, -1), { ...top, key }]);
+          top.keys.add(key);
+          top.key = key;
+          top.expectKey = false;
+        }
+        stringStart = -1;
+      }
     } else if (c === 0x22) {
-      inString = true;
+      stringStart = i;
     } else if (c === 0x5b || c === 0x7b) {
-      if (++depth > MAX_JSON_DEPTH) throw new UsageError(`${where}: arrays and objects nest more than ${MAX_JSON_DEPTH} levels deep (at character ${i}); the lab's files need 5`);
+      stack.push(c === 0x7b ? { keys: new Set(), key: undefined, expectKey: true } : { index: 0 });
+      if (stack.length > MAX_JSON_DEPTH) throw new UsageError(`${where}: arrays and objects nest more than ${MAX_JSON_DEPTH} levels deep (at character ${i}); the lab's files need 5`);
     } else if (c === 0x5d || c === 0x7d) {
-      depth--;
+      stack.pop();
+    } else if (c === 0x2c) {
+      const top = stack.at(-1);
+      if (top !== undefined && 'keys' in top) top.expectKey = true;
+      else if (top !== undefined) top.index++;
     }
   }
+  let value: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    value = JSON.parse(text) as unknown;
   } catch (error) {
     throw new UsageError(`${where}: not valid JSON (${shorten((error as Error).message, 160)})`);
   }
+  // Reported only for valid JSON: in a broken file the parser's complaint is the first thing to fix.
+  if (repeated !== undefined) throw new UsageError(`${where}: ${repeated} appears twice; give each field once`);
+  return value;
+}
+
+/** A key's text from its quoted form, escapes read (`"a\u0062"` is `ab`); left quoted if it is no valid string. */
+function keyText(quoted: string): string {
+  if (!quoted.includes('\\')) return quoted.slice(1, -1);
+  try {
+    return JSON.parse(quoted) as string;
+  } catch {
+    return quoted;
+  }
+}
+
+/** The path of the key or entry being read in each open object or array: `servers.slow.workers`, `policies[1].name`. */
+function jsonPath(stack: readonly Frame[]): string {
+  return stack.map((f, i) => ('keys' in f ? `${i === 0 ? '' : '.'}${f.key === '' ? '""' : shorten(f.key ?? '', 80)}` : `[${f.index}]`)).join('');
 }

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { isInvalidOptionError } from 'herdless';
 import { BACKOFF_KINDS, BUDGET_KINDS, METASTABLE_POLICIES, backoffFromSpec, budgetFromSpec, metastableSetup, type MetastableCombination, type MetastableServer, type PolicySpec } from 'herdless/sim';
 import { MAX_SEEDS, parseSeeds } from './seeds.js';
-import { ConfigError } from './config.js';
+import { closestName } from './closest.js';
+import { ConfigError, firstIssue, knownFields } from './config.js';
 import { readJsonFile } from './json-file.js';
 import { describePath, userPath } from './paths.js';
 import { hasControls, quote } from './text.js';
@@ -77,10 +78,11 @@ function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
 export function parseMetastableConfig(json: unknown, where = 'config'): MetastableConfig {
   const parsed = fileSchema.safeParse(json);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
+    const issue = firstIssue(parsed.error.issues);
     if (issue.code === 'unrecognized_keys') {
       const field = pathText([...issue.path, issue.keys[0]!]);
-      throw new ConfigError(where, field, `${field} is not a known field`);
+      const near = closestName(issue.keys[0]!, knownFields(issue.path, fileSchema));
+      throw new ConfigError(where, field, `${field} is not a known field${near === undefined ? '' : ` (did you mean ${near}?)`}`);
     }
     const field = pathText(issue.path);
     const value = valueAt(json, issue.path);

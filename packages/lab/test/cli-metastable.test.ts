@@ -100,6 +100,10 @@ describe('metastable scenario files', () => {
 
   it.each([
     [{ workers: 5 }, 'workers is not a known field'],
+    [{ horizon: 5000 }, 'horizon is not a known field (did you mean horizonMs?)'],
+    [{ servers: { X: { dropExpird: true } } }, 'servers.X.dropExpird is not a known field (did you mean dropExpired?)'],
+    [{ server: { dicipline: 'lifo' } }, 'server.dicipline is not a known field (did you mean discipline?)'],
+    [{ policies: [{ name: 'x', backof: { kind: 'exponential' }, maxAttempts: 2 }] }, 'policies[0].backof is not a known field (did you mean backoff?)'],
     [{ server: { workers: 0 } }, 'server.workers must be'],
     [{ server: { discipline: 'random' } }, 'server.discipline must be one of "fifo", "lifo", got "random"'],
     [{ trigger: { kind: 'spike', factor: 0.5 } }, 'trigger.factor must be'],

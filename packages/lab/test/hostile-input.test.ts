@@ -7,6 +7,7 @@ import { parseSeeds } from '../src/seeds.js';
 import { parseConfig } from '../src/config.js';
 import { estimateRunEvents } from '../src/estimate.js';
 import { herdBase, herdPolicies } from '../src/experiments/herd.js';
+import { parseJsonText } from '../src/json-file.js';
 import { escapeControls, hasControls, quote } from '../src/text.js';
 import { defaultForm, validateForm } from '../src/web/form.js';
 import { tempDir } from './temp.js';
@@ -54,6 +55,45 @@ describe('deeply nested JSON: exit 2 and one line', () => {
     ['a gRPC service config', () => lab('budget', '--grpc-service-config', file(deep))],
   ])('%s', (_name, run) => {
     expect(refused(run())).toContain('arrays and objects nest more than 64 levels deep');
+  });
+});
+
+describe('a key given twice: exit 2 and one line naming it and where it is', () => {
+  // JSON.parse keeps a repeated key's last value: these would run with 5 clients, or an empty policy.
+  it.each([
+    ['a scenario file', () => lab('herd', '--config', file('{"clients": 1000, "clients": 5}')), 'clients appears twice'],
+    ['a scenario file, in a nested object', () => lab('herd', '--config', file(JSON.stringify(scenario()).replace('"tickMs":10', '"tickMs":10,"tickMs":20'))), 'server.tickMs appears twice'],
+    ['a gRPC service config, in an array entry', () => lab('budget', '--grpc-service-config', file('{"methodConfig":[{"name":[{}]},{"name":[{}],"retryPolicy":{},"retryPolicy":{}}]}')), 'methodConfig[1].retryPolicy appears twice'],
+    ['a metastable scenario file', () => lab('metastable', '--config', file('{"servers":{"a":{},"b":{"workers":2,"workers":3}}}')), 'servers.b.workers appears twice'],
+  ])('%s', (_name, run, message) => {
+    expect(refused(run())).toContain(message);
+  });
+
+  it.each([
+    ['the same key written with an escape', '{"a\\u0062": 1, "ab": 2}', 'ab appears twice'],
+    ['a repeated empty key', '{"": 1, "": 2}', '"" appears twice'],
+    ['a repeated key holding a control character, escaped', '{"a\\u001b[2J": 1, "a\\u001b[2J": 2}', 'a\\u001b[2J appears twice'],
+    ['at the top of an array', '[{"x": 1}, {"y": 1, "y": 2}]', '[1].y appears twice'],
+  ])('%s is refused', (_name, text, message) => {
+    expect(() => parseJsonText(text, 'f.json')).toThrow(`f.json: ${message}; give each field once`);
+  });
+
+  it.each([
+    ['the same key in sibling objects', '[{"a": 1}, {"a": 2}]'],
+    ['the same key in a nested object', '{"a": {"a": {"a": 1}}}'],
+    ['a value spelling a key', '{"a": "a", "b": "a", "c": ["a", "a"]}'],
+    ['quotes, commas and braces inside strings', '{"a\\"b": "x,\\"a\\":{", "a": "}", "a\\\\": 1}'],
+  ])('%s is accepted', (_name, text) => {
+    expect(parseJsonText(text, 'f.json')).toEqual(JSON.parse(text));
+  });
+
+  it('invalid JSON is reported as such before a repeated key', () => {
+    expect(() => parseJsonText('{"a": 1, "a": }', 'f.json')).toThrow('f.json: not valid JSON');
+  });
+
+  it('200,000 keys are checked in one pass; the repeat at the end is found', () => {
+    const keys = Array.from({ length: 200_000 }, (_, i) => `"k${i}": ${i}`);
+    expect(() => parseJsonText(`{${keys.join(',')}, "k7": 0}`, 'f.json')).toThrow('k7 appears twice');
   });
 });
 
