@@ -141,7 +141,9 @@ export const sim: typeof runScenario = runScenario;
 
 /** Starts `npx herdless-lab serve --port 0` in `app`, fetches the page, its script and its worker, and stops it. */
 async function serveCheck(app) {
-  const child = spawn('npx', ['--no-install', 'herdless-lab', 'serve', '--port', '0'], { cwd: app, stdio: ['ignore', 'pipe', 'inherit'] });
+  // Its own process group: npx runs the lab under a shell, and a signal to npx alone is not passed
+  // on (npm expects a terminal to signal the whole group), so the lab is stopped through its group.
+  const child = spawn('npx', ['--no-install', 'herdless-lab', 'serve', '--port', '0'], { cwd: app, stdio: ['ignore', 'pipe', 'inherit'], detached: true });
   try {
     const url = await new Promise((resolve, reject) => {
       let out = '';
@@ -164,6 +166,24 @@ async function serveCheck(app) {
       }
     }
   } finally {
-    child.kill('SIGINT');
+    const exited = new Promise((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) resolve();
+      else child.once('exit', resolve);
+    });
+    try {
+      process.kill(-child.pid, 'SIGINT');
+    } catch {
+      // the group is already gone
+    }
+    const late = setTimeout(() => {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }, 10_000);
+    await exited;
+    clearTimeout(late);
+    child.stdout.destroy();
   }
 }
