@@ -406,15 +406,7 @@ export class CircuitBreakerMachine {
     const from = wasIsolated ? 'open' : this.state(now);
     this.#isolations = 0;
     this.#isolationEpoch++;
-    this.#generation++;
-    this.#state = 'closed';
-    this.#openings = 0;
-    this.#inFlight = 0;
-    this.#successes = 0;
-    this.#trialFailures = 0;
-    // Stryker disable next-line ArrayDeclaration: the trial list is read only while half-open, and #halfOpen empties it on entry; emptying it here only frees the entries early.
-    this.#trials = [];
-    this.#counter.reset(now);
+    this.#closedAsNew(now);
     // Stryker disable next-line ConditionalExpression: emit() with no listener calls nobody; the check only skips building the event.
     if (this.#listeners.active) this.#listeners.emit({ type: 'reset', from, wasIsolated, at: now });
   }
@@ -468,16 +460,24 @@ export class CircuitBreakerMachine {
     if (this.#listeners.active) this.#listeners.emit({ type: 'half-open', from: 'open', at: now, released });
   }
 
-  #close(now: number): void {
+  /**
+   * Closed as new (by its trials, or by hand): a new generation, so permits granted before are
+   * stale; counts, openings and trials forgotten.
+   */
+  #closedAsNew(now: number): void {
     this.#generation++;
     this.#state = 'closed';
     this.#openings = 0;
     this.#inFlight = 0;
     this.#successes = 0;
     this.#trialFailures = 0;
-    // Stryker disable next-line ArrayDeclaration: the trial list is read only while half-open, and #halfOpen empties it on entry; emptying it here only frees the entries of trials still running when the breaker closed.
+    // Stryker disable next-line ArrayDeclaration: the trial list is read only while half-open, and #halfOpen empties it on entry; emptying it here only frees the entries of trials still running.
     this.#trials = [];
     this.#counter.reset(now);
+  }
+
+  #close(now: number): void {
+    this.#closedAsNew(now);
     // Stryker disable next-line ConditionalExpression: emit() with no listener calls nobody; the check only skips building the event.
     if (this.#listeners.active) this.#listeners.emit({ type: 'close', from: 'half-open', at: now });
   }
