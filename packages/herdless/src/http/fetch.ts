@@ -2,7 +2,7 @@ import { InvalidOptionError } from '../core/errors.js';
 import type { AttemptContext } from '../runtime/telemetry.js';
 import { bodyKind } from './body.js';
 import { IDEMPOTENCY_KEY_HEADER } from './data.js';
-import { bodyBlock, idempotency, runExchange } from './exchange.js';
+import { bodyBlock, idempotency, runExchange, type HttpExchange } from './exchange.js';
 import {
   parseCallOptions,
   parseHttpOptions,
@@ -185,9 +185,12 @@ export function discard(response: Response): void {
   }
 }
 
-/** One call: the shared HTTP semantics (see runExchange), with fetch's mechanics. */
-async function run(fetchFn: FetchFunction, plan: Plan, owner: string): Promise<Response> {
-  const result = await runExchange(plan.config, {
+/**
+ * @internal One call's fetch mechanics for the shared HTTP semantics: what the retrying fetch hands
+ * `runExchange` and the hedging fetch hands `runHedgedExchange`.
+ */
+export function fetchExchange(fetchFn: FetchFunction, plan: Plan, owner: string): HttpExchange<Response> {
+  return {
     client: 'fetch',
     method: plan.method,
     url: plan.url,
@@ -200,7 +203,12 @@ async function run(fetchFn: FetchFunction, plan: Plan, owner: string): Promise<R
     followsCaller: (response) => response.body !== null,
     // Recorded before onGiveUp runs, so the hook can read retryInfo(response).
     record: (response, attempts, gaveUp) => recordRetryInfo(response, { attempts, reason: gaveUp?.reason, error: gaveUp }),
-  }, owner);
+  };
+}
+
+/** One call: the shared HTTP semantics (see runExchange), with fetch's mechanics. */
+async function run(fetchFn: FetchFunction, plan: Plan, owner: string): Promise<Response> {
+  const result = await runExchange(plan.config, fetchExchange(fetchFn, plan, owner), owner);
   return result.response;
 }
 

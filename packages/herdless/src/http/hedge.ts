@@ -1,11 +1,10 @@
 import { InvalidOptionError, isInvalidOptionError } from '../core/errors.js';
 import { createHedger, type Hedger, type HedgerOptions } from '../runtime/hedge.js';
-import { discard, plan, send, type Plan } from './fetch.js';
+import { fetchExchange, plan, type Plan } from './fetch.js';
 import { isClientTransient, runHedgedExchange } from './hedged-exchange.js';
 import { isHttpStatusError } from './status-error.js';
 import type { RetryableInfo, RetryableOverride } from '../core/classify/classify.js';
 import { parseCallOptions, parseHttpOptions, type FetchFunction, type FetchInput, type HttpCall, type HttpCallOptions, type HttpConfig, type IdempotencyKeyOption } from './options.js';
-import { recordRetryInfo } from './retry-info.js';
 
 /**
  * Options of {@link withHedging}: the hedging options of `createHedger()` (`delayMs` required,
@@ -129,18 +128,5 @@ export function parseHttpHedgingOptions(options: HttpHedgingOptions, owner: stri
 }
 
 function run(fetchFn: FetchFunction, config: HttpConfig, hedger: Hedger, p: Plan, owner: string): Promise<Response> {
-  return runHedgedExchange(hedger, config, {
-    client: 'fetch',
-    method: p.method,
-    url: p.url,
-    signal: p.signal,
-    blocked: p.blocked,
-    send: (attempt, signal, headers, traced) => send(fetchFn, p, attempt, signal, headers, owner, traced),
-    headers: (response) => response.headers,
-    discard,
-    followsCaller: (response) => response.body !== null,
-    record: (response, attempts, gaveUp) => {
-      if (gaveUp !== undefined) recordRetryInfo(response, { attempts, reason: gaveUp.reason, error: gaveUp });
-    },
-  }).then((result) => result.response);
+  return runHedgedExchange(hedger, config, fetchExchange(fetchFn, p, owner)).then((result) => result.response);
 }

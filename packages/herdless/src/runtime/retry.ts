@@ -190,8 +190,12 @@ async function run<T>(operation: RetryOperation<T>, settings: RetrySettings, sig
         if (guard !== undefined) guard.settled();
         if (!failed) {
           if (tel !== undefined) tel.attemptEnd(attempt, 'success');
-          if (budget !== undefined && !scope!.delegated) budget.onSuccess(nowOf(settings), attempt > 1);
-          if (throttle !== undefined) throttle.onAnswer(nowOf(settings), true);
+          if (budget !== undefined || throttle !== undefined) {
+            // One reading of the clock for both: the answer came at one moment.
+            const answeredAt = nowOf(settings);
+            if (budget !== undefined && !scope!.delegated) budget.onSuccess(answeredAt, attempt > 1);
+            if (throttle !== undefined) throttle.onAnswer(answeredAt, true);
+          }
           return value!;
         }
         if (tel !== undefined) tel.attemptEnd(attempt, outcomeOf(guard, error), error);
