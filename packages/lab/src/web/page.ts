@@ -3,7 +3,7 @@ import { BACKOFF_KINDS, BUDGET_POLICIES, CONTENTION_STRATEGIES, HEDGING_LOADS, H
 import { parse, View } from 'vega';
 import { expressionInterpreter } from 'vega-interpreter';
 import { compile, type TopLevelSpec } from 'vega-lite';
-import { seedRows } from '../charts/series.js';
+import { rowsToCsv, seedRows } from '../charts/series.js';
 import { hedgingSpec } from '../charts/hedging.js';
 import { arrivalsSpec, contentionSpec, layersSpec, metastableSpec, perSecondSpec, perSeedSpec, queueSpec, tokensSpec } from '../charts/specs.js';
 import { budgetCsv, budgetJson, budgetTable, budgetTitle, type BudgetResult } from '../experiments/budget.js';
@@ -436,6 +436,7 @@ async function showHedging(run: HedgingRun, msg: HedgingDone, id: number): Promi
   $<HTMLElement>('#links').replaceChildren(
     dataLink(JSON.stringify(hedgingJson(result)), 'application/json', 'hedging.json', 'JSON (as --format json)'),
     dataLink(`${hedgingCsv(result)}\n`, 'text/csv', 'hedging.csv', 'CSV'),
+    dataLink(`${rowsToCsv(hedgingPoints(result))}\n`, 'text/csv', 'hedging-figure.csv', 'figure data (as --figure-data)'),
   );
   showResults('hedging');
   await draw(id, '#chart-hedging', hedgingSpec(hedgingPoints(result), run.policies, { width: plotWidth('#chart-hedging', 640) }));
@@ -459,7 +460,7 @@ async function showContention(run: ContentionSettings, msg: ContentionDone, id: 
     dataLink(`${contentionCsv(result)}\n`, 'text/csv', 'contention.csv', 'CSV'),
   );
   showResults('contention');
-  await draw(id, '#chart-contention', contentionSpec(contentionPoints(result), run.strategies, { width: plotWidth('#chart-contention', 900) + 90 }));
+  await draw(id, '#chart-contention', contentionSpec(contentionPoints(result), run.strategies, { width: plotWidth('#chart-contention', 900) }));
   return msg.rows.length * run.seeds.length;
 }
 
@@ -481,6 +482,7 @@ async function showMetastable(run: MetastableSettings, scenario: object, viaFlag
   $<HTMLElement>('#links').replaceChildren(
     dataLink(JSON.stringify(metastableJson(result)), 'application/json', 'metastable.json', 'JSON (as --format json)'),
     dataLink(`${metastableCsv(result)}\n`, 'text/csv', 'metastable.csv', 'CSV'),
+    dataLink(`${rowsToCsv(msg.trace)}\n`, 'text/csv', 'metastable-trace.csv', `figure data: seed ${run.seeds[0]} per second (as --trace ${run.seeds[0]})`),
     dataLink(`${JSON.stringify(scenario, null, 2)}\n`, 'application/json', 'scenario.json', 'scenario.json (for metastable --config)'),
   );
   showResults('metastable');
