@@ -27,9 +27,9 @@ export const PAGE_EXPERIMENTS = [
   { id: 'herd-spread', title: 'the same herd, first sends spread over 0–0.9 s', spreadMs: 900 },
   { id: 'budget', title: 'retry budgets during an outage' },
   { id: 'layers', title: 'retry at every layer or at one' },
-  { id: 'hedging', title: 'hedging against a latency tail, load 10–100%' },
-  { id: 'contention', title: 'clients contending for one row (Brooker 2015)' },
-  { id: 'metastable', title: 'the metastable queue: a failure that outlives its trigger' },
+  { id: 'hedging', title: 'hedging against a latency tail' },
+  { id: 'contention', title: 'contention for one row (2015)' },
+  { id: 'metastable', title: 'the metastable queue' },
 ] as const;
 
 /** The page's experiments, as the groups of inputs and results they use (`herd` for both herd presets). */

@@ -78,7 +78,7 @@ for (const [name, container, choices] of CHECK_GROUPS) {
   );
 }
 
-const checked = (name: string): string[] => [...form.querySelectorAll<HTMLInputElement>(`input[name=${name}]:checked`)].map((b) => b.value);
+const checkedValues = (name: string): string[] => [...form.querySelectorAll<HTMLInputElement>(`input[name=${name}]:checked`)].map((b) => b.value);
 
 /** Shows the backoff options of the form's kind as inputs. */
 function renderParams(values: FormValues): void {
@@ -152,7 +152,7 @@ function readForm(): FormValues {
   const params: Record<string, string> = {};
   for (const el of form.querySelectorAll<HTMLInputElement>('#params input')) params[el.name.slice('param:'.length)] = el.value;
   const text = Object.fromEntries(TEXT_INPUTS.map((name) => [name, input(name).value])) as Record<(typeof TEXT_INPUTS)[number], string>;
-  const boxes = Object.fromEntries(CHECK_GROUPS.map(([name]) => [name, checked(name)])) as Record<(typeof CHECK_GROUPS)[number][0], string[]>;
+  const boxes = Object.fromEntries(CHECK_GROUPS.map(([name]) => [name, checkedValues(name)])) as Record<(typeof CHECK_GROUPS)[number][0], string[]>;
   return { ...text, ...boxes, params };
 }
 
