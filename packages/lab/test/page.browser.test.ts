@@ -577,6 +577,33 @@ describe.skipIf(!haveChromium && !process.env.CI)('the lab page in chromium', ()
     await check('metastableServers', ['FIFO']);
   }, 180_000);
 
+  it('metastable: the progress names the combination under way, and Cancel stops the run', async () => {
+    await page.selectOption('select[name=experiment]', 'metastable');
+    await page.selectOption('select[name=triggerKind]', 'capacity');
+    await page.fill('input[name=triggerEndS]', '15');
+    await check('metastablePolicies', await page.locator('input[name=metastablePolicies]').evaluateAll((boxes) => boxes.map((b) => (b as HTMLInputElement).value)));
+    await check('metastableServers', ['FIFO', 'LIFO', 'drop expired', 'shedding']);
+    await page.fill('input[name=metastableSeeds]', '0-19'); // 28 combinations × 20 seeds: many seconds of work
+    await page.evaluate(() => {
+      const status = document.querySelector('#status')!;
+      const seen: string[] = [];
+      (window as unknown as { statuses: string[] }).statuses = seen;
+      new MutationObserver(() => seen.push(status.textContent!)).observe(status, { childList: true, characterData: true, subtree: true });
+    });
+    await page.click('#run');
+    const id = await page.evaluate(() => document.body.dataset.runId!);
+    // The first combination done (1 of 28): the run has 27 more to go when Cancel is pressed.
+    await page.waitForFunction((id) => document.body.dataset.runId === id && Number(document.body.dataset.progress) > 0, id, { timeout: 120_000 });
+    await page.click('#cancel');
+    expect(await page.evaluate(() => document.body.dataset.state)).toBe('cancelled');
+    const statuses = (await page.evaluate(() => (window as unknown as { statuses: string[] }).statuses)).filter((s) => s.startsWith('running combination'));
+    expect(statuses.slice(0, 2)).toEqual(['running combination 1 of 28: no retry · FIFO, seeds 0-19', 'running combination 2 of 28: 3 retries · FIFO, seeds 0-19']);
+    expect(await page.textContent('#status')).toMatch(/^cancelled at combination \d+ of 28: .+ · .+, seeds 0-19; change an input or press Run to start again$/);
+    expect(await page.evaluate(() => document.body.dataset.stale)).toBe('true');
+    await page.fill('input[name=metastableSeeds]', '0-1');
+    await check('metastableServers', ['FIFO']);
+  }, 120_000);
+
   it('at 360 px the hedging, contention and metastable charts fit the screen', async () => {
     await page.setViewportSize({ width: 360, height: 800 });
     for (const experiment of ['hedging', 'contention', 'metastable']) {
