@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { herdBase, herdPolicies } from '../src/experiments/herd.js';
-import { BUDGET_POLICIES, CONTENTION_STRATEGIES, HEDGING_LOADS, HEDGING_POLICIES, METASTABLE_POLICIES, METASTABLE_SETUP, budgetScenario } from 'herdless/sim';
+import { BUDGET_POLICIES, CONTENTION_STRATEGIES, HEDGING_LOADS, HEDGING_POLICIES, METASTABLE_POLICIES, METASTABLE_SETUP, budgetScenario, metastableCombinations } from 'herdless/sim';
 import { CONTENTION_DEFAULTS } from '../src/experiments/contention.js';
 import { DEFAULT_HEDGING_RUN } from '../src/experiments/hedging.js';
 import { defaultForm, inputOfField, kindDefaults, strategyFields, validateForm, validatePage, type FormValues } from '../src/web/form.js';
@@ -112,7 +112,8 @@ describe('the page’s budget and layers forms', () => {
 describe('the page’s hedging, contention and metastable forms', () => {
   const hedging = (change: Partial<FormValues> = {}) => validatePage(edit({ experiment: 'hedging', ...change }));
   const contention = (change: Partial<FormValues> = {}) => validatePage(edit({ experiment: 'contention', ...change }));
-  const metastable = (change: Partial<FormValues> = {}) => validatePage(edit({ experiment: 'metastable', ...change }));
+  const metastable = (change: Partial<FormValues> = {}) => validatePage(edit({ experiment: 'metastable', metastableTable: 'cross', ...change }));
+  const report = (change: Partial<FormValues> = {}) => validatePage(edit({ experiment: 'metastable', ...change }));
 
   it('hedging opens on the CLI’s (and the report’s) run', () => {
     expect(hedging()).toEqual({ ok: true, kind: 'hedging', run: { ...DEFAULT_HEDGING_RUN, policies: [...HEDGING_POLICIES], loads: [...HEDGING_LOADS], seeds: [0, 1, 2] } });
@@ -131,7 +132,14 @@ describe('the page’s hedging, contention and metastable forms', () => {
     expect(r).toEqual({ ok: true, kind: 'contention', run: { strategies: ['full jitter'], clients: [5, 100], seeds: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9] } });
   });
 
-  it('metastable opens on every client policy against the FIFO server, the CLI’s setup and seeds, as `--servers FIFO` runs it', () => {
+  it('metastable opens on the report’s table, as `npm run lab -- metastable` runs it (no scenario file says it)', () => {
+    const r = report();
+    expect(r).toEqual({ ok: true, kind: 'metastable', run: { setup: METASTABLE_SETUP, combinations: metastableCombinations(), seeds: Array.from({ length: 20 }, (_, i) => i) }, scenario: null, viaFlags: true });
+    const spike = report({ triggerKind: 'spike', triggerFactor: '2' });
+    expect(spike.ok && spike.kind === 'metastable' && spike.run.setup.trigger).toEqual({ kind: 'spike', startMs: 10_000, endMs: 15_000, factor: 2 });
+  });
+
+  it('a metastable cross starts from every client policy against the FIFO server, as `--servers FIFO` runs it', () => {
     const r = metastable();
     if (!r.ok || r.kind !== 'metastable') throw new Error('expected a metastable run');
     expect(r.viaFlags).toBe(true);
@@ -181,6 +189,9 @@ describe('the page’s hedging, contention and metastable forms', () => {
     ['a hex rate', () => metastable({ metastableRate: '0x10' }), 'metastableRate', 'ratePerSecond must be a number, got "0x10"'],
     ['an emptied timeout', () => metastable({ timeoutS: ' ' }), 'timeoutS', 'timeoutMs is empty'],
     ['bad metastable seeds', () => metastable({ metastableSeeds: 'x' }), 'metastableSeeds', 'seeds "x"'],
+    ['the report’s table with a trigger of its own', () => report({ triggerEndS: '12' }), 'metastableTable', 'the report’s table runs with the default trigger, rate and timeout, or the default spike'],
+    ['the report’s table, a bad factor', () => report({ triggerFactor: '2' }), 'triggerFactor', 'trigger.factor must be ≤ 1, got 2'],
+    ['neither report nor cross', () => report({ metastableTable: 'both' }), 'metastableTable', 'combinations must be "report" or "cross", got "both"'],
     ['too much metastable work', () => metastable({ metastableServers: ['FIFO', 'LIFO', 'drop expired', 'shedding'], metastableSeeds: '0-99' }), 'metastableSeeds', 'combinations × seeds × new requests a run is 3.36e7; keep it ≤ 2e7'],
   ])('%s: refused beside its input', (_name, check, inputName, message) => {
     const r = check();

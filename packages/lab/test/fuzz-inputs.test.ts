@@ -214,6 +214,7 @@ describe('fuzz: every lab input path accepts or refuses with one short line', ()
       contentionStrategies: some(CONTENTION_STRATEGIES),
       contentionClients: field('contentionClients'),
       contentionSeeds: field('contentionSeeds'),
+      metastableTable: fc.constantFrom('report', 'cross', 'x'),
       metastablePolicies: some(METASTABLE_POLICIES.map((p) => p.name)),
       metastableServers: some(Object.keys(METASTABLE_SERVERS)),
       triggerKind: fc.constantFrom('capacity', 'spike', 'x'),

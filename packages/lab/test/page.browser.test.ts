@@ -514,8 +514,25 @@ describe.skipIf(!haveChromium && !process.env.CI)('the lab page in chromium', ()
     await screenshot('lab-page-contention.png', '#chart-contention');
   }, 120_000);
 
-  it('metastable: policies × servers and the trigger run to the CLI’s table, JSON and trace; a trigger of its own through the scenario file', async () => {
+  it('metastable: the report’s table, then policies × servers and the trigger, run to the CLI’s table, JSON and trace; a trigger of its own through the scenario file', async () => {
     await page.selectOption('select[name=experiment]', 'metastable');
+    // The preset: the report's table, which is no cross (its checkboxes hidden) and has no scenario file.
+    expect(await page.isVisible('input[name=metastablePolicies]')).toBe(false);
+    await page.fill('input[name=metastableSeeds]', '0-1');
+    await run(page);
+    const table = await read(page, 'metastable-json');
+    expect(table.cli).toBe('npm run lab -- metastable --seeds 0-1');
+    expect(table.table).toBe(cli('metastable', '--seeds', '0-1').trimEnd());
+    expect(table.json).toEqual(JSON.parse(cli('metastable', '--seeds', '0-1', '--format', 'json')));
+    expect(table.json.rows).toHaveLength(10);
+    expect(table.scenario).toBeUndefined();
+    // A trigger of its own needs a cross: refused beside the choice.
+    await page.fill('input[name=triggerEndS]', '12');
+    await refused(page, 'metastableTable', 'the report’s table runs with the default trigger, rate and timeout');
+    await page.fill('input[name=triggerEndS]', '15');
+
+    await page.selectOption('select[name=metastableTable]', 'cross');
+    expect(await page.isVisible('input[name=metastablePolicies]')).toBe(true);
     const policies = ['3 retries', '3 retries + gRPC throttling'];
     await check('metastablePolicies', policies);
     await check('metastableServers', ['FIFO', 'drop expired']);
@@ -579,6 +596,7 @@ describe.skipIf(!haveChromium && !process.env.CI)('the lab page in chromium', ()
 
   it('metastable: the progress names the combination under way, and Cancel stops the run', async () => {
     await page.selectOption('select[name=experiment]', 'metastable');
+    await page.selectOption('select[name=metastableTable]', 'cross');
     await page.selectOption('select[name=triggerKind]', 'capacity');
     await page.fill('input[name=triggerEndS]', '15');
     await check('metastablePolicies', await page.locator('input[name=metastablePolicies]').evaluateAll((boxes) => boxes.map((b) => (b as HTMLInputElement).value)));
@@ -606,8 +624,15 @@ describe.skipIf(!haveChromium && !process.env.CI)('the lab page in chromium', ()
 
   it('at 360 px the hedging, contention and metastable charts fit the screen', async () => {
     await page.setViewportSize({ width: 360, height: 800 });
+    // Small runs of each (the form's values, whatever the tests before left in it).
+    const small: Record<string, [string, string][]> = {
+      hedging: [['loads', '10,90'], ['durationS', '5'], ['hedgingSeeds', '0']],
+      contention: [['contentionSeeds', '0-9']],
+      metastable: [['metastableSeeds', '0-1']],
+    };
     for (const experiment of ['hedging', 'contention', 'metastable']) {
       await page.selectOption('select[name=experiment]', experiment);
+      for (const [name, value] of small[experiment]!) await page.fill(`input[name=${name}]`, value);
       await run(page); // redrawn for the narrow screen
       await fits(360);
     }

@@ -1,6 +1,6 @@
 import { type BackoffSpec } from 'herdless';
 import { BACKOFF_KINDS, backoffFromSpec } from 'herdless/sim';
-import { CONTENTION_CLIENTS, CONTENTION_STRATEGIES, HEDGING_LOADS, HEDGING_POLICIES, HEDGING_SETTINGS, METASTABLE_POLICIES, METASTABLE_SERVERS, METASTABLE_SETUP, formatFixed } from 'herdless/sim';
+import { CONTENTION_CLIENTS, CONTENTION_STRATEGIES, HEDGING_LOADS, HEDGING_POLICIES, HEDGING_SETTINGS, METASTABLE_POLICIES, METASTABLE_SERVERS, METASTABLE_SETUP, formatFixed, metastableCombinations } from 'herdless/sim';
 import { ARTICLE_SERVER, BUDGET_POLICIES, budgetPolicy, budgetScenario, HERD_STRATEGIES, herdBackoff, type BudgetPolicyName, type HerdStrategy, type PolicySpec, type ScenarioSpec } from 'herdless/sim';
 import { policySpecOf } from '../experiments/policy-spec.js';
 import { parseSeeds, seedText } from '../seeds.js';
@@ -90,7 +90,12 @@ export interface FormValues {
   /** Contention: client counts, comma-separated (`--clients`). */
   contentionClients: string;
   contentionSeeds: string;
-  /** Metastable: the client policies (names of METASTABLE_POLICIES), each run on every server checked. */
+  /**
+   * Metastable: `report`, the report's table (every policy on FIFO, 3 retries on each other server:
+   * `npm run lab -- metastable`), or `cross`, each policy checked on each server checked.
+   */
+  metastableTable: string;
+  /** Metastable, cross: the client policies (names of METASTABLE_POLICIES), each run on every server checked. */
   metastablePolicies: string[];
   /** Metastable: the server variants (names of METASTABLE_SERVERS). */
   metastableServers: string[];
@@ -168,13 +173,14 @@ export function triggerFactorDefault(kind: string): string {
   return kind === 'spike' ? '2' : String(METASTABLE_SETUP.trigger.factor);
 }
 
-/** The metastable inputs: every client policy on the FIFO server, the CLI's trigger and seeds. */
+/** The metastable inputs: the report's table (and, for a cross, every client policy on the FIFO server), the CLI's trigger and seeds. */
 function metastableDefaults(): Pick<
   FormValues,
-  'metastablePolicies' | 'metastableServers' | 'triggerKind' | 'triggerStartS' | 'triggerEndS' | 'triggerFactor' | 'metastableRate' | 'timeoutS' | 'metastableSeeds'
+  'metastableTable' | 'metastablePolicies' | 'metastableServers' | 'triggerKind' | 'triggerStartS' | 'triggerEndS' | 'triggerFactor' | 'metastableRate' | 'timeoutS' | 'metastableSeeds'
 > {
   const u = METASTABLE_SETUP;
   return {
+    metastableTable: 'report',
     metastablePolicies: METASTABLE_POLICIES.map((p) => p.name),
     metastableServers: ['FIFO'],
     triggerKind: u.trigger.kind,
@@ -292,7 +298,7 @@ export type PageFormResult =
   | { ok: true; kind: 'layers'; run: LayersPageRun }
   | { ok: true; kind: 'hedging'; run: HedgingRun }
   | { ok: true; kind: 'contention'; run: ContentionSettings }
-  | { ok: true; kind: 'metastable'; run: MetastableSettings; scenario: Record<string, unknown>; viaFlags: boolean }
+  | { ok: true; kind: 'metastable'; run: MetastableSettings; scenario: Record<string, unknown> | null; viaFlags: boolean }
   | { ok: false; error: FormError };
 
 /** The budget experiment's horizon in the page, as in the CLI, ms. */
@@ -484,21 +490,27 @@ export function metastableScenarioFile(form: FormValues): Record<string, unknown
 
 /**
  * Validates the metastable inputs through the CLI's own scenario-file check (`metastable --config`),
- * naming the input of each problem. `viaFlags` says the run is one `--policies --servers --trigger`
- * can ask for: the default setup, or the default spike.
+ * naming the input of each problem. `viaFlags` says the run is one the flags can ask for: the
+ * default setup, or the default spike (`--trigger spike`). The report's table is no cross of
+ * policies and servers, so no scenario file says it (`scenario` is null): it runs with those two
+ * set-ups only, as `npm run lab -- metastable [--trigger spike]`.
  */
 export function validateMetastableForm(form: FormValues): PageFormResult {
-  if (form.metastablePolicies.length === 0) return { ok: false, error: { input: 'metastablePolicies', message: 'pick at least one client policy' } };
-  if (form.metastableServers.length === 0) return { ok: false, error: { input: 'metastableServers', message: 'pick at least one server' } };
+  const report = form.metastableTable === 'report';
+  if (!report && form.metastableTable !== 'cross') return { ok: false, error: { input: 'metastableTable', message: `combinations must be "report" or "cross", got ${JSON.stringify(form.metastableTable)}` } };
+  if (!report && form.metastablePolicies.length === 0) return { ok: false, error: { input: 'metastablePolicies', message: 'pick at least one client policy' } };
+  if (!report && form.metastableServers.length === 0) return { ok: false, error: { input: 'metastableServers', message: 'pick at least one server' } };
   // An emptied input would take the default setup's value in a scenario file: refused instead.
   for (const [field, input] of Object.entries(METASTABLE_INPUT)) {
     if (String(form[input as keyof FormValues]).trim() === '') return { ok: false, error: { input, message: `${field} is empty` } };
   }
-  const scenario = metastableScenarioFile(form);
+  // The report's table is checked as the file of all its policies and servers would be.
+  const scenario = metastableScenarioFile(report ? { ...form, metastablePolicies: METASTABLE_POLICIES.map((p) => p.name), metastableServers: Object.keys(METASTABLE_SERVERS) } : form);
   try {
     const config = parseMetastableConfig(scenario, 'form');
     const seeds = config.seeds!;
-    const { setup, combinations } = config.settings;
+    const setup = config.settings.setup;
+    const combinations = report ? metastableCombinations() : config.settings.combinations;
     const perRun = setup.ratePerSecond * (setup.horizonMs / 1000) * (setup.trigger.kind === 'spike' ? setup.trigger.factor : 1);
     const work = combinations.length * seeds.length * perRun;
     if (work > PAGE_METASTABLE_MAX_REQUESTS) {
@@ -515,6 +527,16 @@ export function validateMetastableForm(form: FormValues): PageFormResult {
       t.startMs === d.trigger.startMs &&
       t.endMs === d.trigger.endMs &&
       String(t.factor) === triggerFactorDefault(t.kind);
+    if (report && !viaFlags) {
+      return {
+        ok: false,
+        error: {
+          input: 'metastableTable',
+          message: 'the report’s table runs with the default trigger, rate and timeout, or the default spike (as metastable [--trigger spike]); to change them, cross the policies and servers you check',
+        },
+      };
+    }
+    if (report) return { ok: true, kind: 'metastable', run: { setup, combinations, seeds }, scenario: null, viaFlags };
     const settings: MetastableSettings = viaFlags ? { setup, combinations, seeds } : { ...config.settings, seeds };
     return { ok: true, kind: 'metastable', run: settings, scenario, viaFlags };
   } catch (error) {

@@ -120,8 +120,13 @@ export function pageHtml(): string {
     </fieldset>
     <fieldset data-group="metastable" hidden>
       <legend>Metastable queue: 50 workers, clients that time out and retry</legend>
+      <label class="field" data-input="metastableTable"><span class="label">combinations <small>client policy × server</small></span><select name="metastableTable"></select>
+        <span class="error" role="alert" data-error-for="metastableTable"></span></label>
+      <p class="note" id="metastable-report-note">The report’s table: every client policy (no retry, plain retries, each budget) against a FIFO server, then 3 plain retries against LIFO, dropping expired requests and shedding.</p>
+      <div id="metastable-cross" hidden>
       ${checks('metastablePolicies', 'metastable-policies', 'client policies', 'each on every server checked')}
       ${checks('metastableServers', 'metastable-servers', 'servers', 'FIFO queue, or a protection')}
+      </div>
       <label class="field" data-input="triggerKind"><span class="label">trigger <small>trigger.kind</small></span><select name="triggerKind"></select>
         <span class="error" role="alert" data-error-for="triggerKind"></span></label>
       ${field('triggerStartS', 'trigger from', 's (trigger.startMs ÷ 1000)')}

@@ -49,6 +49,10 @@ function options(select: HTMLSelectElement, items: readonly { value: string; lab
 options(input('experiment') as HTMLSelectElement, PAGE_EXPERIMENTS.map((x) => ({ value: x.id, label: x.title })));
 options(input('strategy') as HTMLSelectElement, [...HERD_STRATEGIES.map((s) => ({ value: s, label: s })), { value: 'custom', label: 'custom (edit the backoff below)' }]);
 options(input('kind') as HTMLSelectElement, BACKOFF_KINDS.map((k) => ({ value: k, label: k })));
+options(input('metastableTable') as HTMLSelectElement, [
+  { value: 'report', label: 'the report’s table' },
+  { value: 'cross', label: 'each policy checked on each server checked' },
+]);
 options(input('triggerKind') as HTMLSelectElement, [
   { value: 'capacity', label: 'capacity: the server slowed down' },
   { value: 'spike', label: 'spike: more new requests' },
@@ -126,6 +130,7 @@ const TEXT_INPUTS = [
   'hedgingSeeds',
   'contentionClients',
   'contentionSeeds',
+  'metastableTable',
   'triggerKind',
   'triggerStartS',
   'triggerEndS',
@@ -135,10 +140,13 @@ const TEXT_INPUTS = [
   'metastableSeeds',
 ] as const;
 
-/** Shows the inputs of the chosen experiment only. */
+/** Shows the inputs of the chosen experiment only (and the metastable checkboxes only for a cross of them). */
 function showGroups(experiment: string): void {
   const kind = experimentKind(experiment);
   for (const el of form.querySelectorAll<HTMLElement>('[data-group]')) el.hidden = !el.dataset.group!.split(' ').includes(kind);
+  const cross = input('metastableTable').value === 'cross';
+  $<HTMLElement>('#metastable-cross').hidden = !cross;
+  $<HTMLElement>('#metastable-report-note').hidden = cross;
 }
 
 function writeForm(values: FormValues): void {
@@ -465,9 +473,10 @@ async function showContention(run: ContentionSettings, msg: ContentionDone, id: 
 }
 
 /** The CLI command that prints the same metastable table: flags for the default setup (or spike), the scenario file otherwise. */
-function metastableCommand(run: MetastableSettings, viaFlags: boolean): string {
+function metastableCommand(run: MetastableSettings, viaFlags: boolean, report: boolean): string {
   const seeds = seedText(run.seeds);
   if (!viaFlags) return `npm run lab -- metastable --config scenario.json --seeds ${seeds}`;
+  if (report) return `npm run lab -- metastable${run.setup.trigger.kind === 'spike' ? ' --trigger spike' : ''} --seeds ${seeds}`;
   const policies = [...new Set(run.combinations.map((c) => c.policy.name))];
   const servers = [...new Set(run.combinations.map((c) => c.server))];
   const all = policies.length === METASTABLE_POLICIES.length;
@@ -475,15 +484,16 @@ function metastableCommand(run: MetastableSettings, viaFlags: boolean): string {
   return `npm run lab -- metastable${all ? '' : ` --policies "${policies.join(',')}"`} --servers "${servers.join(',')}"${trigger} --seeds ${seeds}`;
 }
 
-async function showMetastable(run: MetastableSettings, scenario: object, viaFlags: boolean, msg: MetastableDone, id: number): Promise<number> {
+async function showMetastable(run: MetastableSettings, scenario: object | null, viaFlags: boolean, msg: MetastableDone, id: number): Promise<number> {
   const result: MetastableResult = { settings: run, rows: msg.rows };
   $<HTMLElement>('#table').textContent = `${metastableTitle(run)}\n${metastableTable(result)}`;
-  $<HTMLElement>('#cli').textContent = metastableCommand(run, viaFlags);
+  $<HTMLElement>('#cli').textContent = metastableCommand(run, viaFlags, scenario === null);
   $<HTMLElement>('#links').replaceChildren(
     dataLink(JSON.stringify(metastableJson(result)), 'application/json', 'metastable.json', 'JSON (as --format json)'),
     dataLink(`${metastableCsv(result)}\n`, 'text/csv', 'metastable.csv', 'CSV'),
     dataLink(`${rowsToCsv(msg.trace)}\n`, 'text/csv', 'metastable-trace.csv', `figure data: seed ${run.seeds[0]} per second (as --trace ${run.seeds[0]})`),
-    dataLink(`${JSON.stringify(scenario, null, 2)}\n`, 'application/json', 'scenario.json', 'scenario.json (for metastable --config)'),
+    // The report's table is no cross of policies and servers: no scenario file says it.
+    ...(scenario === null ? [] : [dataLink(`${JSON.stringify(scenario, null, 2)}\n`, 'application/json', 'scenario.json', 'scenario.json (for metastable --config)')]),
   );
   showResults('metastable');
   const t = run.setup.trigger;
@@ -536,6 +546,8 @@ form.addEventListener('change', (event) => {
   } else if (target.name === 'experiment') {
     const preset = PAGE_EXPERIMENTS.find((x) => x.id === values.experiment);
     if (preset && 'spreadMs' in preset) input('spreadMs').value = String(preset.spreadMs);
+    showGroups(values.experiment);
+  } else if (target.name === 'metastableTable') {
     showGroups(values.experiment);
   } else if (target.name === 'triggerKind') {
     // A capacity trigger's factor (0–1) is no spike's (≥ 1): the kind brings its own default.
