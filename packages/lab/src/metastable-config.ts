@@ -1,18 +1,17 @@
-import { basename } from 'node:path';
 import { z } from 'zod';
 import { isInvalidOptionError } from 'herdless';
 import { BACKOFF_KINDS, BUDGET_KINDS, METASTABLE_POLICIES, backoffFromSpec, budgetFromSpec, metastableSetup, type MetastableCombination, type MetastableServer, type PolicySpec } from 'herdless/sim';
 import { MAX_SEEDS, parseSeeds } from './seeds.js';
 import { closestName } from './closest.js';
 import { ConfigError, firstIssue, knownFields } from './config.js';
-import { readJsonFile } from './json-file.js';
-import { describePath, userPath } from './paths.js';
 import { hasControls, quote } from './text.js';
 import type { MetastableSettings } from './experiments/metastable.js';
 
 /*
  * The metastable experiment's scenario file: every knob of the model, each optional (the default
  * setup fills the rest), the client policies and the server variants to cross. See docs/lab.md.
+ * Pure (no file system): the lab page checks its metastable form with it; `metastable-config-file.ts`
+ * reads a file for the CLI.
  */
 
 const finite = z.number().refine(Number.isFinite, { message: 'must be finite' });
@@ -131,17 +130,4 @@ export function parseMetastableConfig(json: unknown, where = 'config'): Metastab
     seeds = c.seeds;
   }
   return { settings: { name: c.name ?? 'scenario', setup, combinations }, ...(seeds === undefined ? {} : { seeds }) };
-}
-
-/**
- * Reads and validates a metastable scenario file; a relative path is resolved against the folder
- * the command was started from.
- * @throws UsageError `--config FILE: field <requirement>, got <value>` for any problem.
- */
-export function loadMetastableConfig(file: string): MetastableConfig {
-  const where = userPath('--config', file);
-  const json = readJsonFile(where.path, describePath(where));
-  const config = parseMetastableConfig(json, `--config ${JSON.stringify(file)}`);
-  if ((json as { name?: unknown }).name === undefined) config.settings = { ...config.settings, name: basename(file) };
-  return config;
 }

@@ -5,7 +5,7 @@ import type { LiveCli } from '../live/commands.js';
 import { metastableCsv, metastableDefaults, metastableJson, metastableTable, metastableTitle, metastableTrace, runMetastableExperiment, type MetastableSettings } from '../experiments/metastable.js';
 import { LAB_JSON_SCHEMA_VERSION } from '../experiments/schema-version.js';
 import { rowsToCsv } from '../charts/series.js';
-import { loadMetastableConfig } from '../metastable-config.js';
+import { loadMetastableConfig } from '../metastable-config-file.js';
 import { quote } from '../text.js';
 import { UsageError } from '../usage-error.js';
 import { parseSeeds } from '../seeds.js';
