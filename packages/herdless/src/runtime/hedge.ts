@@ -1,7 +1,7 @@
 import { classify } from '../core/classify/classify.js';
 import { HerdlessError, InvalidOptionError } from '../core/errors.js';
 import { hedgeAfterFailure, hedgeDelay, HEDGE_POLICY_KEYS, defaultHedgePolicy, readHedgePolicyOption, type HedgePolicy, type HedgePolicyOptions } from '../core/hedge/policy.js';
-import { FailureLog, RetryError, type GiveUpReason } from '../core/retry/errors.js';
+import { FailureLog, HedgeError, type GiveUpReason } from '../core/retry/errors.js';
 import { checkedNow } from '../core/time.js';
 import { subscribe, unsubscribe } from './abort-link.js';
 import { callHook, type GiveUpEvent, type HookName } from './hooks.js';
@@ -198,15 +198,15 @@ function checkSignal(owner: string, signal: unknown): AbortSignal | undefined {
  *
  * Composition: hedging answers slowness and retries answer failures, and A6 gives a method one or
  * the other. Use `hedge()` *instead of* `retry()` for an operation; it already retries non-fatal
- * failures at once. If layered anyway, neither multiplies the other: the `RetryError` either gives
- * up with carries the "do not retry" mark, so `retry(() => hedge(op))` makes one hedged call, and in
+ * failures at once. If layered anyway, neither multiplies the other: the give-up error either one
+ * rejects with carries the "do not retry" mark, so `retry(() => hedge(op))` makes one hedged call, and in
  * `hedge(() => retry(op))` an inner give-up stops further hedges. Put a circuit breaker inside, per
  * attempt (`hedge(() => breaker.execute(op))`): each hedge then counts with the breaker, and an open
  * circuit (`CircuitOpenError`) stops hedging.
  *
- * Outcome: resolves with the first success; rejects with a {@link RetryError} (`reason` `'fatal'`,
+ * Outcome: resolves with the first success; rejects with a {@link HedgeError} (a `RetryError`, code `ERR_HERDLESS_HEDGE`; `reason` `'fatal'`,
  * `'exhausted'`, `'budget'`, `'do-not-retry'`, `'circuit-open'` or `'hint-too-long'`; `attempts`
- * sent; the last failure as `cause`) when every attempt failed; rejects with `signal.reason` when the
+ * and `hedges` sent; the last failure as `cause`) when every attempt failed; rejects with `signal.reason` when the
  * caller aborts. It leaves no timer and no listener behind.
  *
  * @param operation called once per attempt with `{ attempt, signal }`; must be idempotent.
@@ -494,7 +494,7 @@ class HedgedCall<T> {
     this.#abortAll(lost(), 'aborted');
     const attempts = this.#attempts.length;
     this.#reportGiveUp(reason, attempts, this.#lastError);
-    this.reject(new RetryError(reason, attempts, this.#lastError, describe(reason, this.runner.policy), this.#log.kept, this.#log.omitted));
+    this.reject(new HedgeError(reason, attempts, this.#lastError, describe(reason, this.runner.policy), this.#log.kept, this.#log.omitted));
   }
 
   #settle(): void {
@@ -530,15 +530,15 @@ function describe(reason: GiveUpReason, policy: HedgePolicy): string {
     case 'exhausted':
       return `all ${policy.maxAttempts} hedged attempt${policy.maxAttempts === 1 ? '' : 's'} failed (maxAttempts ${policy.maxAttempts})`;
     case 'fatal':
-      return 'the failure is not retryable';
+      return 'an attempt failed with a fatal (not retryable) failure, which ends a hedged call; the attempts in flight were cancelled';
     case 'budget':
-      return `the retry budget "${policy.budget?.name ?? ''}" refused a hedge and the attempts in flight failed`;
+      return `the retry budget "${policy.budget?.name ?? ''}" refused the next hedge, and the attempts in flight failed`;
     case 'do-not-retry':
-      return 'a failure said not to retry, and the attempts in flight failed';
+      return 'a failure said not to retry, so no more hedges were sent, and the attempts in flight failed';
     case 'circuit-open':
-      return 'the circuit is open';
+      return 'the circuit is open, so no more hedges were sent, and the attempts in flight failed';
     case 'hint-too-long':
-      return `the server asked to wait longer than maxRetryAfterMs (${policy.maxRetryAfterMs} ms)`;
+      return `the server asked to wait longer than maxRetryAfterMs (${policy.maxRetryAfterMs} ms) before the next hedge, and the attempts in flight failed`;
     default:
       return reason;
   }
