@@ -1,7 +1,8 @@
 import { isRetryError } from '../core/retry/errors.js';
-import type { Hedger } from '../runtime/hedge.js';
+import { HEDGE_REPORT, type HedgeCallReport, type Hedger } from '../runtime/hedge.js';
+import type { AttemptContext } from '../runtime/telemetry.js';
 import { AttemptLink } from './attempt-link.js';
-import { responseFailure, type ExchangeResult, type HttpExchange } from './exchange.js';
+import { hostOf, responseFailure, type ExchangeResult, type HttpExchange } from './exchange.js';
 import type { HttpConfig } from './options.js';
 import { isHttpStatusError, type StatusLike } from './status-error.js';
 
@@ -11,6 +12,22 @@ const CLIENT_TRANSIENT = /* @__PURE__ */ new WeakSet<object>();
 /** @internal A failure an adapter's `isTransient` recognised during a hedged request. */
 export function isClientTransient(error: unknown): boolean {
   return typeof error === 'object' && error !== null && CLIENT_TRANSIENT.has(error);
+}
+
+/** The status an HTTP attempt's outcome carries: a response's, or a retried status's (`HttpStatusError`). */
+function httpStatus(outcome: unknown): number | undefined {
+  if (isHttpStatusError(outcome)) return outcome.status;
+  const status = typeof outcome === 'object' && outcome !== null ? (outcome as { status?: unknown }).status : undefined;
+  return typeof status === 'number' ? status : undefined;
+}
+
+/**
+ * The request as telemetry describes it, as the retrying exchange does (OTel HTTP conventions:
+ * `http.request.method`, `url.full`, `server.address`, and each attempt's
+ * `http.response.status_code`), under the layer `'hedge'`.
+ */
+function hedgeReport<R extends StatusLike>(config: HttpConfig, exchange: HttpExchange<R>): HedgeCallReport {
+  return { call: { layer: 'hedge', client: exchange.client, method: exchange.method, url: exchange.url, name: config.name ?? hostOf(exchange.url) }, status: httpStatus };
 }
 
 /**
@@ -45,12 +62,14 @@ export async function runHedgedExchange<R extends StatusLike>(hedger: Hedger, co
   let attempts = 0;
   try {
     const response = await hedger(
-      async ({ attempt, signal }) => {
+      async ({ attempt, signal }, traced?: AttemptContext) => {
         attempts = Math.max(attempts, attempt);
         const link = caller === undefined ? undefined : new AttemptLink(signal);
+        const attemptSignal = link === undefined ? signal : link.signal;
         let response: R;
         try {
-          response = await exchange.send(attempt, link === undefined ? signal : link.signal, undefined);
+          // Sent inside the attempt's trace context, which its headers carry (W3C traceparent).
+          response = await (traced === undefined ? exchange.send(attempt, attemptSignal, undefined) : traced.run(() => exchange.send(attempt, attemptSignal, undefined, traced)));
         } catch (error) {
           if (typeof error === 'object' && error !== null && exchange.isTransient?.(error) === true) CLIENT_TRANSIENT.add(error);
           throw error;
@@ -67,7 +86,7 @@ export async function runHedgedExchange<R extends StatusLike>(hedger: Hedger, co
         if (failure !== undefined) throw failure;
         return response;
       },
-      { signal: caller },
+      config.telemetry === undefined ? { signal: caller } : ({ signal: caller, [HEDGE_REPORT]: hedgeReport(config, exchange) } as { signal: AbortSignal | undefined }),
     );
     settle(response);
     exchange.record?.(response, attempts, undefined);

@@ -6,7 +6,7 @@ import { checkedNow } from '../core/time.js';
 import { subscribe, unsubscribe } from './abort-link.js';
 import { callHook, type GiveUpEvent, type HookName } from './hooks.js';
 import { systemScheduler, type Scheduler } from './scheduler.js';
-import { CallTelemetry, telemetryOption, type TelemetryObserver } from './telemetry.js';
+import { CallTelemetry, telemetryOption, type AttemptContext, type TelemetryCall, type TelemetryObserver } from './telemetry.js';
 
 /**
  * What each attempt of a hedged call receives.
@@ -103,6 +103,24 @@ export interface Hedger {
   /** The normalised policy. */
   readonly policy: HedgePolicy;
 }
+
+/**
+ * @internal What a protocol layer (the hedging HTTP adapters, the gRPC interceptors) adds to one
+ * hedged call's telemetry, passed under {@link HEDGE_REPORT} in the call's options: the call as its
+ * protocol describes it, and the status each attempt's outcome carries.
+ */
+export interface HedgeCallReport {
+  /** The call on every event: layer `'hedge'`, with the protocol's `client`, `method`, `url` and `name`. */
+  readonly call: TelemetryCall;
+  /** The status of an attempt's value or failure (an HTTP status, a gRPC code), or `undefined`. */
+  status(outcome: unknown): number | undefined;
+}
+
+/** @internal The key of a {@link HedgeCallReport} in `hedge()`'s options or a hedger's per-call options (a symbol: no user option can clash). */
+export const HEDGE_REPORT: unique symbol = Symbol('herdless.hedgeReport');
+
+/** @internal An operation of a protocol layer: it also receives the attempt's trace context, to carry in its request. */
+type ReportedOperation<T> = (context: HedgeContext, trace: AttemptContext | undefined) => T | PromiseLike<T>;
 
 /** The abort reason of an attempt that another one beat (or that a fatal failure elsewhere ended). */
 const HEDGE_LOST = 'ERR_HERDLESS_HEDGE_LOST';
@@ -224,7 +242,7 @@ function checkSignal(owner: string, signal: unknown): AbortSignal | undefined {
 export function hedge<T>(operation: HedgeOperation<T>, options: HedgeOptions): Promise<T> {
   if (typeof operation !== 'function') throw new InvalidOptionError('hedge', 'operation', operation, 'must be a function');
   const runner = parseHedger(options, 'hedge', true);
-  return run(operation, runner, checkSignal('hedge', options.signal));
+  return run(operation, runner, checkSignal('hedge', options.signal), (options as { [HEDGE_REPORT]?: HedgeCallReport })[HEDGE_REPORT]);
 }
 
 /**
@@ -244,6 +262,7 @@ export function createHedger(options: HedgerOptions): Hedger {
   const hedger = <T>(operation: HedgeOperation<T>, callOptions?: { signal?: AbortSignal | undefined }): Promise<T> => {
     if (typeof operation !== 'function') throw new InvalidOptionError('createHedger', 'operation', operation, 'must be a function');
     let signal: AbortSignal | undefined;
+    let report: HedgeCallReport | undefined;
     if (callOptions !== undefined) {
       if (typeof callOptions !== 'object' || callOptions === null) {
         throw new InvalidOptionError('createHedger', 'callOptions', callOptions, 'must be an object: the per-call options ({ signal })');
@@ -254,15 +273,16 @@ export function createHedger(options: HedgerOptions): Hedger {
         }
       }
       signal = checkSignal('createHedger', callOptions.signal);
+      report = (callOptions as { [HEDGE_REPORT]?: HedgeCallReport })[HEDGE_REPORT];
     }
-    return run(operation, runner, signal);
+    return run(operation, runner, signal, report);
   };
   return Object.defineProperty(hedger, 'policy', { value: runner.policy, enumerable: true }) as Hedger;
 }
 
-function run<T>(operation: HedgeOperation<T>, runner: HedgeRunner, signal: AbortSignal | undefined): Promise<T> {
+function run<T>(operation: HedgeOperation<T>, runner: HedgeRunner, signal: AbortSignal | undefined, report: HedgeCallReport | undefined): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    new HedgedCall(operation, runner, signal, resolve, reject).start();
+    new HedgedCall(operation, runner, signal, resolve, reject, report).start();
   });
 }
 
@@ -302,8 +322,9 @@ class HedgedCall<T> {
     readonly signal: AbortSignal | undefined,
     readonly resolve: (value: T) => void,
     readonly reject: (reason: unknown) => void,
+    readonly report: HedgeCallReport | undefined,
   ) {
-    this.#tel = runner.telemetry === undefined ? undefined : new CallTelemetry(runner.telemetry, { layer: 'hedge' }, runner.clock, runner.onHookError);
+    this.#tel = runner.telemetry === undefined ? undefined : new CallTelemetry(runner.telemetry, report?.call ?? { layer: 'hedge' }, runner.clock, runner.onHookError);
     this.#startedAt = this.#now();
   }
 
@@ -341,10 +362,10 @@ class HedgedCall<T> {
     this.#attempts.push(attempt);
     this.#inFlight++;
     policy.budget?.onAttempt(attempt.startedAt, attempt.number > 1);
-    this.#tel?.attemptStart(attempt.number);
+    const trace = this.#tel?.attemptStart(attempt.number);
     let result: T | PromiseLike<T>;
     try {
-      result = this.operation({ attempt: attempt.number, signal: attempt.controller.signal });
+      result = (this.operation as ReportedOperation<T>)({ attempt: attempt.number, signal: attempt.controller.signal }, trace);
     } catch (error) {
       result = Promise.reject(error);
     }
@@ -432,7 +453,7 @@ class HedgedCall<T> {
     if (this.#settled) return;
     const now = this.#now();
     this.#settle();
-    this.#tel?.attemptEnd(attempt.number, 'success');
+    this.#tel?.attemptEnd(attempt.number, 'success', undefined, this.report?.status(value));
     this.runner.policy.budget?.onSuccess(now, attempt.number > 1);
     const delay = this.runner.policy.delayMs;
     // The first attempt's latency, or — when a hedge beat it — its age now, a lower bound: recording
@@ -449,7 +470,7 @@ class HedgedCall<T> {
     if (this.#settled) return;
     const runner = this.runner;
     const policy = runner.policy;
-    this.#tel?.attemptEnd(attempt.number, 'failure', error);
+    this.#tel?.attemptEnd(attempt.number, 'failure', error, this.report?.status(error));
     this.#log.add(attempt.number, error);
     this.#lastError = error;
     let verdict;
@@ -516,7 +537,7 @@ class HedgedCall<T> {
 
   #reportGiveUp(reason: GiveUpReason, attempts: number, error: unknown): void {
     // The budget's refusal was reported when it happened; the give-up itself here.
-    this.#tel?.giveUp(reason, attempts, error, undefined);
+    this.#tel?.giveUp(reason, attempts, error, undefined, reason === 'aborted' ? undefined : this.report?.status(error));
     callHook(this.runner.onGiveUp, { reason, attempts, error }, 'onGiveUp', this.runner.onHookError);
   }
 }
