@@ -4,8 +4,10 @@ import { markDoNotRetry } from '../core/classify/hints.js';
 import { HerdlessError } from '../core/errors.js';
 import { isRetryError } from '../core/retry/errors.js';
 import type { GrpcMethodPlan, GrpcRetryPlanner } from '../grpc/interceptor-options.js';
+import { GrpcHedgeReporter } from '../grpc/hedge-report.js';
 import { GRPC_PUSHBACK_HEADER, parseGrpcPushback } from '../grpc/pushback.js';
 import { hedge } from '../runtime/hedge.js';
+import type { AttemptContext } from '../runtime/telemetry.js';
 import { readTimeoutMs, retryHeaders } from './connect-call.js';
 
 /** A hedged attempt's failure: the error as the transport gave it, its code, and the server's pushback. */
@@ -23,6 +25,12 @@ class AttemptFailure extends HerdlessError {
   }
 }
 
+/** A failed attempt's status code (a successful response's is OK, 0), or `undefined` for anything else. */
+function codeOf(outcome: unknown): number | undefined {
+  if (outcome instanceof AttemptFailure) return outcome.grpcCode;
+  return typeof outcome === 'object' && outcome !== null && (outcome as { stream?: unknown }).stream === false ? 0 : undefined;
+}
+
 /**
  * @internal A unary call hedged by its service config's `hedgingPolicy` (gRFC A6): `hedge()` sends
  * the request again `hedgingDelay` after the last attempt (at once after a status in
@@ -30,37 +38,39 @@ class AttemptFailure extends HerdlessError {
  * `grpc-previous-rpc-attempts` and the time left of the call's timeout, admitted by the
  * `retryThrottling` bucket. Connect's unary API hands over a response whole, so the first successful
  * response wins and commits; the other attempts are aborted through their signal. When every
- * attempt fails, the caller gets the last attempt's error, unchanged.
+ * attempt fails, the caller gets the last attempt's error, unchanged. The interceptor's `onHedge`
+ * and `onGiveUp` hear of the hedges and of the give-up; its telemetry of every attempt.
  */
 export async function hedgedUnaryCall(req: UnaryRequest, next: (req: UnaryRequest) => Promise<UnaryResponse>, plan: GrpcMethodPlan, planner: GrpcRetryPlanner): Promise<UnaryResponse> {
-  const { policy, nonFatal } = plan.hedging!;
   const timeoutMs = readTimeoutMs(req.header);
   const startedAt = planner.clock.now();
+  const report = new GrpcHedgeReporter(planner, plan, `/${req.service.typeName}/${req.method.name}`, codeOf, req.url);
   try {
-    return await hedge(
-      async ({ attempt, signal }) => {
-        const header = attempt === 1 ? req.header : retryHeaders(req, attempt, timeoutMs === undefined ? undefined : timeoutMs - (planner.clock.now() - startedAt));
-        try {
-          return await next({ ...req, header, signal });
-        } catch (error) {
-          throw new AttemptFailure(error);
-        }
-      },
-      {
-        maxAttempts: policy.maxAttempts,
-        delayMs: policy.hedgingDelayMs,
-        budget: plan.policy.budget,
-        retryable: (error) => error instanceof AttemptFailure && nonFatal.has(error.grpcCode),
-        maxRetryAfterMs: plan.policy.maxRetryAfterMs,
-        clock: planner.clock,
-        telemetry: planner.telemetry,
-        onHookError: planner.options.onHookError,
-        signal: req.signal,
-      },
-    );
+    return await hedge(async ({ attempt, signal }, traced?: AttemptContext) => {
+      report.attempts = attempt;
+      let header = attempt === 1 ? req.header : retryHeaders(req, attempt, timeoutMs === undefined ? undefined : timeoutMs - (planner.clock.now() - startedAt));
+      if (traced !== undefined) {
+        if (header === req.header) header = new Headers(header);
+        const h = header;
+        traced.inject((name, value) => h.set(name, value));
+      }
+      try {
+        const attemptReq = { ...req, header, signal };
+        return await (traced === undefined ? next(attemptReq) : traced.run(() => next(attemptReq)));
+      } catch (error) {
+        const failure = new AttemptFailure(error);
+        report.lastCode = failure.grpcCode;
+        throw failure;
+      }
+    }, report.options(req.signal));
   } catch (error) {
+    if (req.signal.aborted) {
+      const cancelled = ConnectError.from(req.signal.reason, Code.Canceled);
+      report.gaveUp(error, cancelled.code);
+      throw cancelled;
+    }
+    report.gaveUp(error, undefined);
     if (isRetryError(error) && error.cause instanceof AttemptFailure) throw error.cause.error;
-    if (req.signal.aborted) throw ConnectError.from(req.signal.reason, Code.Canceled);
     throw error;
   }
 }

@@ -2,10 +2,11 @@ import { Metadata, status as Status } from '@grpc/grpc-js';
 import type { InterceptorOptions, InterceptingListener, NextCall, StatusObject } from '@grpc/grpc-js';
 import { markDoNotRetry } from '../core/classify/hints.js';
 import { HerdlessError } from '../core/errors.js';
-import { isRetryError } from '../core/retry/errors.js';
+import { GrpcHedgeReporter } from '../grpc/hedge-report.js';
 import type { GrpcMethodPlan, GrpcRetryPlanner } from '../grpc/interceptor-options.js';
 import { GRPC_PUSHBACK_HEADER, parseGrpcPushback } from '../grpc/pushback.js';
 import { hedge } from '../runtime/hedge.js';
+import type { AttemptContext } from '../runtime/telemetry.js';
 import type { Call } from './retrying-call.js';
 
 /** The header that tells the server how many attempts came before this one (gRFC A6). */
@@ -27,10 +28,18 @@ class AttemptStatusError extends HerdlessError {
   }
 }
 
+/** A failed attempt's status code, or `undefined` for anything else. */
+function codeOf(outcome: unknown): number | undefined {
+  return outcome instanceof AttemptStatusError ? outcome.grpcCode : undefined;
+}
+
 /** One attempt's events, buffered until it wins (then replayed to the application, and passed on live). */
 class HedgeAttempt {
   events: (() => void)[] | undefined = [];
-  constructor(readonly call: Call) {}
+  constructor(
+    readonly call: Call,
+    readonly number: number,
+  ) {}
   emit(event: () => void): void {
     if (this.events === undefined) event();
     else this.events.push(event);
@@ -44,15 +53,18 @@ class HedgeAttempt {
 }
 
 /**
- * @internal A unary call hedged by its service config's `hedgingPolicy` (gRFC A6, "Hedging Policy"):
- * the request (one message and the half-close) is kept, and `hedge()` runs the attempts — the
+ * @internal A unary or server-streaming call hedged by its service config's `hedgingPolicy` (gRFC
+ * A6, "Hedging Policy"): the request (one message and the half-close) is kept, and `hedge()` runs the attempts — the
  * first at once, the next `hedgingDelay` later (or at once after a status in
  * `nonFatalStatusCodes`, or after the server's pushback), up to `maxAttempts`, each carrying
  * `grpc-previous-rpc-attempts`, every hedge admitted by the `retryThrottling` bucket. The first
  * attempt to receive response headers, or an OK status, commits the call (A6: "once response
  * headers are received from a hedged request, that request is committed"): the others are
- * cancelled, and the committed attempt's metadata, message and status go to the application as they
- * come, whatever its status. Another status ends the call (fatal), or starts the next hedge.
+ * cancelled, and the committed attempt's metadata, messages and status go to the application as they
+ * come, whatever its status. Another status ends the call (fatal), or starts the next hedge. A
+ * server stream commits the same way, on its response headers: before them nothing of the response
+ * has reached the application, so any attempt may still win (A6 allows hedging every kind of call
+ * until it commits).
  */
 export class HedgingCall implements Call {
   #listener: Partial<InterceptingListener> | undefined;
@@ -64,13 +76,18 @@ export class HedgingCall implements Call {
   readonly #attempts: HedgeAttempt[] = [];
   readonly #caller = new AbortController();
   #winner: HedgeAttempt | undefined;
+  /** The application cancelled the call. */
+  #cancelled = false;
+  readonly #report: GrpcHedgeReporter;
 
   constructor(
-    private readonly planner: GrpcRetryPlanner,
-    private readonly plan: GrpcMethodPlan,
+    planner: GrpcRetryPlanner,
+    plan: GrpcMethodPlan,
     private readonly options: InterceptorOptions,
     private readonly nextCall: NextCall,
-  ) {}
+  ) {
+    this.#report = new GrpcHedgeReporter(planner, plan, options.method_definition.path, codeOf);
+  }
 
   start(metadata: Metadata, listener?: Partial<InterceptingListener>): void {
     this.#metadata = metadata;
@@ -100,44 +117,39 @@ export class HedgingCall implements Call {
   }
 
   #run(): void {
-    const { policy, nonFatal } = this.plan.hedging!;
-    hedge<HedgeAttempt>(({ attempt, signal }) => this.#attempt(attempt, signal), {
-      maxAttempts: policy.maxAttempts,
-      delayMs: policy.hedgingDelayMs,
-      budget: this.plan.policy.budget,
-      retryable: (error) => error instanceof AttemptStatusError && nonFatal.has(error.grpcCode),
-      maxRetryAfterMs: this.plan.policy.maxRetryAfterMs,
-      clock: this.planner.clock,
-      telemetry: this.planner.telemetry,
-      onHookError: this.planner.options.onHookError,
-      signal: this.#caller.signal,
-    }).then(
+    const report = this.#report;
+    hedge<HedgeAttempt>(({ attempt, signal }, traced?: AttemptContext) => this.#attempt(attempt, signal, traced), report.options(this.#caller.signal)).then(
       (winner) => {
         this.#winner = winner;
         winner.win();
       },
       (error: unknown) => {
         if (this.#done) return;
+        const aborted = this.#caller.signal.aborted;
+        const code = report.gaveUp(error, aborted ? (this.#caller.signal.reason as StatusObject).code : undefined);
         // Every attempt failed before committing: the last status is the call's (A6).
-        const cause = isRetryError(error) ? error.cause : undefined;
-        if (cause instanceof AttemptStatusError) this.#finish(cause.status);
-        else if (this.#caller.signal.aborted) this.#finish(this.#caller.signal.reason as StatusObject);
-        else this.#finish({ code: Status.INTERNAL, details: `herdless hedging: ${error instanceof Error ? error.message : String(error)}`, metadata: new Metadata() });
+        const cause = (error as { cause?: unknown } | null)?.cause;
+        if (!aborted && cause instanceof AttemptStatusError) this.#finish(cause.status);
+        else if (aborted) this.#finish(this.#caller.signal.reason as StatusObject);
+        else this.#finish({ code, details: `herdless hedging: ${error instanceof Error ? error.message : String(error)}`, metadata: new Metadata() });
       },
     );
   }
 
-  /** Starts attempt `number`; resolves when it commits, rejects with its status if it ends first. */
-  #attempt(number: number, signal: AbortSignal): Promise<HedgeAttempt> {
+  /** Starts attempt `number` (inside its trace context, if any); resolves when it commits, rejects with its status if it ends first. */
+  #attempt(number: number, signal: AbortSignal, traced: AttemptContext | undefined): Promise<HedgeAttempt> {
+    this.#report.attempts = number;
     return new Promise<HedgeAttempt>((resolve, reject) => {
-      const call = this.nextCall(this.options);
-      const attempt = new HedgeAttempt(call);
+      // A traced attempt is made and started inside its context, so that the layers below see it.
+      const call = traced === undefined ? this.nextCall(this.options) : traced.run(() => this.nextCall(this.options));
+      const attempt = new HedgeAttempt(call, number);
       this.#attempts.push(attempt);
       const metadata = this.#metadata!.clone();
       if (number > 1) metadata.set(PREVIOUS_ATTEMPTS, String(number - 1));
+      traced?.inject((name, value) => metadata.set(name, value));
       let committed = false;
       signal.addEventListener('abort', () => call.cancelWithStatus(Status.CANCELLED, 'herdless hedging: another attempt committed, or the call ended'), { once: true });
-      call.start(metadata, {
+      const listener: Partial<InterceptingListener> = {
         onReceiveMetadata: (md) => {
           committed = true;
           attempt.emit(() => this.#listener?.onReceiveMetadata?.(md));
@@ -148,14 +160,20 @@ export class HedgingCall implements Call {
         },
         onReceiveStatus: (status) => {
           if (committed || status.code === Status.OK) {
-            attempt.emit(() => this.#finish(status));
+            attempt.emit(() => {
+              if (status.code !== Status.OK && !this.#done) this.#report.committedFailed(status.code, number, this.#cancelled);
+              this.#finish(status);
+            });
             resolve(attempt);
           } else {
             attempt.events = [];
+            this.#report.lastCode = status.code;
             reject(new AttemptStatusError(status));
           }
         },
-      });
+      };
+      if (traced === undefined) call.start(metadata, listener);
+      else traced.run(() => call.start(metadata, listener));
       const message = this.#message;
       if (message !== undefined) call.sendMessageWithContext(message.context, message.value);
       call.halfClose();
@@ -171,6 +189,7 @@ export class HedgingCall implements Call {
 
   cancelWithStatus(code: Status, details: string): void {
     if (this.#done) return;
+    this.#cancelled = true;
     if (this.#winner !== undefined) {
       // Committed: the attempt's own status (CANCELLED) comes back and ends the call.
       this.#winner.call.cancelWithStatus(code, details);

@@ -82,8 +82,9 @@ export function grpcRetryInterceptor(options: GrpcJsRetryInterceptorOptions): In
     const definition = callOptions.method_definition;
     const plan = planner.planFor(definition.path, target);
     if (plan.hedging !== undefined) {
-      // gRFC A6 hedging, for unary calls; a streaming method with only a hedging policy is sent once.
-      if (definition.requestStream || definition.responseStream) return new InterceptingCall(nextCall(callOptions));
+      // gRFC A6 hedging, for unary and server-streaming calls (one request message); a client or
+      // bidi stream with only a hedging policy is sent once.
+      if (definition.requestStream) return new InterceptingCall(nextCall(callOptions));
       return new InterceptingCall(new HedgingCall(planner, plan, callOptions, nextCall));
     }
     const breaker = planner.breaker?.get(serverName);

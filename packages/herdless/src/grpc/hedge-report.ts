@@ -1,0 +1,119 @@
+import { isRetryError } from '../core/retry/errors.js';
+import { HEDGE_REPORT, type HedgeEvent, type HedgeOptions } from '../runtime/hedge.js';
+import { callHook } from '../runtime/hooks.js';
+import { grpcServiceOf } from './call-retry.js';
+import type { GrpcGiveUpEvent, GrpcMethodPlan, GrpcRetryPlanner } from './interceptor-options.js';
+
+/** gRPC's DEADLINE_EXCEEDED and INTERNAL codes (the interceptors' own numbering is gRPC's). */
+const DEADLINE_EXCEEDED = 4;
+const INTERNAL = 13;
+
+/**
+ * @internal One hedged gRPC call's reporting, shared by the grpc-js and Connect interceptors: the
+ * options that run it through `hedge()` (the method's `hedgingPolicy`, under the `retryThrottling`
+ * bucket) with the interceptor's `onHedge` hook and its telemetry describing the call as the
+ * retrying path does (layer `'hedge'`, the client, the method's path, the dependency's name), and
+ * the `onGiveUp` reports at the call's end.
+ */
+export class GrpcHedgeReporter {
+  /** The status of the attempt that failed last (what a `'failure'` hedge answers); the layer sets it. */
+  lastCode: number | undefined;
+  /** The highest attempt number started. */
+  attempts = 0;
+
+  constructor(
+    private readonly planner: GrpcRetryPlanner,
+    private readonly plan: GrpcMethodPlan,
+    private readonly method: string,
+    /** How a failed attempt's status reads: its gRPC code, or `undefined` for a failure without one. */
+    private readonly codeOf: (error: unknown) => number | undefined,
+    /** The request URL (Connect): the telemetry call's server address. */
+    private readonly url?: string,
+  ) {}
+
+  /** The options of this call's `hedge()`. */
+  options(signal: AbortSignal): HedgeOptions {
+    const { policy, nonFatal } = this.plan.hedging!;
+    const planner = this.planner;
+    const o = planner.options;
+    const options: HedgeOptions = {
+      maxAttempts: policy.maxAttempts,
+      delayMs: policy.hedgingDelayMs,
+      budget: this.plan.policy.budget,
+      retryable: (error) => {
+        const code = this.codeOf(error);
+        return code !== undefined && nonFatal.has(code);
+      },
+      maxRetryAfterMs: this.plan.policy.maxRetryAfterMs,
+      clock: planner.clock,
+      telemetry: planner.telemetry,
+      onHookError: o.onHookError,
+      signal,
+    };
+    if (o.onHedge !== undefined) options.onHedge = (event: HedgeEvent) => this.#hedged(event);
+    if (planner.telemetry !== undefined) {
+      const name = planner.name ?? grpcServiceOf(this.method);
+      const call = this.url === undefined ? { layer: 'hedge' as const, client: planner.client, method: this.method, name } : { layer: 'hedge' as const, client: planner.client, method: this.method, url: this.url, name };
+      (options as { [HEDGE_REPORT]?: unknown })[HEDGE_REPORT] = { call, status: (outcome: unknown) => this.codeOf(outcome) };
+    }
+    return options;
+  }
+
+  #hedged(event: HedgeEvent): void {
+    const o = this.planner.options;
+    const report = { method: this.method, attempt: event.attempt, trigger: event.trigger, afterMs: event.afterMs };
+    callHook(o.onHedge, event.trigger === 'failure' && this.lastCode !== undefined ? { ...report, code: this.lastCode } : report, 'onHedge', o.onHookError);
+  }
+
+  /**
+   * The hedged call ended without committing: every attempt failed (`error` is `hedge()`'s
+   * `HedgeError`), or — `abortedCode` given — the caller cancelled it or its deadline passed (the
+   * code the call ends with: CANCELLED, DEADLINE_EXCEEDED). Returns the status code the call ends with.
+   */
+  gaveUp(error: unknown, abortedCode: number | undefined): number {
+    if (abortedCode !== undefined) {
+      const deadline = abortedCode === DEADLINE_EXCEEDED;
+      this.#report({
+        method: this.method,
+        attempts: this.attempts,
+        code: abortedCode,
+        reason: deadline ? 'deadline' : 'aborted',
+        message: deadline ? "the call's deadline passed before a hedged attempt committed" : 'the caller cancelled the hedged call',
+        hedged: true,
+      });
+      return abortedCode;
+    }
+    const given = isRetryError(error);
+    const code = given ? (this.codeOf(error.cause) ?? INTERNAL) : INTERNAL;
+    this.#report({
+      method: this.method,
+      attempts: given ? error.attempts : this.attempts,
+      code,
+      reason: given ? error.reason : 'fatal',
+      message: error instanceof Error ? error.message : String(error),
+      hedged: true,
+    });
+    return code;
+  }
+
+  /** The committed attempt ended with `code`, not OK: reported as a retried call's is (reason `'committed'`). */
+  committedFailed(code: number, attempt: number, cancelled: boolean): void {
+    if (cancelled) {
+      this.#report({ method: this.method, attempts: this.attempts, code, reason: 'aborted', message: 'the caller cancelled the hedged call after it had committed', hedged: true });
+      return;
+    }
+    this.#report({
+      method: this.method,
+      attempts: this.attempts,
+      code,
+      reason: 'committed',
+      message: `hedged attempt ${attempt} had committed the call (its response had begun): gRFC A6 sends no more hedges, and its status is the call's`,
+      hedged: true,
+    });
+  }
+
+  #report(event: GrpcGiveUpEvent): void {
+    const o = this.planner.options;
+    callHook(o.onGiveUp, event, 'onGiveUp', o.onHookError);
+  }
+}
