@@ -1,6 +1,7 @@
 import { Code, ConnectError, createClient, type Client, type Transport } from '@connectrpc/connect';
 import { Http2SessionManager, createConnectTransport, createGrpcTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
-import { connectRetryInterceptor } from 'herdless/connect';
+import { connectRetryInterceptor, type ConnectRetryInterceptorOptions, type GrpcGiveUpEvent, type GrpcHedgeEvent } from 'herdless/connect';
+import type { TelemetryEvent } from 'herdless';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FlakyService, startConnectServer, type ConnectFlakyServer } from './support/connect-server.js';
 import type { Outcome } from './support/grpc-server.js';
@@ -32,10 +33,10 @@ afterEach(async () => {
 const PROTOCOLS = { connect: createConnectTransport, grpc: createGrpcTransport, 'grpc-web': createGrpcWebTransport } as const;
 type FlakyClient = Client<typeof FlakyService> & { unary(req: { value: string }, options?: { timeoutMs?: number }): Promise<{ value: string }> };
 
-async function client(protocol: keyof typeof PROTOCOLS, config: object = serviceConfig): Promise<FlakyClient> {
+async function client(protocol: keyof typeof PROTOCOLS, config: object = serviceConfig, options: Partial<ConnectRetryInterceptorOptions> = {}): Promise<FlakyClient> {
   const sessionManager = new Http2SessionManager(server.baseUrl);
   sessions.push(sessionManager);
-  const transport: Transport = PROTOCOLS[protocol]({ baseUrl: server.baseUrl, httpVersion: '2', sessionManager, interceptors: [connectRetryInterceptor({ serviceConfig: config })] } as never);
+  const transport: Transport = PROTOCOLS[protocol]({ baseUrl: server.baseUrl, httpVersion: '2', sessionManager, interceptors: [connectRetryInterceptor({ serviceConfig: config, ...options })] } as never);
   const c = createClient(FlakyService, transport) as FlakyClient;
   await unary(c, [{ ok: true }]); // connect the session first
   return c;
@@ -89,5 +90,63 @@ describe.each(Object.keys(PROTOCOLS) as (keyof typeof PROTOCOLS)[])('connectRetr
     expect(error?.code).toBe(Code.Unavailable);
     expect(error?.rawMessage).toBe('scripted Unavailable');
     expect(server.arrivals.filter((a) => a.id === id)).toHaveLength(2);
+  });
+});
+
+const slowHedge = { methodConfig: [{ ...serviceConfig.methodConfig[0]!, hedgingPolicy: { ...serviceConfig.methodConfig[0]!.hedgingPolicy, hedgingDelay: '10s' } }] };
+
+describe('connectRetryInterceptor: hedged calls report through the hooks and telemetry', () => {
+  async function hooked(config: object = serviceConfig, events?: TelemetryEvent[]) {
+    const hedges: GrpcHedgeEvent[] = [];
+    const giveUps: GrpcGiveUpEvent[] = [];
+    const retries: unknown[] = [];
+    const c = await client('grpc', config, {
+      onHedge: (e) => void hedges.push(e),
+      onGiveUp: (e) => void giveUps.push(e),
+      onRetry: (e) => void retries.push(e),
+      ...(events === undefined ? {} : { telemetry: { onEvent: (e: TelemetryEvent) => void events.push(e) } }),
+    });
+    hedges.length = 0; // the session's warm-up call
+    return { c, hedges, giveUps, retries };
+  }
+
+  it('a hedge at hedgingDelay: onHedge hears which attempt, why and when; no give-up, no onRetry', async () => {
+    const { c, hedges, giveUps, retries } = await hooked();
+    const { error } = await unary(c, [{ hangMs: 5000 }, { ok: true }]);
+    expect(error).toBeUndefined();
+    expect(hedges.map(({ afterMs: _afterMs, ...rest }) => rest)).toEqual([{ method: '/test.Flaky/Unary', attempt: 2, trigger: 'delay' }]);
+    expect(hedges[0]!.afterMs).toBeGreaterThanOrEqual(DELAY_MS - 1);
+    expect(giveUps).toEqual([]);
+    expect(retries).toEqual([]);
+  });
+
+  it('every attempt UNAVAILABLE: onHedge (failure, the code), onGiveUp exhausted speaking of hedging; telemetry has the method and each status', async () => {
+    const events: TelemetryEvent[] = [];
+    const { c, hedges, giveUps } = await hooked(slowHedge, events);
+    events.length = 0;
+    const { error } = await unary(c, [{ code: Code.Unavailable }]);
+    expect(error?.code).toBe(Code.Unavailable);
+    expect(hedges.map(({ afterMs: _afterMs, ...rest }) => rest)).toEqual([{ method: '/test.Flaky/Unary', attempt: 2, trigger: 'failure', code: Code.Unavailable }]);
+    expect(giveUps.map((e) => [e.reason, e.attempts, e.code, e.hedged])).toEqual([['exhausted', 2, Code.Unavailable, true]]);
+    expect(giveUps[0]!.message).toMatch(/^hedged call gave up after 2 attempts \(the first and 1 hedge\) \(exhausted\)/);
+    const start = events.find((e) => e.type === 'attempt-start');
+    expect(start?.call).toEqual({ layer: 'hedge', client: 'connect', method: '/test.Flaky/Unary', url: `${server.baseUrl}/test.Flaky/Unary`, name: 'test.Flaky' });
+    expect(events.filter((e) => e.type === 'attempt-end').map((e) => e.type === 'attempt-end' && [e.attempt, e.outcome, e.status])).toEqual([
+      [1, 'failure', Code.Unavailable],
+      [2, 'failure', Code.Unavailable],
+    ]);
+    expect(events.at(-1)).toMatchObject({ type: 'give-up', reason: 'exhausted', attempts: 2, status: Code.Unavailable });
+  });
+
+  it('a fatal status: onGiveUp fatal after one attempt; the caller cancels: onGiveUp aborted', async () => {
+    const { c, giveUps } = await hooked();
+    await unary(c, [{ code: Code.InvalidArgument }]);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), DELAY_MS + 100);
+    await c.unary({ value: JSON.stringify({ id: `call-${++ids}`, script: [{ hangMs: 5000 }] }) }, { signal: controller.signal } as never).catch(() => undefined);
+    expect(giveUps.map((e) => [e.reason, e.attempts, e.code, e.hedged])).toEqual([
+      ['fatal', 1, Code.InvalidArgument, true],
+      ['aborted', 2, Code.Canceled, true],
+    ]);
   });
 });
