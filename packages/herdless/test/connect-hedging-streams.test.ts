@@ -1,0 +1,172 @@
+/**
+ * Server-streaming hedging through the Connect interceptor, on a real Connect server over each
+ * protocol (gRFC A6: hedging applies until the call commits). The server's service is described by a
+ * hand-written descriptor: `test.HedgedStreams/Stream` takes a StringValue whose JSON names the call
+ * and each attempt's answer, and streams StringValues. Real time: the hedge delay is 200 ms; times are
+ * checked from below (the hedge arrives at least 160 ms after the first request) and from above only
+ * against 1 s (5× the delay). A failure "at once" is told from one "at the delay" by a 10 s delay.
+ */
+import http2 from 'node:http2';
+import type { AddressInfo } from 'node:net';
+import { create, createFileRegistry } from '@bufbuild/protobuf';
+import { FileDescriptorProtoSchema, file_google_protobuf_wrappers } from '@bufbuild/protobuf/wkt';
+import { Code, ConnectError, createClient, type ConnectRouter, type HandlerContext, type Transport } from '@connectrpc/connect';
+import { Http2SessionManager, connectNodeAdapter, createConnectTransport, createGrpcTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
+import { connectRetryInterceptor, type GrpcGiveUpEvent, type GrpcHedgeEvent } from 'herdless/connect';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const file = create(FileDescriptorProtoSchema, {
+  name: 'test/hedged_streams.proto',
+  package: 'test',
+  syntax: 'proto3',
+  dependency: ['google/protobuf/wrappers.proto'],
+  service: [{ name: 'HedgedStreams', method: [{ name: 'Stream', inputType: '.google.protobuf.StringValue', outputType: '.google.protobuf.StringValue', serverStreaming: true }] }],
+});
+const registry = createFileRegistry(file, (name) => (name === 'google/protobuf/wrappers.proto' ? file_google_protobuf_wrappers : undefined));
+const HedgedStreams = registry.getService('test.HedgedStreams')!;
+
+/** An attempt's answer: three messages; nothing until cancelled; one message, then nothing; or a status before any message. */
+type Answer = 'ok' | 'hang' | 'message-then-hang' | number;
+interface Arrival {
+  id: string;
+  previous: string;
+  at: number;
+  cancelled: boolean;
+}
+
+const DELAY_MS = 200;
+const config = (delay: string) => ({
+  methodConfig: [{ name: [{ service: 'test.HedgedStreams' }], hedgingPolicy: { maxAttempts: 2, hedgingDelay: delay, nonFatalStatusCodes: ['UNAVAILABLE'] } }],
+});
+
+let server: http2.Http2Server;
+let baseUrl: string;
+const arrivals: Arrival[] = [];
+const sessions: Http2SessionManager[] = [];
+
+beforeAll(async () => {
+  const counts = new Map<string, number>();
+  const routes = (router: ConnectRouter): void => {
+    router.service(HedgedStreams, {
+      async *stream(req: { value: string }, context: HandlerContext) {
+        const { id, answers } = JSON.parse(req.value) as { id: string; answers: Answer[] };
+        const n = (counts.get(id) ?? 0) + 1;
+        counts.set(id, n);
+        const arrival: Arrival = { id, previous: context.requestHeader.get('grpc-previous-rpc-attempts') ?? '', at: performance.now(), cancelled: false };
+        arrivals.push(arrival);
+        const answer = answers[Math.min(n, answers.length) - 1]!;
+        const hang = (): Promise<void> =>
+          new Promise<void>((resolve) => {
+            if (context.signal.aborted) return resolve();
+            context.signal.addEventListener('abort', () => {
+              arrival.cancelled = true;
+              resolve();
+            });
+          });
+        if (typeof answer === 'number') throw new ConnectError(`scripted ${Code[answer]}`, answer as Code);
+        if (answer === 'hang') return void (await hang());
+        if (answer === 'message-then-hang') {
+          yield { value: JSON.stringify({ attempt: n, part: 1 }) };
+          return void (await hang());
+        }
+        for (const part of [1, 2, 3]) yield { value: JSON.stringify({ attempt: n, part }) };
+      },
+    } as never);
+  };
+  server = http2.createServer(connectNodeAdapter({ routes }));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  for (const s of sessions) s.abort();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+});
+
+const PROTOCOLS = { connect: createConnectTransport, grpc: createGrpcTransport, 'grpc-web': createGrpcWebTransport } as const;
+type StreamClient = { stream(req: { value: string }, options?: { timeoutMs?: number; signal?: AbortSignal }): AsyncIterable<{ value: string }> };
+
+function client(protocol: keyof typeof PROTOCOLS, delay = '0.2s', hooks: { hedges?: GrpcHedgeEvent[]; giveUps?: GrpcGiveUpEvent[] } = {}): StreamClient {
+  const sessionManager = new Http2SessionManager(baseUrl);
+  sessions.push(sessionManager);
+  const interceptor = connectRetryInterceptor({ serviceConfig: config(delay), onHedge: (e) => void hooks.hedges?.push(e), onGiveUp: (e) => void hooks.giveUps?.push(e) });
+  const transport: Transport = PROTOCOLS[protocol]({ baseUrl, httpVersion: '2', sessionManager, interceptors: [interceptor] } as never);
+  return createClient(HedgedStreams, transport) as unknown as StreamClient;
+}
+
+let ids = 0;
+async function stream(c: StreamClient, answers: Answer[], cancelAfterMs?: number): Promise<{ messages: unknown[]; error: ConnectError | undefined; id: string; elapsed: number }> {
+  const id = `s-${++ids}`;
+  const messages: unknown[] = [];
+  const controller = new AbortController();
+  if (cancelAfterMs !== undefined) setTimeout(() => controller.abort(), cancelAfterMs);
+  const started = performance.now();
+  try {
+    for await (const m of c.stream({ value: JSON.stringify({ id, answers }) }, { timeoutMs: 10_000, signal: controller.signal })) messages.push(JSON.parse(m.value));
+    return { messages, error: undefined, id, elapsed: performance.now() - started };
+  } catch (error) {
+    return { messages, error: ConnectError.from(error), id, elapsed: performance.now() - started };
+  }
+}
+
+const until = async (check: () => boolean, ms = 3000): Promise<void> => {
+  const end = performance.now() + ms;
+  while (!check() && performance.now() < end) await new Promise((r) => setTimeout(r, 10));
+};
+
+describe.each(Object.keys(PROTOCOLS) as (keyof typeof PROTOCOLS)[])('connectRetryInterceptor hedges a server stream over the %s protocol', (protocol) => {
+  it('the first stream sends nothing: the hedge goes at hedgingDelay and streams; the first is cancelled', async () => {
+    const hedges: GrpcHedgeEvent[] = [];
+    const c = client(protocol, '0.2s', { hedges });
+    await stream(c, ['ok']); // connect the session first
+    const { messages, error, id, elapsed } = await stream(c, ['hang', 'ok']);
+    expect(error).toBeUndefined();
+    expect(messages).toEqual([1, 2, 3].map((part) => ({ attempt: 2, part })));
+    expect(elapsed).toBeGreaterThanOrEqual(DELAY_MS - 1);
+    const seen = arrivals.filter((a) => a.id === id);
+    expect(seen.map((a) => a.previous)).toEqual(['', '1']);
+    expect(seen[1]!.at - seen[0]!.at).toBeGreaterThanOrEqual(DELAY_MS - 40);
+    expect(seen[1]!.at - seen[0]!.at).toBeLessThan(5 * DELAY_MS);
+    await until(() => seen[0]!.cancelled);
+    expect(seen[0]!.cancelled).toBe(true);
+    expect(hedges.map((e) => [e.method, e.attempt, e.trigger])).toEqual([['/test.HedgedStreams/Stream', 2, 'delay']]);
+  });
+
+  it('the first stream sends a message: committed, never hedged; the caller cancels it (onGiveUp aborted)', async () => {
+    const giveUps: GrpcGiveUpEvent[] = [];
+    const c = client(protocol, '0.2s', { giveUps });
+    const { messages, error, id } = await stream(c, ['message-then-hang', 'ok'], DELAY_MS * 2 + 100);
+    expect(error?.code).toBe(Code.Canceled);
+    expect(messages).toEqual([{ attempt: 1, part: 1 }]);
+    expect(arrivals.filter((a) => a.id === id)).toHaveLength(1);
+    expect(giveUps.map((e) => [e.reason, e.attempts, e.hedged])).toEqual([['aborted', 1, true]]);
+  });
+
+  if (protocol === 'connect') {
+    it('UNAVAILABLE before any message starts the next hedge at once (10 s delay); every attempt UNAVAILABLE: the last error', async () => {
+      const giveUps: GrpcGiveUpEvent[] = [];
+      const c = client(protocol, '10s', { giveUps });
+      const quick = await stream(c, [Code.Unavailable, 'ok']);
+      expect(quick.error).toBeUndefined();
+      expect(quick.messages).toEqual([1, 2, 3].map((part) => ({ attempt: 2, part })));
+      expect(quick.elapsed).toBeLessThan(10_000);
+      const failed = await stream(c, [Code.Unavailable]);
+      expect(failed.error?.code).toBe(Code.Unavailable);
+      expect(failed.error?.rawMessage).toBe('scripted Unavailable');
+      expect(arrivals.filter((a) => a.id === failed.id)).toHaveLength(2);
+      expect(giveUps.map((e) => [e.reason, e.attempts, e.code])).toEqual([['exhausted', 2, Code.Unavailable]]);
+    });
+  } else {
+    // connect-node answers a stream that fails before its first message with response headers, then
+    // the status in trailers (not trailers-only): the headers commit the attempt (gRFC A6), so its
+    // failure is the call's. A server that fails trailers-only (grpc-js) is hedged again.
+    it('a failure after response headers, before any message: committed, not hedged; onGiveUp committed', async () => {
+      const giveUps: GrpcGiveUpEvent[] = [];
+      const c = client(protocol, '10s', { giveUps });
+      const { error, messages, id } = await stream(c, [Code.Unavailable, 'ok']);
+      expect(error?.code).toBe(Code.Unavailable);
+      expect(messages).toEqual([]);
+      expect(arrivals.filter((a) => a.id === id)).toHaveLength(1);
+      expect(giveUps.map((e) => [e.reason, e.attempts, e.code, e.hedged])).toEqual([['committed', 1, Code.Unavailable, true]]);
+    });
+  }
+});
