@@ -391,3 +391,27 @@ describe('server-streaming hedging on a real grpc-js server: herdless/grpc besid
     expect(hedges.map((e) => [e.method, e.attempt, e.trigger])).toEqual([['/test.Hedged/Stream', 2, 'delay']]);
   });
 });
+
+describe('herdless/grpc: the hedged request is held in the retry buffer (gRFC A6)', () => {
+  it('a request larger than perRpcBufferLimit commits the call: sent once, never hedged; onGiveUp committed', async () => {
+    const giveUps: GrpcGiveUpEvent[] = [];
+    const c = await herdlessClient(undefined, slowHedge, { perRpcBufferLimit: 16, onGiveUp: (e) => void giveUps.push(e) });
+    giveUps.length = 0;
+    const { error, id } = await call(c, { first: grpc.status.UNAVAILABLE });
+    expect(error?.code).toBe(grpc.status.UNAVAILABLE);
+    expect(arrivals.filter((a) => a.id === id)).toHaveLength(1);
+    expect(giveUps.map((e) => [e.reason, e.attempts, e.code, e.hedged])).toEqual([['committed', 1, grpc.status.UNAVAILABLE, true]]);
+    expect(giveUps[0]!.message).toMatch(/^the request outgrew the retry buffer \(perRpcBufferLimit 16, retryBufferSize 16777216 bytes\)/);
+  });
+
+  it('retryBufferSize is given back when each call ends: a pool of one request fits call after call', async () => {
+    // Each request serializes to 26–30 bytes ({"id":"call-N","first":…}); a pool of 45 holds one at a
+    // time, so a request left in it would stop the next call from being hedged.
+    const c = await herdlessClient(undefined, slowHedge, { retryBufferSize: 45 });
+    for (let i = 0; i < 3; i++) {
+      const { error, id } = await call(c, { first: grpc.status.UNAVAILABLE });
+      expect(error).toBeNull();
+      expect(arrivals.filter((a) => a.id === id)).toHaveLength(2);
+    }
+  });
+});

@@ -8,7 +8,7 @@ import { GrpcHedgeReporter } from '../grpc/hedge-report.js';
 import { GRPC_PUSHBACK_HEADER, parseGrpcPushback } from '../grpc/pushback.js';
 import { hedge } from '../runtime/hedge.js';
 import type { AttemptContext } from '../runtime/telemetry.js';
-import { readTimeoutMs, retryHeaders } from './connect-call.js';
+import { readTimeoutMs, retryHeaders, sizeOf } from './connect-call.js';
 
 /** A hedged attempt's failure: the error as the transport gave it, its code, and the server's pushback. */
 class AttemptFailure extends HerdlessError {
@@ -45,8 +45,9 @@ export async function hedgedUnaryCall(req: UnaryRequest, next: (req: UnaryReques
   const timeoutMs = readTimeoutMs(req.header);
   const startedAt = planner.clock.now();
   const report = new GrpcHedgeReporter(planner, plan, `/${req.service.typeName}/${req.method.name}`, codeOf, req.url);
+  report.hold(sizeOf(req.method.input, req.message));
   try {
-    return await hedge(async ({ attempt, signal }, traced?: AttemptContext) => {
+    const res = await hedge(async ({ attempt, signal }, traced?: AttemptContext) => {
       report.attempts = attempt;
       let header = attempt === 1 ? req.header : retryHeaders(req, attempt, timeoutMs === undefined ? undefined : timeoutMs - (planner.clock.now() - startedAt));
       if (traced !== undefined) {
@@ -63,6 +64,8 @@ export async function hedgedUnaryCall(req: UnaryRequest, next: (req: UnaryReques
         throw failure;
       }
     }, report.options(req.signal));
+    report.release();
+    return res;
   } catch (error) {
     if (req.signal.aborted) {
       const cancelled = ConnectError.from(req.signal.reason, Code.Canceled);
@@ -139,9 +142,10 @@ async function* committedMessages(winner: CommittedStream, report: GrpcHedgeRepo
 export async function hedgedServerStream(req: StreamRequest, next: (req: StreamRequest) => Promise<StreamResponse>, plan: GrpcMethodPlan, planner: GrpcRetryPlanner): Promise<StreamResponse> {
   const messages: unknown[] = [];
   for await (const message of req.message) messages.push(message);
+  const report = new GrpcHedgeReporter(planner, plan, `/${req.service.typeName}/${req.method.name}`, codeOf, req.url);
+  report.hold(messages.reduce<number>((bytes, message) => bytes + sizeOf(req.method.input, message), 0));
   const timeoutMs = readTimeoutMs(req.header);
   const startedAt = planner.clock.now();
-  const report = new GrpcHedgeReporter(planner, plan, `/${req.service.typeName}/${req.method.name}`, codeOf, req.url);
   const headersCommit = /^application\/grpc/i.test(req.header.get('content-type') ?? '');
   let winner: CommittedStream;
   try {
@@ -163,6 +167,7 @@ export async function hedgedServerStream(req: StreamRequest, next: (req: StreamR
         throw failure;
       }
     }, report.options(req.signal));
+    report.release();
   } catch (error) {
     if (req.signal.aborted) {
       const cancelled = ConnectError.from(req.signal.reason, Code.Canceled);

@@ -95,10 +95,22 @@ export class HedgingCall implements Call {
   }
 
   sendMessageWithContext(context: MessageContext, message: unknown): void {
-    // A unary request: one message, replayed by every hedge. Acknowledged on the next tick, as
-    // grpc-js acknowledges a buffered write.
+    // A unary or server-streaming request: one message, replayed by every hedge and held in the
+    // retry buffer until the call commits. Acknowledged on the next tick, as grpc-js acknowledges a
+    // buffered write.
     this.#message = { context: { flags: context.flags }, value: message };
+    this.#report.hold(this.#sizeOf(message));
     if (context.callback !== undefined) process.nextTick(context.callback);
+  }
+
+  /** The serialized size of the request message: what the buffer holds, in grpc-js's measure. */
+  #sizeOf(message: unknown): number {
+    try {
+      return (this.options.method_definition.requestSerialize(message) as Uint8Array).length;
+    } catch {
+      // The attempt's own serialization fails the same way and ends the call (INTERNAL).
+      return 0;
+    }
   }
 
   sendMessage(message: unknown): void {
@@ -121,6 +133,7 @@ export class HedgingCall implements Call {
     hedge<HedgeAttempt>(({ attempt, signal }, traced?: AttemptContext) => this.#attempt(attempt, signal, traced), report.options(this.#caller.signal)).then(
       (winner) => {
         this.#winner = winner;
+        report.release();
         winner.win();
       },
       (error: unknown) => {
@@ -184,6 +197,7 @@ export class HedgingCall implements Call {
   #finish(status: StatusObject): void {
     if (this.#done) return;
     this.#done = true;
+    this.#report.release();
     this.#listener?.onReceiveStatus?.(status);
   }
 

@@ -3,6 +3,7 @@ import { HEDGE_REPORT, type HedgeEvent, type HedgeOptions } from '../runtime/hed
 import { callHook } from '../runtime/hooks.js';
 import { grpcServiceOf } from './call-retry.js';
 import type { GrpcGiveUpEvent, GrpcMethodPlan, GrpcRetryPlanner } from './interceptor-options.js';
+import type { CallRetryBuffer } from './retry-buffer.js';
 
 /** gRPC's DEADLINE_EXCEEDED and INTERNAL codes (the interceptors' own numbering is gRPC's). */
 const DEADLINE_EXCEEDED = 4;
@@ -20,6 +21,10 @@ export class GrpcHedgeReporter {
   lastCode: number | undefined;
   /** The highest attempt number started. */
   attempts = 0;
+  /** Why the call was committed before its first attempt (the request outgrew the retry buffer): it is then sent once. */
+  #overflow: string | undefined;
+  /** The request's bytes held for replay, until the call commits or ends. */
+  #buffer: CallRetryBuffer | undefined;
 
   constructor(
     private readonly planner: GrpcRetryPlanner,
@@ -31,13 +36,35 @@ export class GrpcHedgeReporter {
     private readonly url?: string,
   ) {}
 
+  /**
+   * Holds the request (`size` serialized bytes) for replay by the hedges (gRFC A6, "Memory
+   * Management (Buffering)"): a request that does not fit `perRpcBufferLimit`, or the interceptor's
+   * `retryBufferSize`, commits the call before it starts — it is sent once, never hedged.
+   */
+  hold(size: number): void {
+    this.release();
+    const buffer = this.planner.buffers.call();
+    if (buffer.hold(size)) {
+      this.#buffer = buffer;
+      return;
+    }
+    const { perRpcBufferLimit, retryBufferSize } = this.planner.buffers;
+    this.#overflow = `the request outgrew the retry buffer (perRpcBufferLimit ${perRpcBufferLimit}, retryBufferSize ${retryBufferSize} bytes): gRFC A6 commits the call, which is sent once, unhedged`;
+  }
+
+  /** The call committed or ended: the request leaves the buffer (no attempt will be sent again). */
+  release(): void {
+    this.#buffer?.releaseAll();
+    this.#buffer = undefined;
+  }
+
   /** The options of this call's `hedge()`. */
   options(signal: AbortSignal): HedgeOptions {
     const { policy, nonFatal } = this.plan.hedging!;
     const planner = this.planner;
     const o = planner.options;
     const options: HedgeOptions = {
-      maxAttempts: policy.maxAttempts,
+      maxAttempts: this.#overflow === undefined ? policy.maxAttempts : 1,
       delayMs: policy.hedgingDelayMs,
       budget: this.plan.policy.budget,
       retryable: (error) => {
@@ -71,6 +98,7 @@ export class GrpcHedgeReporter {
    * code the call ends with: CANCELLED, DEADLINE_EXCEEDED). Returns the status code the call ends with.
    */
   gaveUp(error: unknown, abortedCode: number | undefined): number {
+    this.release();
     if (abortedCode !== undefined) {
       const deadline = abortedCode === DEADLINE_EXCEEDED;
       this.#report({
@@ -85,6 +113,10 @@ export class GrpcHedgeReporter {
     }
     const given = isRetryError(error);
     const code = given ? (this.codeOf(error.cause) ?? INTERNAL) : INTERNAL;
+    if (this.#overflow !== undefined && given && error.reason !== 'fatal') {
+      this.#report({ method: this.method, attempts: error.attempts, code, reason: 'committed', message: this.#overflow, hedged: true });
+      return code;
+    }
     this.#report({
       method: this.method,
       attempts: given ? error.attempts : this.attempts,
