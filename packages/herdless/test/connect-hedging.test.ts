@@ -150,3 +150,26 @@ describe('connectRetryInterceptor: hedged calls report through the hooks and tel
     ]);
   });
 });
+
+describe('connectRetryInterceptor: the hedged request is held in the retry buffer (gRFC A6)', () => {
+  it('a request larger than perRpcBufferLimit commits the call: sent once, never hedged; onGiveUp committed', async () => {
+    const giveUps: GrpcGiveUpEvent[] = [];
+    const c = await client('grpc', slowHedge, { perRpcBufferLimit: 16, onGiveUp: (e) => void giveUps.push(e) });
+    const { error, id } = await unary(c, [{ code: Code.Unavailable }, { ok: true }]);
+    expect(error?.code).toBe(Code.Unavailable);
+    expect(server.arrivals.filter((a) => a.id === id)).toHaveLength(1);
+    expect(giveUps.map((e) => [e.reason, e.attempts, e.code, e.hedged])).toEqual([['committed', 1, Code.Unavailable, true]]);
+    expect(giveUps[0]!.message).toMatch(/^the request outgrew the retry buffer \(perRpcBufferLimit 16,/);
+  });
+
+  it('the bytes are given back at each call’s end: a pool that holds one request hedges call after call', async () => {
+    // Each request below is a StringValue of about 54 bytes (the warm-up's 41): a pool of 80 holds
+    // one at a time, so a request left in it would stop the next call from being hedged.
+    const c = await client('grpc', slowHedge, { retryBufferSize: 80 });
+    for (let i = 0; i < 3; i++) {
+      const { error, id } = await unary(c, [{ code: Code.Unavailable }, { ok: true }]);
+      expect(error).toBeUndefined();
+      expect(server.arrivals.filter((a) => a.id === id)).toHaveLength(2);
+    }
+  });
+});
