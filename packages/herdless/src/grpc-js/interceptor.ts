@@ -37,13 +37,15 @@ export interface GrpcJsRetryInterceptorOptions extends GrpcRetryInterceptorOptio
  * committed: the attempt in flight goes on, and a later failure is returned, not retried. The
  * caller sees the last attempt's status, as without the interceptor.
  *
- * A method whose service config entry has a `hedgingPolicy` instead is hedged, for unary calls (A6,
- * "Hedging Policy"; `hedge()` runs the attempts): the next attempt `hedgingDelay` after the last,
- * or at once after a status in `nonFatalStatusCodes` (after the pushback, if the server sent one),
- * up to `maxAttempts`; every hedge admitted by the `retryThrottling` bucket; the first attempt to
- * receive response headers (or an OK status) commits the call and the others are cancelled. A
- * streaming method with only a hedging policy is sent once. The `onRetry` / `onGiveUp` hooks do not
- * see hedged calls; `telemetry` does (layer `'hedge'`). Turn grpc-js's own retries off
+ * A method whose service config entry has a `hedgingPolicy` instead is hedged, for unary and
+ * server-streaming calls (A6, "Hedging Policy"; `hedge()` runs the attempts): the next attempt
+ * `hedgingDelay` after the last, or at once after a status in `nonFatalStatusCodes` (after the
+ * pushback, if the server sent one), up to `maxAttempts`; every hedge admitted by the
+ * `retryThrottling` bucket; the request held in the retry buffer (one that does not fit is sent
+ * once); the first attempt to receive response headers (or an OK status) commits the call and the
+ * others are cancelled. A client-streaming or bidi method with only a hedging policy is sent once.
+ * Hedged calls report each hedge to `onHedge` and their end to `onGiveUp` (with `hedged: true`),
+ * never to `onRetry`; `telemetry` sees them as the layer `'hedge'`. Turn grpc-js's own retries off
  * (`'grpc.enable_retries': 0`) so that calls are not retried twice.
  *
  * @param options see {@link GrpcJsRetryInterceptorOptions}.
