@@ -37,19 +37,23 @@ export class GrpcHedgeReporter {
   ) {}
 
   /**
-   * Holds the request (`size` serialized bytes) for replay by the hedges (gRFC A6, "Memory
-   * Management (Buffering)"): a request that does not fit `perRpcBufferLimit`, or the interceptor's
-   * `retryBufferSize`, commits the call before it starts — it is sent once, never hedged.
+   * Holds `size` more serialized bytes of the request for replay by the hedges (gRFC A6, "Memory
+   * Management (Buffering)"). False when they do not fit `perRpcBufferLimit`, or the interceptor's
+   * `retryBufferSize`: the call is then committed — a request that does not fit before the first
+   * attempt is sent once, never hedged; a request stream that outgrows it goes on on one attempt.
    */
-  hold(size: number): void {
-    this.release();
-    const buffer = this.planner.buffers.call();
-    if (buffer.hold(size)) {
-      this.#buffer = buffer;
-      return;
-    }
+  hold(size: number): boolean {
+    if (this.#overflow !== undefined) return false;
+    this.#buffer ??= this.planner.buffers.call();
+    if (this.#buffer.hold(size)) return true;
     const { perRpcBufferLimit, retryBufferSize } = this.planner.buffers;
-    this.#overflow = `the request outgrew the retry buffer (perRpcBufferLimit ${perRpcBufferLimit}, retryBufferSize ${retryBufferSize} bytes): gRFC A6 commits the call, which is sent once, unhedged`;
+    this.#overflow = `the request outgrew the retry buffer (perRpcBufferLimit ${perRpcBufferLimit}, retryBufferSize ${retryBufferSize} bytes): gRFC A6 commits the call to one attempt, and no hedge follows`;
+    return false;
+  }
+
+  /** The request outgrew the retry buffer: no hedge may follow. */
+  get overflowed(): boolean {
+    return this.#overflow !== undefined;
   }
 
   /** The call committed or ended: the request leaves the buffer (no attempt will be sent again). */
@@ -128,6 +132,15 @@ export class GrpcHedgeReporter {
     return code;
   }
 
+  /**
+   * The request outgrew the retry buffer while no attempt was in flight (between a failure and the
+   * hedge its pushback delays): no attempt can follow, so the last status (`code`) ends the call.
+   */
+  overflowEnded(code: number): void {
+    this.release();
+    this.#report({ method: this.method, attempts: this.attempts, code, reason: 'committed', message: this.#overflow!, hedged: true });
+  }
+
   /** The committed attempt ended with `code`, not OK: reported as a retried call's is (reason `'committed'`). */
   committedFailed(code: number, attempt: number, cancelled: boolean): void {
     if (cancelled) {
@@ -139,7 +152,10 @@ export class GrpcHedgeReporter {
       attempts: this.attempts,
       code,
       reason: 'committed',
-      message: `hedged attempt ${attempt} had committed the call (its response had begun): gRFC A6 sends no more hedges, and its status is the call's`,
+      message:
+        this.#overflow === undefined
+          ? `hedged attempt ${attempt} had committed the call (its response had begun): gRFC A6 sends no more hedges, and its status is the call's`
+          : `hedged attempt ${attempt} had committed the call (${this.#overflow}); its status is the call's`,
       hedged: true,
     });
   }
