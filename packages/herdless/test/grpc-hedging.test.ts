@@ -50,6 +50,24 @@ const service = {
     responseSerialize: json.serialize,
     responseDeserialize: json.deserialize,
   },
+  upload: {
+    path: '/test.Hedged/Upload',
+    requestStream: true,
+    responseStream: false,
+    requestSerialize: json.serialize,
+    requestDeserialize: json.deserialize as (b: Buffer) => Req,
+    responseSerialize: json.serialize,
+    responseDeserialize: json.deserialize,
+  },
+  chat: {
+    path: '/test.Hedged/Chat',
+    requestStream: true,
+    responseStream: true,
+    requestSerialize: json.serialize,
+    requestDeserialize: json.deserialize as (b: Buffer) => Req,
+    responseSerialize: json.serialize,
+    responseDeserialize: json.deserialize,
+  },
   stream: {
     path: '/test.Hedged/Stream',
     requestStream: false,
@@ -64,6 +82,8 @@ const Client = grpc.makeGenericClientConstructor(service, 'Hedged');
 type ClientInstance = InstanceType<typeof Client> & {
   unary(request: Req, options: grpc.CallOptions, callback: (error: grpc.ServiceError | null, value?: unknown) => void): grpc.ClientUnaryCall;
   stream(request: Req, options: grpc.CallOptions): grpc.ClientReadableStream<unknown>;
+  upload(options: grpc.CallOptions, callback: (error: grpc.ServiceError | null, value?: unknown) => void): grpc.ClientWritableStream<Req>;
+  chat(options: grpc.CallOptions): grpc.ClientDuplexStream<Req, unknown>;
 };
 
 const DELAY_MS = 200;
@@ -74,6 +94,8 @@ const serviceConfig = {
 let server: grpc.Server;
 let target: string;
 const arrivals: Arrival[] = [];
+/** What each attempt of a request stream read, by `id#attempt`. */
+const uploads = new Map<string, unknown[]>();
 const clients: grpc.Client[] = [];
 
 beforeAll(async () => {
@@ -91,7 +113,48 @@ beforeAll(async () => {
     if (answer === 'hang' || answer === 'headers-then-hang') call.on('cancelled', () => (arrival.cancelled = true));
     return { n, answer, arrival };
   };
+  /**
+   * A request stream's attempt: reads every message (the first names the call and its answers),
+   * records them, then answers as `arrive` says — OK with the messages it read.
+   */
+  const readAll = (call: grpc.ServerReadableStream<Req, unknown> | grpc.ServerDuplexStream<Req, unknown>, answer: (n: number, a: Answer, received: unknown[]) => void): void => {
+    const received: Req[] = [];
+    let begun: { n: number; answer: Answer } | undefined;
+    call.on('data', (m: Req) => {
+      received.push(m);
+      if (begun !== undefined) return;
+      const { id, later = 'ok', first = 'hang' } = m;
+      const n = (counts.get(id) ?? 0) + 1;
+      counts.set(id, n);
+      const arrival: Arrival = { id, previous: String(call.metadata.get('grpc-previous-rpc-attempts')[0] ?? ''), at: performance.now(), cancelled: false };
+      arrivals.push(arrival);
+      uploads.set(`${id}#${n}`, received);
+      begun = { n, answer: n === 1 ? first : later };
+      if (begun.answer === 'hang' || begun.answer === 'headers-then-hang') call.on('cancelled', () => (arrival.cancelled = true));
+    });
+    call.on('end', () => {
+      if (begun !== undefined) answer(begun.n, begun.answer, received);
+    });
+  };
   server.addService(service, {
+    upload: (call: grpc.ServerReadableStream<Req, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+      readAll(call, (n, answer, received) => {
+        if (answer === 'hang' || answer === 'headers-then-hang') return;
+        if (answer === 'ok') callback(null, { attempt: n, received: received.length });
+        else if (typeof answer === 'number') callback({ code: answer, details: `scripted ${answer}` });
+      });
+    },
+    chat: (call: grpc.ServerDuplexStream<Req, unknown>) => {
+      readAll(call, (n, answer, received) => {
+        if (answer === 'hang') return;
+        if (answer === 'headers-then-hang') return void call.write({ attempt: n, echo: 0 });
+        if (answer === 'ok') {
+          received.forEach((_m, i) => call.write({ attempt: n, echo: i }));
+          return void call.end();
+        }
+        if (typeof answer === 'number') call.emit('error', { code: answer, details: `scripted ${answer}` });
+      });
+    },
     unary: (call: grpc.ServerUnaryCall<Req, unknown>, callback: grpc.sendUnaryData<unknown>) => {
       const { n, answer } = arrive(call);
       if (answer === 'hang' || answer === 'headers-then-hang') return;
@@ -413,5 +476,100 @@ describe('herdless/grpc: the hedged request is held in the retry buffer (gRFC A6
       expect(error).toBeNull();
       expect(arrivals.filter((a) => a.id === id)).toHaveLength(2);
     }
+  });
+});
+
+/** A client stream: `count` messages (the first names the call), written as fast as the stream takes them. */
+function upload(c: ClientInstance, request: Omit<Req, 'id'>, count: number): Promise<{ error: grpc.ServiceError | null; value: unknown; id: string; elapsed: number }> {
+  const id = `call-${++ids}`;
+  const started = performance.now();
+  return new Promise((resolve) => {
+    const s = c.upload({ deadline: Date.now() + 10_000 }, (error, value) => resolve({ error, value, id, elapsed: performance.now() - started }));
+    for (let i = 0; i < count; i++) s.write({ id, ...request, part: i } as Req);
+    s.end();
+  });
+}
+
+describe('client-streaming and bidi hedging on a real grpc-js server: herdless/grpc beside grpc-js', () => {
+  it.each([
+    ['herdless/grpc', herdlessClient],
+    ['grpc-js', grpcJsClient],
+  ] as const)('%s: the first upload is never answered; the hedge at hedgingDelay replays every message and answers; the first is cancelled', async (_name, make) => {
+    const c = await make();
+    const { error, value, id, elapsed } = await upload(c, {}, 5);
+    expect(error).toBeNull();
+    expect(value).toEqual({ attempt: 2, received: 5 });
+    expect(uploads.get(`${id}#2`)?.map((m) => (m as { part: number }).part)).toEqual([0, 1, 2, 3, 4]);
+    const seen = arrivals.filter((a) => a.id === id);
+    expect(seen.map((a) => a.previous)).toEqual(['', '1']);
+    expect(seen[1]!.at - seen[0]!.at).toBeGreaterThanOrEqual(DELAY_MS - 40);
+    expect(seen[1]!.at - seen[0]!.at).toBeLessThan(5 * DELAY_MS);
+    expect(elapsed).toBeGreaterThanOrEqual(DELAY_MS - 1);
+    await until(() => seen[0]!.cancelled);
+    expect(seen[0]!.cancelled).toBe(true);
+  });
+
+  it.each([
+    ['herdless/grpc', herdlessClient],
+    ['grpc-js', grpcJsClient],
+  ] as const)('%s: UNAVAILABLE for the first upload: the next hedge goes at once (10 s delay here) with every message', async (_name, make) => {
+    const { error, value, id, elapsed } = await upload(await make(undefined, slowHedge), { first: grpc.status.UNAVAILABLE }, 3);
+    expect(error).toBeNull();
+    expect(value).toEqual({ attempt: 2, received: 3 });
+    expect(elapsed).toBeLessThan(10_000);
+    expect(arrivals.filter((a) => a.id === id)).toHaveLength(2);
+  });
+
+  it.each([
+    ['herdless/grpc', herdlessClient],
+    ['grpc-js', grpcJsClient],
+  ] as const)('%s: bidi — the first never answers; the hedge replays the messages and its echoes are the call’s', async (_name, make) => {
+    const c = await make();
+    const id = `call-${++ids}`;
+    const echoes: unknown[] = [];
+    const status = await new Promise<grpc.StatusObject>((resolve) => {
+      const s = c.chat({ deadline: Date.now() + 10_000 });
+      s.on('data', (m) => echoes.push(m));
+      s.on('error', () => undefined);
+      s.on('status', resolve);
+      for (let i = 0; i < 3; i++) s.write({ id, part: i } as Req);
+      s.end();
+    });
+    expect(status.code).toBe(grpc.status.OK);
+    expect(echoes).toEqual([0, 1, 2].map((echo) => ({ attempt: 2, echo })));
+    expect(arrivals.filter((a) => a.id === id).map((a) => a.previous)).toEqual(['', '1']);
+  });
+
+  it('herdless/grpc: bidi — the first attempt answers (headers and a message) before the delay: committed, never hedged', async () => {
+    const c = await herdlessClient();
+    const id = `call-${++ids}`;
+    const echoes: unknown[] = [];
+    await new Promise<void>((resolve) => {
+      const s = c.chat({ deadline: Date.now() + 10_000 });
+      s.on('data', (m) => {
+        echoes.push(m);
+        setTimeout(() => s.cancel(), DELAY_MS * 2);
+      });
+      s.on('error', () => undefined);
+      s.on('status', () => resolve());
+      s.write({ id, first: 'headers-then-hang' } as Req);
+      s.end();
+    });
+    expect(echoes).toEqual([{ attempt: 1, echo: 0 }]);
+    expect(arrivals.filter((a) => a.id === id)).toHaveLength(1);
+  });
+
+  it('herdless/grpc: an upload that outgrows perRpcBufferLimit commits to the attempt in flight: no hedge, every message still sent', async () => {
+    const giveUps: GrpcGiveUpEvent[] = [];
+    const hedges: GrpcHedgeEvent[] = [];
+    // Each message serializes to about 40 bytes: the third does not fit in 100.
+    const c = await herdlessClient(undefined, slowHedge, { perRpcBufferLimit: 100, onGiveUp: (e) => void giveUps.push(e), onHedge: (e) => void hedges.push(e) });
+    const { error, id } = await upload(c, { first: grpc.status.UNAVAILABLE }, 6);
+    expect(error?.code).toBe(grpc.status.UNAVAILABLE);
+    expect(arrivals.filter((a) => a.id === id)).toHaveLength(1);
+    expect(uploads.get(`${id}#1`)).toHaveLength(6);
+    expect(hedges).toEqual([]);
+    expect(giveUps.map((e) => [e.reason, e.attempts, e.code, e.hedged])).toEqual([['committed', 1, grpc.status.UNAVAILABLE, true]]);
+    expect(giveUps[0]!.message).toMatch(/^hedged attempt 1 had committed the call \(the request outgrew the retry buffer \(perRpcBufferLimit 100,/);
   });
 });

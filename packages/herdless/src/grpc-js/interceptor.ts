@@ -81,12 +81,9 @@ export function grpcRetryInterceptor(options: GrpcJsRetryInterceptorOptions): In
   // keyed breakers see it used and never drop it as idle while calls flow).
   const serverName = target === undefined ? '' : grpcServerName(target);
   return (callOptions: InterceptorOptions, nextCall: NextCall) => {
-    const definition = callOptions.method_definition;
-    const plan = planner.planFor(definition.path, target);
+    const plan = planner.planFor(callOptions.method_definition.path, target);
     if (plan.hedging !== undefined) {
-      // gRFC A6 hedging, for unary and server-streaming calls (one request message); a client or
-      // bidi stream with only a hedging policy is sent once.
-      if (definition.requestStream) return new InterceptingCall(nextCall(callOptions));
+      // gRFC A6 hedging, for every kind of call: the request is replayed by each hedge until the call commits.
       return new InterceptingCall(new HedgingCall(planner, plan, callOptions, nextCall));
     }
     const breaker = planner.breaker?.get(serverName);
