@@ -9,6 +9,7 @@ import { GRPC_PUSHBACK_HEADER, parseGrpcPushback } from '../grpc/pushback.js';
 import { hedge } from '../runtime/hedge.js';
 import type { AttemptContext } from '../runtime/telemetry.js';
 import { readTimeoutMs, retryHeaders, sizeOf } from './connect-call.js';
+import { HedgeReplay } from './hedge-replay.js';
 
 /** A hedged attempt's failure: the error as the transport gave it, its code, and the server's pushback. */
 class AttemptFailure extends HerdlessError {
@@ -98,55 +99,82 @@ function linked(attempt: AbortSignal, caller: AbortSignal): { signal: AbortSigna
   };
 }
 
-/** Every attempt's request stream: the one message the caller sent, again. */
-async function* again<T>(messages: readonly T[]): AsyncGenerator<T> {
-  yield* messages;
-}
-
-/** The attempt that committed: its response, the first message (already read, when that was the commit), the rest. */
+/** The attempt that won: its number, its response once it has begun (a forced commit may come before), and its signal's link. */
 interface CommittedStream {
   readonly number: number;
-  readonly res: StreamResponse;
-  readonly first: IteratorResult<unknown> | undefined;
-  readonly rest: AsyncIterator<unknown>;
+  readonly ready: Promise<{ readonly res: StreamResponse; readonly first: IteratorResult<unknown> | undefined; readonly rest: AsyncIterator<unknown> }>;
   readonly link: { dispose(): void };
 }
 
 /** The committed attempt's messages, handed to the caller; a failure after the commit is the call's (reported as `'committed'`). */
-async function* committedMessages(winner: CommittedStream, report: GrpcHedgeReporter, caller: AbortSignal): AsyncGenerator<unknown> {
-  let result = winner.first;
+async function* committedMessages(
+  number: number,
+  begun: { readonly first: IteratorResult<unknown> | undefined; readonly rest: AsyncIterator<unknown> },
+  done: () => void,
+  report: GrpcHedgeReporter,
+  caller: AbortSignal,
+): AsyncGenerator<unknown> {
+  let result = begun.first;
   try {
-    result ??= await winner.rest.next();
+    result ??= await begun.rest.next();
     while (result.done !== true) {
       yield result.value;
-      result = await winner.rest.next();
+      result = await begun.rest.next();
     }
   } catch (error) {
-    report.committedFailed(ConnectError.from(error).code, winner.number, caller.aborted);
+    report.committedFailed(ConnectError.from(error).code, number, caller.aborted);
     throw error;
   } finally {
-    winner.link.dispose();
+    done();
   }
 }
 
+/** Why the hedging stopped without a winner: the request outgrew the buffer between attempts. */
+const OVERFLOW: unique symbol = Symbol('overflow');
+
 /**
- * @internal A server-streaming call hedged by its `hedgingPolicy` (gRFC A6: hedging applies to every
- * kind of call until it commits). The one request message is read once and sent by every attempt;
- * an attempt commits when its response begins — on the gRPC and gRPC-web protocols at its response
- * headers (a failure before them is trailers-only), on the Connect protocol, which always sends
- * headers first, at its first message or its end. Before that nothing of it has reached the caller,
- * so the next hedge goes `hedgingDelay` after the last (at once after a status in
- * `nonFatalStatusCodes`); the first to commit wins, the others are aborted, and its messages go to
- * the caller. A failure after the commit is the call's, not hedged again (`onGiveUp`: `'committed'`).
+ * @internal A streaming call — server, client or bidi — hedged by its `hedgingPolicy` (gRFC A6:
+ * hedging applies to every kind of call until it commits). The request messages are read once and
+ * replayed to every attempt ({@link HedgeReplay}), held in the retry buffer. An attempt commits when
+ * its response begins — on the gRPC and gRPC-web protocols at its response headers (a failure
+ * before them is trailers-only), on the Connect protocol, which always sends headers first, at its
+ * first message or its end — or when the request outgrows the buffer (A6: the call is committed to
+ * the attempt in flight that has sent the most; with none in flight, the last failure ends the call).
+ * Before that nothing of it has reached the caller, so the next hedge goes `hedgingDelay` after the
+ * last (at once after a status in `nonFatalStatusCodes`); the committed attempt wins, the others are
+ * aborted, and its messages go to the caller. A failure after the commit is the call's, not hedged
+ * again (`onGiveUp`: `'committed'`).
  */
-export async function hedgedServerStream(req: StreamRequest, next: (req: StreamRequest) => Promise<StreamResponse>, plan: GrpcMethodPlan, planner: GrpcRetryPlanner): Promise<StreamResponse> {
-  const messages: unknown[] = [];
-  for await (const message of req.message) messages.push(message);
+export async function hedgedStream(req: StreamRequest, next: (req: StreamRequest) => Promise<StreamResponse>, plan: GrpcMethodPlan, planner: GrpcRetryPlanner): Promise<StreamResponse> {
+  const schema = req.method.input;
   const report = new GrpcHedgeReporter(planner, plan, `/${req.service.typeName}/${req.method.name}`, codeOf, req.url);
-  report.hold(messages.reduce<number>((bytes, message) => bytes + sizeOf(req.method.input, message), 0));
   const timeoutMs = readTimeoutMs(req.header);
   const startedAt = planner.clock.now();
   const headersCommit = /^application\/grpc/i.test(req.header.get('content-type') ?? '');
+  /** The attempts in flight, each with the function that commits the call to it. */
+  const inFlight = new Map<number, () => void>();
+  /** Ends the hedging: the caller's signal, or the request outgrowing the buffer between attempts. */
+  const stopper = new AbortController();
+  const stop = linked(stopper.signal, req.signal);
+  let lastFailure: AttemptFailure | undefined;
+  const replay = new HedgeReplay<unknown>(
+    req.message,
+    (message) => report.hold(sizeOf(schema, message)),
+    () => {
+      const chosen = replay.furthest(inFlight.keys());
+      if (chosen !== undefined) {
+        replay.commit(chosen);
+        inFlight.get(chosen)!();
+      } else {
+        stopper.abort(OVERFLOW);
+      }
+    },
+  );
+  const end = (): void => {
+    replay.close();
+    report.release();
+    stop.dispose();
+  };
   let winner: CommittedStream;
   try {
     winner = await hedge(async ({ attempt, signal }, traced?: AttemptContext): Promise<CommittedStream> => {
@@ -154,29 +182,60 @@ export async function hedgedServerStream(req: StreamRequest, next: (req: StreamR
       const header = attempt === 1 ? new Headers(req.header) : retryHeaders(req, attempt, timeoutMs === undefined ? undefined : timeoutMs - (planner.clock.now() - startedAt));
       traced?.inject((name, value) => header.set(name, value));
       const link = linked(signal, req.signal);
-      try {
-        const attemptReq = { ...req, header, signal: link.signal, message: again(messages) } as StreamRequest;
+      let force!: () => void;
+      const forced = new Promise<undefined>((resolve) => (force = () => resolve(undefined)));
+      inFlight.set(attempt, force);
+      const attemptReq = { ...req, header, signal: link.signal, message: replay.attempt(attempt) } as StreamRequest;
+      const ready = (async () => {
         const res = await (traced === undefined ? next(attemptReq) : traced.run(() => next(attemptReq)));
         const rest = res.message[Symbol.asyncIterator]() as AsyncIterator<unknown>;
         const first = headersCommit ? undefined : await rest.next();
-        return { number: attempt, res, first, rest, link };
+        return { res, first, rest };
+      })();
+      try {
+        const begun = await Promise.race([ready, forced]);
+        return { number: attempt, ready: begun === undefined ? ready : Promise.resolve(begun), link };
       } catch (error) {
         link.dispose();
         const failure = new AttemptFailure(error);
         report.lastCode = failure.grpcCode;
+        lastFailure = failure;
         throw failure;
+      } finally {
+        inFlight.delete(attempt);
       }
-    }, report.options(req.signal));
-    report.release();
+    }, report.options(stop.signal));
   } catch (error) {
+    end();
     if (req.signal.aborted) {
       const cancelled = ConnectError.from(req.signal.reason, Code.Canceled);
       report.gaveUp(error, cancelled.code);
       throw cancelled;
     }
+    if (stopper.signal.aborted && lastFailure !== undefined) {
+      // The request outgrew the buffer while no attempt was in flight: the last failure is the call's.
+      report.overflowEnded(lastFailure.grpcCode);
+      throw lastFailure.error;
+    }
     report.gaveUp(error, undefined);
     if (isRetryError(error) && error.cause instanceof AttemptFailure) throw error.cause.error;
     throw error;
   }
-  return { ...winner.res, message: committedMessages(winner, report, req.signal) } as StreamResponse;
+  replay.commit(winner.number);
+  report.release();
+  let begun: Awaited<CommittedStream['ready']>;
+  try {
+    // A commit forced by the buffer may come before the response has begun: its failure is the call's.
+    begun = await winner.ready;
+  } catch (error) {
+    report.committedFailed(ConnectError.from(error).code, winner.number, req.signal.aborted);
+    winner.link.dispose();
+    end();
+    throw error;
+  }
+  const done = (): void => {
+    winner.link.dispose();
+    end();
+  };
+  return { ...begun.res, message: committedMessages(winner.number, begun, done, report, req.signal) } as StreamResponse;
 }

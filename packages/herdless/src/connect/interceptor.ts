@@ -2,7 +2,7 @@ import type { Interceptor, StreamRequest, StreamResponse, UnaryRequest, UnaryRes
 import { grpcRetryPlanner, type GrpcRetryInterceptorOptions, type GrpcRetryPlanner } from '../grpc/interceptor-options.js';
 import { grpcServerName } from '../grpc/throttles.js';
 import { ConnectCall, overflowReason, sizeOf } from './connect-call.js';
-import { hedgedServerStream, hedgedUnaryCall } from './hedged-call.js';
+import { hedgedStream, hedgedUnaryCall } from './hedged-call.js';
 import { streamCall } from './stream-call.js';
 
 const OWNER = 'connectRetryInterceptor';
@@ -89,10 +89,10 @@ export function connectRetryInterceptor(options: ConnectRetryInterceptorOptions)
     const serverName = grpcServerName(req.url);
     const plan = planner.planFor(path, serverName);
     if (plan.hedging !== undefined) {
-      // gRFC A6 hedging, for unary and server-streaming calls (one request message); a client or
-      // bidi stream with only a hedging policy is sent once.
-      if (!req.stream) return hedgedUnaryCall(req, next as (req: UnaryRequest) => Promise<UnaryResponse>, plan, planner);
-      return req.method.methodKind === 'server_streaming' ? hedgedServerStream(req, next as (req: StreamRequest) => Promise<StreamResponse>, plan, planner) : next(req);
+      // gRFC A6 hedging, for every kind of call: the request is replayed by each hedge until the call commits.
+      return req.stream
+        ? hedgedStream(req, next as (req: StreamRequest) => Promise<StreamResponse>, plan, planner)
+        : hedgedUnaryCall(req, next as (req: UnaryRequest) => Promise<UnaryResponse>, plan, planner);
     }
     const breaker = planner.breaker?.get(serverName);
     if (plan.policy.maxAttempts <= 1 && plan.policy.budget === undefined && planner.throttle === undefined && breaker === undefined) return next(req);
