@@ -20,7 +20,16 @@ const file = create(FileDescriptorProtoSchema, {
   package: 'test',
   syntax: 'proto3',
   dependency: ['google/protobuf/wrappers.proto'],
-  service: [{ name: 'HedgedStreams', method: [{ name: 'Stream', inputType: '.google.protobuf.StringValue', outputType: '.google.protobuf.StringValue', serverStreaming: true }] }],
+  service: [
+    {
+      name: 'HedgedStreams',
+      method: [
+        { name: 'Stream', inputType: '.google.protobuf.StringValue', outputType: '.google.protobuf.StringValue', serverStreaming: true },
+        { name: 'Upload', inputType: '.google.protobuf.StringValue', outputType: '.google.protobuf.StringValue', clientStreaming: true },
+        { name: 'Chat', inputType: '.google.protobuf.StringValue', outputType: '.google.protobuf.StringValue', clientStreaming: true, serverStreaming: true },
+      ],
+    },
+  ],
 });
 const registry = createFileRegistry(file, (name) => (name === 'google/protobuf/wrappers.proto' ? file_google_protobuf_wrappers : undefined));
 const HedgedStreams = registry.getService('test.HedgedStreams')!;
@@ -42,12 +51,51 @@ const config = (delay: string) => ({
 let server: http2.Http2Server;
 let baseUrl: string;
 const arrivals: Arrival[] = [];
+/** The messages each attempt of a request stream read, by `id#attempt`. */
+const uploads = new Map<string, unknown[]>();
 const sessions: Http2SessionManager[] = [];
 
 beforeAll(async () => {
   const counts = new Map<string, number>();
+  /** Reads a request stream whole (its first message names the call and its answers); the attempt's number and answer. */
+  async function readAll(messages: AsyncIterable<{ value: string }>, context: HandlerContext): Promise<{ n: number; answer: Answer; received: unknown[]; arrival: Arrival }> {
+    const received: unknown[] = [];
+    let begun: { n: number; answer: Answer; arrival: Arrival } | undefined;
+    for await (const { value } of messages) {
+      const m = JSON.parse(value) as { id: string; answers: Answer[]; part: number };
+      received.push(m.part);
+      if (begun !== undefined) continue;
+      const n = (counts.get(m.id) ?? 0) + 1;
+      counts.set(m.id, n);
+      const arrival: Arrival = { id: m.id, previous: context.requestHeader.get('grpc-previous-rpc-attempts') ?? '', at: performance.now(), cancelled: false };
+      arrivals.push(arrival);
+      uploads.set(`${m.id}#${n}`, received);
+      begun = { n, answer: m.answers[Math.min(n, m.answers.length) - 1]!, arrival };
+    }
+    return { ...begun!, received };
+  }
+  const hangUntilCancelled = (context: HandlerContext, arrival: Arrival): Promise<void> =>
+    new Promise<void>((resolve) => {
+      if (context.signal.aborted) return resolve();
+      context.signal.addEventListener('abort', () => {
+        arrival.cancelled = true;
+        resolve();
+      });
+    });
   const routes = (router: ConnectRouter): void => {
     router.service(HedgedStreams, {
+      async upload(messages: AsyncIterable<{ value: string }>, context: HandlerContext) {
+        const { n, answer, received, arrival } = await readAll(messages, context);
+        if (typeof answer === 'number') throw new ConnectError(`scripted ${Code[answer]}`, answer as Code);
+        if (answer !== 'ok') await hangUntilCancelled(context, arrival);
+        return { value: JSON.stringify({ attempt: n, received: received.length }) };
+      },
+      async *chat(messages: AsyncIterable<{ value: string }>, context: HandlerContext) {
+        const { n, answer, received, arrival } = await readAll(messages, context);
+        if (typeof answer === 'number') throw new ConnectError(`scripted ${Code[answer]}`, answer as Code);
+        if (answer === 'hang') return void (await hangUntilCancelled(context, arrival));
+        for (const part of received) yield { value: JSON.stringify({ attempt: n, echo: part }) };
+      },
       async *stream(req: { value: string }, context: HandlerContext) {
         const { id, answers } = JSON.parse(req.value) as { id: string; answers: Answer[] };
         const n = (counts.get(id) ?? 0) + 1;
@@ -83,12 +131,22 @@ afterAll(async () => {
 });
 
 const PROTOCOLS = { connect: createConnectTransport, grpc: createGrpcTransport, 'grpc-web': createGrpcWebTransport } as const;
-type StreamClient = { stream(req: { value: string }, options?: { timeoutMs?: number; signal?: AbortSignal }): AsyncIterable<{ value: string }> };
+type CallOptions = { timeoutMs?: number; signal?: AbortSignal };
+type StreamClient = {
+  stream(req: { value: string }, options?: CallOptions): AsyncIterable<{ value: string }>;
+  upload(req: AsyncIterable<{ value: string }>, options?: CallOptions): Promise<{ value: string }>;
+  chat(req: AsyncIterable<{ value: string }>, options?: CallOptions): AsyncIterable<{ value: string }>;
+};
 
-function client(protocol: keyof typeof PROTOCOLS, delay = '0.2s', hooks: { hedges?: GrpcHedgeEvent[]; giveUps?: GrpcGiveUpEvent[] } = {}): StreamClient {
+function client(protocol: keyof typeof PROTOCOLS, delay = '0.2s', hooks: { hedges?: GrpcHedgeEvent[]; giveUps?: GrpcGiveUpEvent[] } = {}, perRpcBufferLimit?: number): StreamClient {
   const sessionManager = new Http2SessionManager(baseUrl);
   sessions.push(sessionManager);
-  const interceptor = connectRetryInterceptor({ serviceConfig: config(delay), onHedge: (e) => void hooks.hedges?.push(e), onGiveUp: (e) => void hooks.giveUps?.push(e) });
+  const interceptor = connectRetryInterceptor({
+    serviceConfig: config(delay),
+    onHedge: (e) => void hooks.hedges?.push(e),
+    onGiveUp: (e) => void hooks.giveUps?.push(e),
+    ...(perRpcBufferLimit === undefined ? {} : { perRpcBufferLimit }),
+  });
   const transport: Transport = PROTOCOLS[protocol]({ baseUrl, httpVersion: '2', sessionManager, interceptors: [interceptor] } as never);
   return createClient(HedgedStreams, transport) as unknown as StreamClient;
 }
@@ -169,4 +227,52 @@ describe.each(Object.keys(PROTOCOLS) as (keyof typeof PROTOCOLS)[])('connectRetr
       expect(giveUps.map((e) => [e.reason, e.attempts, e.code, e.hedged])).toEqual([['committed', 1, Code.Unavailable, true]]);
     });
   }
+});
+
+/** A request stream of `count` messages, the first naming the call and its answers. */
+async function* parts(id: string, answers: Answer[], count: number): AsyncGenerator<{ value: string }> {
+  for (let part = 0; part < count; part++) yield { value: JSON.stringify({ id, answers, part }) };
+}
+
+describe.each(Object.keys(PROTOCOLS) as (keyof typeof PROTOCOLS)[])('connectRetryInterceptor hedges client and bidi streams over the %s protocol', (protocol) => {
+  it('an upload never answered: the hedge at hedgingDelay replays every message and answers; the first is cancelled', async () => {
+    const c = client(protocol);
+    const id = `u-${++ids}`;
+    const started = performance.now();
+    const res = await c.upload(parts(id, ['hang', 'ok'], 5), { timeoutMs: 10_000 });
+    expect(JSON.parse(res.value)).toEqual({ attempt: 2, received: 5 });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(DELAY_MS - 1);
+    expect(uploads.get(`${id}#2`)).toEqual([0, 1, 2, 3, 4]);
+    const seen = arrivals.filter((a) => a.id === id);
+    expect(seen.map((a) => a.previous)).toEqual(['', '1']);
+    expect(seen[1]!.at - seen[0]!.at).toBeLessThan(5 * DELAY_MS);
+    await until(() => seen[0]!.cancelled);
+    expect(seen[0]!.cancelled).toBe(true);
+  });
+
+  it('bidi: the first never answers; the hedge replays the messages and its echoes are the call’s', async () => {
+    const c = client(protocol);
+    const id = `b-${++ids}`;
+    const echoes: unknown[] = [];
+    for await (const m of c.chat(parts(id, ['hang', 'ok'], 3), { timeoutMs: 10_000 })) echoes.push(JSON.parse(m.value));
+    expect(echoes).toEqual([0, 1, 2].map((echo) => ({ attempt: 2, echo })));
+    expect(arrivals.filter((a) => a.id === id).map((a) => a.previous)).toEqual(['', '1']);
+  });
+
+  it('an upload that outgrows perRpcBufferLimit commits to the attempt in flight: no hedge, every message sent, onGiveUp committed', async () => {
+    const giveUps: GrpcGiveUpEvent[] = [];
+    const hedges: GrpcHedgeEvent[] = [];
+    // Each message is a StringValue of 45 bytes: the third does not fit in 120.
+    const c = client(protocol, '10s', { giveUps, hedges }, 120);
+    const id = `o-${++ids}`;
+    const error = await c.upload(parts(id, [Code.Unavailable, 'ok'], 6), { timeoutMs: 10_000 }).then(
+      () => undefined,
+      (e: unknown) => ConnectError.from(e),
+    );
+    expect(error?.code).toBe(Code.Unavailable);
+    expect(arrivals.filter((a) => a.id === id)).toHaveLength(1);
+    expect(uploads.get(`${id}#1`)).toHaveLength(6);
+    expect(hedges).toEqual([]);
+    expect(giveUps.map((e) => [e.reason, e.attempts, e.code, e.hedged])).toEqual([['committed', 1, Code.Unavailable, true]]);
+  });
 });
