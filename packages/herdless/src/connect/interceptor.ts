@@ -53,13 +53,12 @@ async function unaryCall(call: ConnectCall, req: UnaryRequest, next: (req: Unary
  * unary API hands over a response or an error whole, so a unary failure is retried whether or not
  * the server had sent headers first: the caller never sees a failed attempt.
  *
- * A method whose service config entry has a `hedgingPolicy` instead is hedged, for unary and
- * server-streaming calls (A6, "Hedging Policy"): the next attempt `hedgingDelay` after the last, at
- * once after a status in `nonFatalStatusCodes` (after the pushback, if any), up to `maxAttempts`,
- * under the `retryThrottling` bucket, the request held in the retry buffer; the first successful
- * unary response, or the first stream whose response begins (headers on gRPC and gRPC-web, a
- * message on the Connect protocol), wins and the others are aborted. A client-streaming or bidi
- * method with only a hedging policy is sent once. Hedged calls report to `onHedge` and `onGiveUp`
+ * A method whose service config entry has a `hedgingPolicy` instead is hedged, every kind of call
+ * (A6, "Hedging Policy"): the next attempt `hedgingDelay` after the last, at once after a status in
+ * `nonFatalStatusCodes` (after the pushback, if any), up to `maxAttempts`, under the
+ * `retryThrottling` bucket, the request held in the retry buffer and replayed by each hedge; the
+ * first successful unary response, or the first stream whose response begins (headers on gRPC and
+ * gRPC-web, a message on the Connect protocol), wins and the others are aborted. Hedged calls report to `onHedge` and `onGiveUp`
  * (with `hedged: true`), never to `onRetry`, and to `telemetry` as the layer `'hedge'`.
  *
  * It works with every Connect transport — Connect, gRPC and gRPC-web, in browsers

@@ -37,14 +37,14 @@ export interface GrpcJsRetryInterceptorOptions extends GrpcRetryInterceptorOptio
  * committed: the attempt in flight goes on, and a later failure is returned, not retried. The
  * caller sees the last attempt's status, as without the interceptor.
  *
- * A method whose service config entry has a `hedgingPolicy` instead is hedged, for unary and
- * server-streaming calls (A6, "Hedging Policy"; `hedge()` runs the attempts): the next attempt
- * `hedgingDelay` after the last, or at once after a status in `nonFatalStatusCodes` (after the
- * pushback, if the server sent one), up to `maxAttempts`; every hedge admitted by the
- * `retryThrottling` bucket; the request held in the retry buffer (one that does not fit is sent
- * once); the first attempt to receive response headers (or an OK status) commits the call and the
- * others are cancelled. A client-streaming or bidi method with only a hedging policy is sent once.
- * Hedged calls report each hedge to `onHedge` and their end to `onGiveUp` (with `hedged: true`),
+ * A method whose service config entry has a `hedgingPolicy` instead is hedged, every kind of call
+ * (A6, "Hedging Policy"; `hedge()` runs the attempts): the next attempt `hedgingDelay` after the
+ * last, or at once after a status in `nonFatalStatusCodes` (after the pushback, if the server sent
+ * one), up to `maxAttempts`; every hedge admitted by the `retryThrottling` bucket; the request — a
+ * stream's messages as they are written — held in the retry buffer and replayed by each hedge (a
+ * request that outgrows it commits the call to the attempt that has sent the most); the first
+ * attempt to receive response headers (or an OK status) commits the call and the others are
+ * cancelled. Hedged calls report each hedge to `onHedge` and their end to `onGiveUp` (with `hedged: true`),
  * never to `onRetry`; `telemetry` sees them as the layer `'hedge'`. Turn grpc-js's own retries off
  * (`'grpc.enable_retries': 0`) so that calls are not retried twice.
  *
