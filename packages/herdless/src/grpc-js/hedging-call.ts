@@ -88,8 +88,13 @@ interface Entry {
 export class HedgingCall implements Call {
   #listener: Partial<InterceptingListener> | undefined;
   #metadata: Metadata | undefined;
-  /** The request as the application wrote it. */
+  /**
+   * The request as the application wrote it, from entry `#offset` on: once the call is committed,
+   * what the committed attempt has written is let go, so a long stream holds only what is unsent.
+   */
   readonly #entries: Entry[] = [];
+  #offset = 0;
+  #halfClosed = false;
   #readPending = false;
   #started = false;
   #done = false;
@@ -157,7 +162,8 @@ export class HedgingCall implements Call {
 
   halfClose(): void {
     // Once: a second half-close (or one after the call ended) is ignored.
-    if (this.#done || (this.#entries.length > 0 && this.#entries.at(-1)!.message === undefined)) return;
+    if (this.#done || this.#halfClosed) return;
+    this.#halfClosed = true;
     this.#entries.push({});
     if (this.#stream) return this.#pumpAll();
     if (this.#started) return;
@@ -223,8 +229,8 @@ export class HedgingCall implements Call {
    */
   #pump(attempt: HedgeAttempt): void {
     const chosen = this.#chosen;
-    while (attempt.live && !attempt.writing && attempt.sent < this.#entries.length && (chosen === undefined || chosen === attempt)) {
-      const entry = this.#entries[attempt.sent]!;
+    while (attempt.live && !attempt.writing && attempt.sent < this.#offset + this.#entries.length && (chosen === undefined || chosen === attempt)) {
+      const entry = this.#entries[attempt.sent - this.#offset]!;
       const message = entry.message;
       if (message === undefined) {
         attempt.sent++;
@@ -246,16 +252,27 @@ export class HedgingCall implements Call {
           callback: () => {
             attempt.writing = false;
             attempt.sent++;
-            if (attempt === this.#chosen && entry.callback !== undefined) {
-              const callback = entry.callback;
-              entry.callback = undefined;
-              callback();
+            if (attempt === this.#chosen) {
+              this.#letGo(attempt);
+              if (entry.callback !== undefined) {
+                const callback = entry.callback;
+                entry.callback = undefined;
+                callback();
+              }
             }
             this.#pump(attempt);
           },
         },
         message.value,
       );
+    }
+  }
+
+  /** Once committed, the entries the committed attempt has written are not needed again. */
+  #letGo(committed: HedgeAttempt): void {
+    while (this.#offset < committed.sent && this.#entries.length > 0) {
+      this.#entries.shift();
+      this.#offset++;
     }
   }
 
