@@ -104,6 +104,32 @@ describe.each(Object.keys(clients) as (keyof typeof clients)[])('%s hedging: the
     expect(server.requests.map((r) => r.url)).toEqual(['/stock/42?fields=all', '/stock/42?fields=all']);
   });
 
+  it('a POST without an idempotency key is sent once, unhedged, and still reported', async () => {
+    server.script([{ status: 503, body: 'busy' }]);
+    const events: TelemetryEvent[] = [];
+    const onEvent = (e: TelemetryEvent): void => void events.push(e);
+    const url = `${server.origin}/orders`;
+    let status: number;
+    if (client === 'fetch') status = (await withHedging(fetch, { delayMs: HEDGE_DELAY_MS, telemetry: { onEvent } })(url, { method: 'POST', body: 'x' })).status;
+    else if (client === 'undici') {
+      const agent = new Agent();
+      agents.push(agent);
+      const res = await request(url, { method: 'POST', body: 'x', dispatcher: agent.compose(hedgingInterceptor({ delayMs: HEDGE_DELAY_MS, telemetry: { onEvent } })) });
+      await res.body.arrayBuffer();
+      status = res.statusCode;
+    } else {
+      status = (await axios.post(url, 'x', { adapter: hedgingAdapter({ delayMs: HEDGE_DELAY_MS, telemetry: { onEvent } }), validateStatus: () => true })).status;
+    }
+    expect(status).toBe(503);
+    expect(server.requests).toHaveLength(1);
+    expect(flatten(events)).toEqual([
+      ['attempt-start', 1],
+      ['attempt-end', 1, 'failure', 503],
+      ['give-up', 'fatal', 1, 503],
+    ]);
+    expect(events[0]!.type === 'attempt-start' && events[0]!.call).toEqual({ layer: 'hedge', client, method: 'POST', url, name: new URL(server.origin).host });
+  });
+
   it('every attempt answers 503: the give-up carries the status returned', async () => {
     server.script([], { status: 503, body: 'busy' });
     const events: TelemetryEvent[] = [];

@@ -111,8 +111,11 @@ export function parseHttpHedgingOptions(options: HttpHedgingOptions, owner: stri
     if (HTTP_KEYS.includes(key)) httpOptions[key] = value;
     else hedgeOptions[key] = value;
   }
-  // The hedger reports the call; the HTTP rules describe it (method, URL, name, statuses).
+  // The hedger reports the call; the HTTP rules describe it (method, URL, name, statuses), and
+  // report a request sent once, unhedged, on the same clock.
   httpOptions.telemetry = hedgeOptions.telemetry;
+  httpOptions.clock = hedgeOptions.clock;
+  httpOptions.onHookError = hedgeOptions.onHookError;
   const config = parseHttpOptions(httpOptions, owner, false);
   const user = hedgeOptions.retryable;
   // A listed status, and a client's own transient failure, are non-fatal by definition; other

@@ -1,10 +1,10 @@
 import { isRetryError } from '../core/retry/errors.js';
 import { HEDGE_REPORT, type HedgeCallReport, type Hedger } from '../runtime/hedge.js';
-import type { AttemptContext } from '../runtime/telemetry.js';
+import { CallTelemetry, type AttemptContext } from '../runtime/telemetry.js';
 import { AttemptLink } from './attempt-link.js';
 import { hostOf, responseFailure, type ExchangeResult, type HttpExchange } from './exchange.js';
 import type { HttpConfig } from './options.js';
-import { isHttpStatusError, type StatusLike } from './status-error.js';
+import { HttpStatusError, isHttpStatusError, type StatusLike } from './status-error.js';
 
 /** Failures a client adapter calls transient (axios's `ERR_NETWORK`…), which the classification does not know. */
 const CLIENT_TRANSIENT = /* @__PURE__ */ new WeakSet<object>();
@@ -31,6 +31,34 @@ function hedgeReport<R extends StatusLike>(config: HttpConfig, exchange: HttpExc
 }
 
 /**
+ * A request that may not be sent twice (a POST without an idempotency key), sent once. Telemetry
+ * still sees it — its attempt (a retried status is a failure, as for the retrying fetch) and, when
+ * that status came back, the give-up (`'fatal'`: it could not be hedged) — so hedging's metrics count
+ * every request the adapter sent.
+ */
+async function sendOnce<R extends StatusLike>(config: HttpConfig, exchange: HttpExchange<R>, caller: AbortSignal | undefined): Promise<ExchangeResult<R>> {
+  const tel = config.telemetry === undefined ? undefined : new CallTelemetry(config.telemetry, hedgeReport(config, exchange).call, config.clock, config.onHookError);
+  if (tel === undefined) {
+    const response = await exchange.send(1, caller, undefined);
+    exchange.record?.(response, 1, undefined);
+    return { response, attempts: 1, gaveUp: undefined };
+  }
+  const traced = tel.attemptStart(1);
+  let response: R;
+  try {
+    response = await (traced === undefined ? exchange.send(1, caller, undefined) : traced.run(() => exchange.send(1, caller, undefined, traced)));
+  } catch (error) {
+    tel.attemptEnd(1, caller?.aborted === true ? 'aborted' : 'failure', error);
+    throw error;
+  }
+  const failed = config.statuses.has(response.status);
+  tel.attemptEnd(1, failed ? 'failure' : 'success', failed ? new HttpStatusError(response) : undefined, response.status);
+  if (failed) tel.giveUp('fatal', 1, exchange.blocked, undefined, response.status);
+  exchange.record?.(response, 1, undefined);
+  return { response, attempts: 1, gaveUp: undefined };
+}
+
+/**
  * @internal One logical request hedged (the HTTP adapters' `hedge()`): each attempt is `exchange.send`;
  * a retried status is a failed attempt (non-fatal: the next hedge goes at once, or after its
  * `Retry-After`); any other response wins. Every response that is not the result is discarded —
@@ -41,11 +69,7 @@ function hedgeReport<R extends StatusLike>(config: HttpConfig, exchange: HttpExc
 export async function runHedgedExchange<R extends StatusLike>(hedger: Hedger, config: HttpConfig, exchange: HttpExchange<R>): Promise<ExchangeResult<R>> {
   // A client that makes the caller's signal late (undici) makes it at once here: every hedge needs it.
   const caller = exchange.lateSignal === undefined ? exchange.signal : exchange.lateSignal();
-  if (exchange.blocked !== undefined) {
-    const response = await exchange.send(1, caller, undefined);
-    exchange.record?.(response, 1, undefined);
-    return { response, attempts: 1, gaveUp: undefined };
-  }
+  if (exchange.blocked !== undefined) return sendOnce(config, exchange, caller);
   /** Every response an attempt received, until the call settles; after, each is discarded as it comes. */
   const responses: R[] = [];
   const links = new Map<R, AttemptLink>();
