@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { grpcRetryInterceptor, type GrpcGiveUpEvent, type GrpcHedgeEvent, type GrpcJsRetryInterceptorOptions } from 'herdless/grpc-js';
-import type { TelemetryEvent } from 'herdless';
+import { circuitBreaker, consecutiveFailures, type TelemetryEvent } from 'herdless';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /*
@@ -571,5 +571,37 @@ describe('client-streaming and bidi hedging on a real grpc-js server: herdless/g
     expect(hedges).toEqual([]);
     expect(giveUps.map((e) => [e.reason, e.attempts, e.code, e.hedged])).toEqual([['committed', 1, grpc.status.UNAVAILABLE, true]]);
     expect(giveUps[0]!.message).toMatch(/^hedged attempt 1 had committed the call \(the request outgrew the retry buffer \(perRpcBufferLimit 100,/);
+  });
+});
+
+describe('herdless/grpc: every hedged attempt goes through the breaker', () => {
+  it('UNAVAILABLE attempts count as failures and open it; then a call is refused without being sent (UNAVAILABLE, onGiveUp circuit-open)', async () => {
+    const breaker = circuitBreaker({ counting: consecutiveFailures({ threshold: 2 }), openDurationMs: 600_000 });
+    const giveUps: GrpcGiveUpEvent[] = [];
+    const c = await herdlessClient(undefined, slowHedge, { breaker, onGiveUp: (e) => void giveUps.push(e) });
+    const failed = await call(c, { first: grpc.status.UNAVAILABLE, later: grpc.status.UNAVAILABLE });
+    expect(failed.error?.code).toBe(grpc.status.UNAVAILABLE);
+    expect(breaker.state).toBe('open');
+    const refused = await call(c);
+    expect(refused.error?.code).toBe(grpc.status.UNAVAILABLE);
+    expect(refused.error?.details).toMatch(/circuit/i);
+    expect(arrivals.filter((a) => a.id === refused.id)).toHaveLength(0);
+    expect(giveUps.map((e) => [e.reason, e.code, e.hedged])).toEqual([
+      ['exhausted', grpc.status.UNAVAILABLE, true],
+      ['circuit-open', grpc.status.UNAVAILABLE, true],
+    ]);
+  });
+
+  it('a loser cancelled by the winner is not counted: a hedged success leaves a threshold-1 breaker closed', async () => {
+    // The breaker counts every status but OK as a failure here, so a counted CANCELLED would open it.
+    const breaker = circuitBreaker({ counting: consecutiveFailures({ threshold: 1 }), openDurationMs: 600_000, isFailure: () => true });
+    const c = await herdlessClient(undefined, serviceConfig, { breaker });
+    const { error, value, id } = await call(c);
+    expect(error).toBeNull();
+    expect(value).toEqual({ attempt: 2 });
+    const seen = arrivals.filter((a) => a.id === id);
+    await until(() => seen[0]!.cancelled);
+    await new Promise((r) => setTimeout(r, 50)); // the loser's CANCELLED status reaches the client
+    expect(breaker.state).toBe('closed');
   });
 });

@@ -8,6 +8,8 @@ import { GrpcHedgeReporter } from '../grpc/hedge-report.js';
 import { GRPC_PUSHBACK_HEADER, parseGrpcPushback } from '../grpc/pushback.js';
 import { hedge } from '../runtime/hedge.js';
 import type { AttemptContext } from '../runtime/telemetry.js';
+import { isCircuitOpenError } from '../core/breaker/circuit-open-error.js';
+import type { CircuitBreaker } from '../runtime/breaker.js';
 import { readTimeoutMs, retryHeaders, sizeOf } from './connect-call.js';
 import { HedgeReplay } from './hedge-replay.js';
 
@@ -42,14 +44,23 @@ function codeOf(outcome: unknown): number | undefined {
  * attempt fails, the caller gets the last attempt's error, unchanged. The interceptor's `onHedge`
  * and `onGiveUp` hear of the hedges and of the give-up; its telemetry of every attempt.
  */
-export async function hedgedUnaryCall(req: UnaryRequest, next: (req: UnaryRequest) => Promise<UnaryResponse>, plan: GrpcMethodPlan, planner: GrpcRetryPlanner): Promise<UnaryResponse> {
+export async function hedgedUnaryCall(
+  req: UnaryRequest,
+  next: (req: UnaryRequest) => Promise<UnaryResponse>,
+  plan: GrpcMethodPlan,
+  planner: GrpcRetryPlanner,
+  breaker: CircuitBreaker | undefined,
+): Promise<UnaryResponse> {
   const timeoutMs = readTimeoutMs(req.header);
   const startedAt = planner.clock.now();
-  const report = new GrpcHedgeReporter(planner, plan, `/${req.service.typeName}/${req.method.name}`, codeOf, req.url);
+  const report = new GrpcHedgeReporter(planner, plan, `/${req.service.typeName}/${req.method.name}`, codeOf, req.url, breaker);
   report.hold(sizeOf(req.method.input, req.message));
   try {
     const res = await hedge(async ({ attempt, signal }, traced?: AttemptContext) => {
       report.attempts = attempt;
+      // Every attempt goes through the breaker: a refused one is not sent, and no hedge follows it.
+      const ticket = report.acquire();
+      if (isCircuitOpenError(ticket)) throw ticket;
       let header = attempt === 1 ? req.header : retryHeaders(req, attempt, timeoutMs === undefined ? undefined : timeoutMs - (planner.clock.now() - startedAt));
       if (traced !== undefined) {
         if (header === req.header) header = new Headers(header);
@@ -58,8 +69,12 @@ export async function hedgedUnaryCall(req: UnaryRequest, next: (req: UnaryReques
       }
       try {
         const attemptReq = { ...req, header, signal };
-        return await (traced === undefined ? next(attemptReq) : traced.run(() => next(attemptReq)));
+        const res = await (traced === undefined ? next(attemptReq) : traced.run(() => next(attemptReq)));
+        ticket?.({ value: res });
+        return res;
       } catch (error) {
+        // A loser's abort, or the caller's, is not the server's fault: not counted.
+        ticket?.(signal.aborted ? 'ignored' : { error: ConnectError.from(error) });
         const failure = new AttemptFailure(error);
         report.lastCode = failure.grpcCode;
         throw failure;
@@ -75,6 +90,7 @@ export async function hedgedUnaryCall(req: UnaryRequest, next: (req: UnaryReques
     }
     report.gaveUp(error, undefined);
     if (isRetryError(error) && error.cause instanceof AttemptFailure) throw error.cause.error;
+    if (isRetryError(error) && isCircuitOpenError(error.cause)) throw new ConnectError(error.cause.message, Code.Unavailable, undefined, undefined, error.cause);
     throw error;
   }
 }
@@ -145,9 +161,15 @@ const OVERFLOW: unique symbol = Symbol('overflow');
  * aborted, and its messages go to the caller. A failure after the commit is the call's, not hedged
  * again (`onGiveUp`: `'committed'`).
  */
-export async function hedgedStream(req: StreamRequest, next: (req: StreamRequest) => Promise<StreamResponse>, plan: GrpcMethodPlan, planner: GrpcRetryPlanner): Promise<StreamResponse> {
+export async function hedgedStream(
+  req: StreamRequest,
+  next: (req: StreamRequest) => Promise<StreamResponse>,
+  plan: GrpcMethodPlan,
+  planner: GrpcRetryPlanner,
+  breaker: CircuitBreaker | undefined,
+): Promise<StreamResponse> {
   const schema = req.method.input;
-  const report = new GrpcHedgeReporter(planner, plan, `/${req.service.typeName}/${req.method.name}`, codeOf, req.url);
+  const report = new GrpcHedgeReporter(planner, plan, `/${req.service.typeName}/${req.method.name}`, codeOf, req.url, breaker);
   const timeoutMs = readTimeoutMs(req.header);
   const startedAt = planner.clock.now();
   const headersCommit = /^application\/grpc/i.test(req.header.get('content-type') ?? '');
@@ -179,6 +201,9 @@ export async function hedgedStream(req: StreamRequest, next: (req: StreamRequest
   try {
     winner = await hedge(async ({ attempt, signal }, traced?: AttemptContext): Promise<CommittedStream> => {
       report.attempts = attempt;
+      // Every attempt goes through the breaker: a refused one is not sent, and no hedge follows it.
+      const ticket = report.acquire();
+      if (isCircuitOpenError(ticket)) throw ticket;
       const header = attempt === 1 ? new Headers(req.header) : retryHeaders(req, attempt, timeoutMs === undefined ? undefined : timeoutMs - (planner.clock.now() - startedAt));
       traced?.inject((name, value) => header.set(name, value));
       const link = linked(signal, req.signal);
@@ -194,8 +219,13 @@ export async function hedgedStream(req: StreamRequest, next: (req: StreamRequest
       })();
       try {
         const begun = await Promise.race([ready, forced]);
+        // The response has begun (as for a retried stream, that is the breaker's success); a commit
+        // forced by the buffer is settled when it begins, or fails.
+        if (begun !== undefined) ticket?.({ value: begun.res });
+        else if (ticket !== undefined) ready.then((b) => ticket({ value: b.res }), (error: unknown) => ticket(link.signal.aborted ? 'ignored' : { error: ConnectError.from(error) }));
         return { number: attempt, ready: begun === undefined ? ready : Promise.resolve(begun), link };
       } catch (error) {
+        ticket?.(link.signal.aborted ? 'ignored' : { error: ConnectError.from(error) });
         link.dispose();
         const failure = new AttemptFailure(error);
         report.lastCode = failure.grpcCode;
@@ -219,6 +249,7 @@ export async function hedgedStream(req: StreamRequest, next: (req: StreamRequest
     }
     report.gaveUp(error, undefined);
     if (isRetryError(error) && error.cause instanceof AttemptFailure) throw error.cause.error;
+    if (isRetryError(error) && isCircuitOpenError(error.cause)) throw new ConnectError(error.cause.message, Code.Unavailable, undefined, undefined, error.cause);
     throw error;
   }
   replay.commit(winner.number);

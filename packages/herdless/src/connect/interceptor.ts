@@ -87,13 +87,13 @@ export function connectRetryInterceptor(options: ConnectRetryInterceptorOptions)
     const path = `/${req.service.typeName}/${req.method.name}`;
     const serverName = grpcServerName(req.url);
     const plan = planner.planFor(path, serverName);
+    const breaker = planner.breaker?.get(serverName);
     if (plan.hedging !== undefined) {
       // gRFC A6 hedging, for every kind of call: the request is replayed by each hedge until the call commits.
       return req.stream
-        ? hedgedStream(req, next as (req: StreamRequest) => Promise<StreamResponse>, plan, planner)
-        : hedgedUnaryCall(req, next as (req: UnaryRequest) => Promise<UnaryResponse>, plan, planner);
+        ? hedgedStream(req, next as (req: StreamRequest) => Promise<StreamResponse>, plan, planner, breaker)
+        : hedgedUnaryCall(req, next as (req: UnaryRequest) => Promise<UnaryResponse>, plan, planner, breaker);
     }
-    const breaker = planner.breaker?.get(serverName);
     if (plan.policy.maxAttempts <= 1 && plan.policy.budget === undefined && planner.throttle === undefined && breaker === undefined) return next(req);
     const call = new ConnectCall(planner, plan, path, req, breaker);
     return req.stream

@@ -1,11 +1,13 @@
 import { Metadata, status as Status } from '@grpc/grpc-js';
 import type { InterceptorOptions, InterceptingListener, NextCall, StatusObject } from '@grpc/grpc-js';
+import { isCircuitOpenError } from '../core/breaker/circuit-open-error.js';
 import { markDoNotRetry } from '../core/classify/hints.js';
 import { HerdlessError } from '../core/errors.js';
 import { GrpcHedgeReporter } from '../grpc/hedge-report.js';
 import type { GrpcMethodPlan, GrpcRetryPlanner } from '../grpc/interceptor-options.js';
 import { GRPC_PUSHBACK_HEADER, parseGrpcPushback } from '../grpc/pushback.js';
 import { hedge } from '../runtime/hedge.js';
+import type { CircuitBreaker } from '../runtime/breaker.js';
 import type { AttemptContext } from '../runtime/telemetry.js';
 import type { Call } from './retrying-call.js';
 
@@ -115,8 +117,9 @@ export class HedgingCall implements Call {
     plan: GrpcMethodPlan,
     private readonly options: InterceptorOptions,
     private readonly nextCall: NextCall,
+    breaker: CircuitBreaker | undefined,
   ) {
-    this.#report = new GrpcHedgeReporter(planner, plan, options.method_definition.path, codeOf);
+    this.#report = new GrpcHedgeReporter(planner, plan, options.method_definition.path, codeOf, undefined, breaker);
     this.#stream = options.method_definition.requestStream;
   }
 
@@ -198,6 +201,7 @@ export class HedgingCall implements Call {
         const cause = (error as { cause?: unknown } | null)?.cause;
         if (reason !== undefined) this.#finish(reason);
         else if (cause instanceof AttemptStatusError) this.#finish(cause.status);
+        else if (isCircuitOpenError(cause)) this.#finish({ code: Status.UNAVAILABLE, details: cause.message, metadata: new Metadata() });
         else this.#finish({ code, details: `herdless hedging: ${error instanceof Error ? error.message : String(error)}`, metadata: new Metadata() });
       },
     );
@@ -279,6 +283,9 @@ export class HedgingCall implements Call {
   /** Starts attempt `number` (inside its trace context, if any); resolves when it commits, rejects with its status if it ends first. */
   #attempt(number: number, signal: AbortSignal, traced: AttemptContext | undefined): Promise<HedgeAttempt> {
     this.#report.attempts = number;
+    // Every attempt goes through the breaker: a refused one is not sent, and no hedge follows it.
+    const ticket = this.#report.acquire();
+    if (isCircuitOpenError(ticket)) return Promise.reject(ticket);
     return new Promise<HedgeAttempt>((resolve, reject) => {
       // A traced attempt is made and started inside its context, so that the layers below see it.
       const call = traced === undefined ? this.nextCall(this.options) : traced.run(() => this.nextCall(this.options));
@@ -310,6 +317,8 @@ export class HedgingCall implements Call {
           attempt.emit(() => this.#listener?.onReceiveMessage?.(message));
         },
         onReceiveStatus: (status) => {
+          // OK is a success; a cancelled attempt (a loser, or the caller's cancel) is not counted.
+          ticket?.(status.code === Status.OK ? { value: status } : !attempt.live || this.#cancelled ? 'ignored' : { error: status });
           if (committed || status.code === Status.OK || this.#chosen === attempt) {
             attempt.emit(() => {
               if (status.code !== Status.OK && !this.#done) this.#report.committedFailed(status.code, number, this.#cancelled);

@@ -82,11 +82,11 @@ export function grpcRetryInterceptor(options: GrpcJsRetryInterceptorOptions): In
   const serverName = target === undefined ? '' : grpcServerName(target);
   return (callOptions: InterceptorOptions, nextCall: NextCall) => {
     const plan = planner.planFor(callOptions.method_definition.path, target);
+    const breaker = planner.breaker?.get(serverName);
     if (plan.hedging !== undefined) {
       // gRFC A6 hedging, for every kind of call: the request is replayed by each hedge until the call commits.
-      return new InterceptingCall(new HedgingCall(planner, plan, callOptions, nextCall));
+      return new InterceptingCall(new HedgingCall(planner, plan, callOptions, nextCall, breaker));
     }
-    const breaker = planner.breaker?.get(serverName);
     if (plan.policy.maxAttempts <= 1 && plan.policy.budget === undefined && planner.throttle === undefined && breaker === undefined) return new InterceptingCall(nextCall(callOptions));
     return new InterceptingCall(new RetryingCall(planner, plan, callOptions, nextCall, breaker));
   };

@@ -1,4 +1,6 @@
+import { isCircuitOpenError, type CircuitOpenError } from '../core/breaker/circuit-open-error.js';
 import { isRetryError } from '../core/retry/errors.js';
+import type { BreakerSettlement, CircuitBreaker } from '../runtime/breaker.js';
 import { HEDGE_REPORT, type HedgeEvent, type HedgeOptions } from '../runtime/hedge.js';
 import { callHook } from '../runtime/hooks.js';
 import { grpcServiceOf } from './call-retry.js';
@@ -8,6 +10,10 @@ import type { CallRetryBuffer } from './retry-buffer.js';
 /** gRPC's DEADLINE_EXCEEDED and INTERNAL codes (the interceptors' own numbering is gRPC's). */
 const DEADLINE_EXCEEDED = 4;
 const INTERNAL = 13;
+const UNAVAILABLE = 14;
+
+/** @internal Gives an attempt's breaker permit back, once: how the attempt ended. */
+export type BreakerTicket = (settlement: BreakerSettlement) => void;
 
 /**
  * @internal One hedged gRPC call's reporting, shared by the grpc-js and Connect interceptors: the
@@ -33,8 +39,39 @@ export class GrpcHedgeReporter {
     /** How a failed attempt's status reads: its gRPC code, or `undefined` for a failure without one. */
     private readonly codeOf: (error: unknown) => number | undefined,
     /** The request URL (Connect): the telemetry call's server address. */
-    private readonly url?: string,
+    private readonly url: string | undefined,
+    /** The server name's breaker (the `breaker` option), which every attempt goes through. */
+    private readonly breaker: CircuitBreaker | undefined,
   ) {}
+
+  /**
+   * Asks the breaker (if any) to admit the next attempt: the function that gives its permit back,
+   * or the `CircuitOpenError` that refuses it — the attempt is then not sent, and `hedge()` stops
+   * hedging (an open circuit, reason `'circuit-open'`); the call ends with UNAVAILABLE if nothing
+   * else is in flight.
+   */
+  acquire(): BreakerTicket | CircuitOpenError | undefined {
+    const breaker = this.breaker;
+    if (breaker === undefined) return undefined;
+    const permit = breaker.tryAcquire();
+    if (isCircuitOpenError(permit)) return permit;
+    let settled = false;
+    return (settlement) => {
+      if (settled) return;
+      settled = true;
+      try {
+        breaker.settle(permit, settlement);
+      } catch {
+        // The breaker's own classifier threw: the permit was given back uncounted, and the call's
+        // outcome must still reach the caller.
+      }
+    };
+  }
+
+  /** The status code of a failure, for the hooks: the attempt's gRPC code, UNAVAILABLE for an open circuit. */
+  #codeOfFailure(error: unknown): number | undefined {
+    return isCircuitOpenError(error) ? UNAVAILABLE : this.codeOf(error);
+  }
 
   /**
    * Holds `size` more serialized bytes of the request for replay by the hedges (gRFC A6, "Memory
@@ -116,7 +153,7 @@ export class GrpcHedgeReporter {
       return abortedCode;
     }
     const given = isRetryError(error);
-    const code = given ? (this.codeOf(error.cause) ?? INTERNAL) : INTERNAL;
+    const code = given ? (this.#codeOfFailure(error.cause) ?? INTERNAL) : INTERNAL;
     if (this.#overflow !== undefined && given && error.reason !== 'fatal') {
       this.#report({ method: this.method, attempts: error.attempts, code, reason: 'committed', message: this.#overflow, hedged: true });
       return code;
