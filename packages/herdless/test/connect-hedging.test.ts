@@ -1,7 +1,7 @@
 import { Code, ConnectError, createClient, type Client, type Transport } from '@connectrpc/connect';
 import { Http2SessionManager, createConnectTransport, createGrpcTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
 import { connectRetryInterceptor, type ConnectRetryInterceptorOptions, type GrpcGiveUpEvent, type GrpcHedgeEvent } from 'herdless/connect';
-import type { TelemetryEvent } from 'herdless';
+import { circuitBreaker, consecutiveFailures, type TelemetryEvent } from 'herdless';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FlakyService, startConnectServer, type ConnectFlakyServer } from './support/connect-server.js';
 import type { Outcome } from './support/grpc-server.js';
@@ -171,5 +171,34 @@ describe('connectRetryInterceptor: the hedged request is held in the retry buffe
       expect(error).toBeUndefined();
       expect(server.arrivals.filter((a) => a.id === id)).toHaveLength(2);
     }
+  });
+});
+
+describe('connectRetryInterceptor: every hedged attempt goes through the breaker', () => {
+  it('UNAVAILABLE attempts open it; then a call is refused without being sent (UNAVAILABLE, onGiveUp circuit-open)', async () => {
+    const breaker = circuitBreaker({ counting: consecutiveFailures({ threshold: 2 }), openDurationMs: 600_000 });
+    const giveUps: GrpcGiveUpEvent[] = [];
+    const c = await client('grpc', slowHedge, { breaker, onGiveUp: (e) => void giveUps.push(e) });
+    const failed = await unary(c, [{ code: Code.Unavailable }]);
+    expect(failed.error?.code).toBe(Code.Unavailable);
+    expect(breaker.state).toBe('open');
+    const refused = await unary(c, [{ ok: true }]);
+    expect(refused.error?.code).toBe(Code.Unavailable);
+    expect(refused.error?.rawMessage).toMatch(/circuit/i);
+    expect(server.arrivals.filter((a) => a.id === refused.id)).toHaveLength(0);
+    expect(giveUps.map((e) => [e.reason, e.code, e.hedged])).toEqual([
+      ['exhausted', Code.Unavailable, true],
+      ['circuit-open', Code.Unavailable, true],
+    ]);
+  });
+
+  it('a loser aborted by the winner is not counted: a hedged success leaves a threshold-1 breaker closed', async () => {
+    const breaker = circuitBreaker({ counting: consecutiveFailures({ threshold: 1 }), openDurationMs: 600_000, isFailure: () => true });
+    const c = await client('grpc', serviceConfig, { breaker });
+    const { error, value } = await unary(c, [{ hangMs: 5000 }, { ok: true }]);
+    expect(error).toBeUndefined();
+    expect(value).toEqual({ ok: true, attempt: 2 });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(breaker.state).toBe('closed');
   });
 });
