@@ -135,7 +135,8 @@ export interface GrpcRetryInterceptorOptions {
   maxRetryAfterMs?: number | undefined;
   /**
    * Client-side adaptive throttling (`adaptiveThrottling()`), shared by the calls that use it and
-   * asked before every attempt, the first included. A refused first try ends the call with
+   * asked before every attempt of a retried call, the first included (a hedged call's hedges are
+   * admitted by its `retryThrottling` bucket instead). A refused first try ends the call with
    * UNAVAILABLE ("adaptive throttling rejected the call locally") without sending it; a refused
    * retry ends it with the last attempt's status. OK and statuses that say nothing about load
    * count as accepts; UNAVAILABLE, RESOURCE_EXHAUSTED, DEADLINE_EXCEEDED and the retryable
@@ -170,7 +171,7 @@ export interface GrpcRetryInterceptorOptions {
    */
   telemetry?: TelemetryObserver | undefined;
   /**
-   * A circuit breaker every attempt goes through: a `CircuitBreaker`, or `keyedBreakers()` for one
+   * A circuit breaker every attempt goes through, retried or hedged: a `CircuitBreaker`, or `keyedBreakers()` for one
    * breaker per server name (the request URL's host for Connect, `target` for grpc-js), so that
    * one failing server opens only its own. A status the breaker's `isFailure` counts (by default
    * UNAVAILABLE) is a failure, OK and other statuses a success, the caller's cancellation nothing.
