@@ -21,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  * headers at once and UNAVAILABLE 50 ms later (the attempt commits, then fails). A stream answers
  * 'ok' with three messages, and 'headers-then-hang' with headers and one message, then nothing.
  */
-type Answer = 'ok' | 'hang' | 'headers-then-unavailable' | 'headers-then-hang' | number;
+type Answer = 'ok' | 'hang' | 'headers-then-unavailable' | 'headers-then-hang' | 'unavailable-at-once-pushback' | number;
 interface Req {
   id: string;
   /** The first attempt's answer; default 'hang'. */
@@ -130,6 +130,12 @@ beforeAll(async () => {
       arrivals.push(arrival);
       uploads.set(`${id}#${n}`, received);
       begun = { n, answer: n === 1 ? first : later };
+      if (begun.answer === 'unavailable-at-once-pushback') {
+        // Fails on its first message, before the rest of the stream, asking for 2 s before the next attempt.
+        const trailers = new grpc.Metadata();
+        trailers.set('grpc-retry-pushback-ms', '2000');
+        call.emit('error', { code: grpc.status.UNAVAILABLE, details: 'at once', metadata: trailers });
+      }
       if (begun.answer === 'hang' || begun.answer === 'headers-then-hang') call.on('cancelled', () => (arrival.cancelled = true));
     });
     call.on('end', () => {
@@ -603,5 +609,30 @@ describe('herdless/grpc: every hedged attempt goes through the breaker', () => {
     await until(() => seen[0]!.cancelled);
     await new Promise((r) => setTimeout(r, 50)); // the loser's CANCELLED status reaches the client
     expect(breaker.state).toBe('closed');
+  });
+});
+
+describe('herdless/grpc: a request stream outgrowing the buffer while no attempt is in flight', () => {
+  it('during the pushback wait: no attempt can follow, so the last status ends the call at once (onGiveUp committed)', async () => {
+    const events: TelemetryEvent[] = [];
+    const giveUps: GrpcGiveUpEvent[] = [];
+    const c = await herdlessClient(events, slowHedge, { perRpcBufferLimit: 100, onGiveUp: (e) => void giveUps.push(e) });
+    const id = `call-${++ids}`;
+    const result = new Promise<grpc.ServiceError | null>((resolve) => {
+      const s = c.upload({ deadline: Date.now() + 10_000 }, (error) => resolve(error));
+      s.write({ id, first: 'unavailable-at-once-pushback', part: 0 } as Req);
+      // Once the client has seen the first attempt fail (telemetry), the next hedge waits 2 s; the
+      // messages written now outgrow the 100-byte buffer.
+      void until(() => events.some((e) => e.type === 'attempt-end' && e.attempt === 1 && e.outcome === 'failure')).then(() => {
+        for (let i = 1; i < 6; i++) s.write({ id, part: i } as Req);
+        s.end();
+      });
+    });
+    const error = await result;
+    expect(error?.code).toBe(grpc.status.UNAVAILABLE);
+    // No hedge after the pushback: the call ended without a second attempt.
+    expect(arrivals.filter((a) => a.id === id)).toHaveLength(1);
+    expect(giveUps.slice(-1).map((e) => [e.reason, e.attempts, e.code, e.hedged])).toEqual([['committed', 1, grpc.status.UNAVAILABLE, true]]);
+    expect(giveUps.at(-1)!.message).toMatch(/^the request outgrew the retry buffer/);
   });
 });
