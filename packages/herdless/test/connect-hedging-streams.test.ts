@@ -13,6 +13,7 @@ import { FileDescriptorProtoSchema, file_google_protobuf_wrappers } from '@bufbu
 import { Code, ConnectError, createClient, type ConnectRouter, type HandlerContext, type Transport } from '@connectrpc/connect';
 import { Http2SessionManager, connectNodeAdapter, createConnectTransport, createGrpcTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
 import { connectRetryInterceptor, type GrpcGiveUpEvent, type GrpcHedgeEvent } from 'herdless/connect';
+import type { TelemetryEvent } from 'herdless';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const file = create(FileDescriptorProtoSchema, {
@@ -35,7 +36,7 @@ const registry = createFileRegistry(file, (name) => (name === 'google/protobuf/w
 const HedgedStreams = registry.getService('test.HedgedStreams')!;
 
 /** An attempt's answer: three messages; nothing until cancelled; one message, then nothing; or a status before any message. */
-type Answer = 'ok' | 'hang' | 'message-then-hang' | number;
+type Answer = 'ok' | 'hang' | 'message-then-hang' | 'unavailable-at-once-pushback' | number;
 interface Arrival {
   id: string;
   previous: string;
@@ -71,6 +72,8 @@ beforeAll(async () => {
       arrivals.push(arrival);
       uploads.set(`${m.id}#${n}`, received);
       begun = { n, answer: m.answers[Math.min(n, m.answers.length) - 1]!, arrival };
+      // Fails on its first message, before the rest of the stream, asking for 2 s before the next attempt.
+      if (begun.answer === 'unavailable-at-once-pushback') throw new ConnectError('at once', Code.Unavailable, { 'grpc-retry-pushback-ms': '2000' });
     }
     return { ...begun!, received };
   }
@@ -138,13 +141,19 @@ type StreamClient = {
   chat(req: AsyncIterable<{ value: string }>, options?: CallOptions): AsyncIterable<{ value: string }>;
 };
 
-function client(protocol: keyof typeof PROTOCOLS, delay = '0.2s', hooks: { hedges?: GrpcHedgeEvent[]; giveUps?: GrpcGiveUpEvent[] } = {}, perRpcBufferLimit?: number): StreamClient {
+function client(
+  protocol: keyof typeof PROTOCOLS,
+  delay = '0.2s',
+  hooks: { hedges?: GrpcHedgeEvent[]; giveUps?: GrpcGiveUpEvent[]; events?: TelemetryEvent[] } = {},
+  perRpcBufferLimit?: number,
+): StreamClient {
   const sessionManager = new Http2SessionManager(baseUrl);
   sessions.push(sessionManager);
   const interceptor = connectRetryInterceptor({
     serviceConfig: config(delay),
     onHedge: (e) => void hooks.hedges?.push(e),
     onGiveUp: (e) => void hooks.giveUps?.push(e),
+    telemetry: { onEvent: (e) => void hooks.events?.push(e) },
     ...(perRpcBufferLimit === undefined ? {} : { perRpcBufferLimit }),
   });
   const transport: Transport = PROTOCOLS[protocol]({ baseUrl, httpVersion: '2', sessionManager, interceptors: [interceptor] } as never);
@@ -274,5 +283,31 @@ describe.each(Object.keys(PROTOCOLS) as (keyof typeof PROTOCOLS)[])('connectRetr
     expect(uploads.get(`${id}#1`)).toHaveLength(6);
     expect(hedges).toEqual([]);
     expect(giveUps.map((e) => [e.reason, e.attempts, e.code, e.hedged])).toEqual([['committed', 1, Code.Unavailable, true]]);
+  });
+
+  // Over gRPC and gRPC-web, connect-node sends response headers before a stream's error, which
+  // commits the attempt (see above): there is no wait between attempts to outgrow the buffer in.
+  it.runIf(protocol === 'connect')('an upload that outgrows the buffer during the pushback wait: the last error ends the call at once (onGiveUp committed)', async () => {
+    const giveUps: GrpcGiveUpEvent[] = [];
+    const events: TelemetryEvent[] = [];
+    const c = client(protocol, '10s', { giveUps, events }, 120);
+    const id = `p-${++ids}`;
+    const answers: Answer[] = ['unavailable-at-once-pushback', 'ok'];
+    async function* request(): AsyncGenerator<{ value: string }> {
+      yield { value: JSON.stringify({ id, answers, part: 0 }) };
+      // Once the client has seen the first attempt fail, the next hedge waits 2 s; the messages
+      // produced now outgrow the 120-byte buffer.
+      await until(() => events.some((e) => e.type === 'attempt-end' && e.attempt === 1 && e.outcome === 'failure'), 5000);
+      for (let part = 1; part < 6; part++) yield { value: JSON.stringify({ id, answers, part }) };
+    }
+    const error = await c.upload(request(), { timeoutMs: 10_000 }).then(
+      () => undefined,
+      (e: unknown) => ConnectError.from(e),
+    );
+    expect(error?.code).toBe(Code.Unavailable);
+    expect(error?.rawMessage).toBe('at once');
+    expect(arrivals.filter((a) => a.id === id)).toHaveLength(1);
+    expect(giveUps.map((e) => [e.reason, e.attempts, e.code, e.hedged])).toEqual([['committed', 1, Code.Unavailable, true]]);
+    expect(giveUps[0]!.message).toMatch(/^the request outgrew the retry buffer/);
   });
 });
