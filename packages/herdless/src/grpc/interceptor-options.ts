@@ -51,7 +51,7 @@ export interface GrpcGiveUpEvent {
   /**
    * `true` for a call hedged by its method's `hedgingPolicy` (absent for a retried call). `attempts`
    * then counts the first attempt and its hedges; `reason` is `'exhausted'`, `'fatal'`, `'budget'`,
-   * `'do-not-retry'` or `'hint-too-long'` when no attempt committed (`message` is the `HedgeError`'s),
+   * `'do-not-retry'`, `'hint-too-long'` or `'circuit-open'` when no attempt committed (`message` is the `HedgeError`'s),
    * `'committed'` when the attempt that committed ended with a status other than OK, `'aborted'`
    * when the caller cancelled.
    */
