@@ -27,6 +27,12 @@ export interface HttpHedgingOptions extends HedgerOptions {
   now?: (() => number) | undefined;
   /** The header carrying the attempt number on hedges (attempt ≥ 2). Default `x-herdless-attempt`; `false` sends none. */
   attemptHeader?: string | false | undefined;
+  /**
+   * The dependency the requests go to, on every telemetry event (`TelemetryCall.name`,
+   * `herdless.name` in `herdless/otel`). Default: the request URL's host (`api.example.com:8443`).
+   * 1–128 characters, no control characters.
+   */
+  name?: string | undefined;
 }
 
 /**
@@ -38,7 +44,7 @@ export interface HttpHedgingOptions extends HedgerOptions {
  */
 export type HedgingFetch = (input: FetchInput, init?: RequestInit, options?: { idempotencyKey?: IdempotencyKeyOption | undefined }) => Promise<Response>;
 
-const HTTP_KEYS = ['retryMethods', 'retryStatuses', 'idempotencyKey', 'now', 'attemptHeader'];
+const HTTP_KEYS = ['retryMethods', 'retryStatuses', 'idempotencyKey', 'now', 'attemptHeader', 'name'];
 
 /**
  * Wraps `fetch` so that each idempotent request is hedged by `hedge()`'s rules: when the response
@@ -105,6 +111,11 @@ export function parseHttpHedgingOptions(options: HttpHedgingOptions, owner: stri
     if (HTTP_KEYS.includes(key)) httpOptions[key] = value;
     else hedgeOptions[key] = value;
   }
+  // The hedger reports the call; the HTTP rules describe it (method, URL, name, statuses), and
+  // report a request sent once, unhedged, on the same clock.
+  httpOptions.telemetry = hedgeOptions.telemetry;
+  httpOptions.clock = hedgeOptions.clock;
+  httpOptions.onHookError = hedgeOptions.onHookError;
   const config = parseHttpOptions(httpOptions, owner, false);
   const user = hedgeOptions.retryable;
   // A listed status, and a client's own transient failure, are non-fatal by definition; other

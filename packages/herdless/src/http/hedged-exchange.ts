@@ -1,9 +1,10 @@
 import { isRetryError } from '../core/retry/errors.js';
-import type { Hedger } from '../runtime/hedge.js';
+import { HEDGE_REPORT, type HedgeCallReport, type Hedger } from '../runtime/hedge.js';
+import { CallTelemetry, type AttemptContext } from '../runtime/telemetry.js';
 import { AttemptLink } from './attempt-link.js';
-import { responseFailure, type ExchangeResult, type HttpExchange } from './exchange.js';
+import { hostOf, responseFailure, type ExchangeResult, type HttpExchange } from './exchange.js';
 import type { HttpConfig } from './options.js';
-import { isHttpStatusError, type StatusLike } from './status-error.js';
+import { HttpStatusError, isHttpStatusError, type StatusLike } from './status-error.js';
 
 /** Failures a client adapter calls transient (axios's `ERR_NETWORK`…), which the classification does not know. */
 const CLIENT_TRANSIENT = /* @__PURE__ */ new WeakSet<object>();
@@ -11,6 +12,50 @@ const CLIENT_TRANSIENT = /* @__PURE__ */ new WeakSet<object>();
 /** @internal A failure an adapter's `isTransient` recognised during a hedged request. */
 export function isClientTransient(error: unknown): boolean {
   return typeof error === 'object' && error !== null && CLIENT_TRANSIENT.has(error);
+}
+
+/** The status an HTTP attempt's outcome carries: a response's, or a retried status's (`HttpStatusError`). */
+function httpStatus(outcome: unknown): number | undefined {
+  if (isHttpStatusError(outcome)) return outcome.status;
+  const status = typeof outcome === 'object' && outcome !== null ? (outcome as { status?: unknown }).status : undefined;
+  return typeof status === 'number' ? status : undefined;
+}
+
+/**
+ * The request as telemetry describes it, as the retrying exchange does (OTel HTTP conventions:
+ * `http.request.method`, `url.full`, `server.address`, and each attempt's
+ * `http.response.status_code`), under the layer `'hedge'`.
+ */
+function hedgeReport<R extends StatusLike>(config: HttpConfig, exchange: HttpExchange<R>): HedgeCallReport {
+  return { call: { layer: 'hedge', client: exchange.client, method: exchange.method, url: exchange.url, name: config.name ?? hostOf(exchange.url) }, status: httpStatus };
+}
+
+/**
+ * A request that may not be sent twice (a POST without an idempotency key), sent once. Telemetry
+ * still sees it — its attempt (a retried status is a failure, as for the retrying fetch) and, when
+ * that status came back, the give-up (`'fatal'`: it could not be hedged) — so hedging's metrics count
+ * every request the adapter sent.
+ */
+async function sendOnce<R extends StatusLike>(config: HttpConfig, exchange: HttpExchange<R>, caller: AbortSignal | undefined): Promise<ExchangeResult<R>> {
+  const tel = config.telemetry === undefined ? undefined : new CallTelemetry(config.telemetry, hedgeReport(config, exchange).call, config.clock, config.onHookError);
+  if (tel === undefined) {
+    const response = await exchange.send(1, caller, undefined);
+    exchange.record?.(response, 1, undefined);
+    return { response, attempts: 1, gaveUp: undefined };
+  }
+  const traced = tel.attemptStart(1);
+  let response: R;
+  try {
+    response = await (traced === undefined ? exchange.send(1, caller, undefined) : traced.run(() => exchange.send(1, caller, undefined, traced)));
+  } catch (error) {
+    tel.attemptEnd(1, caller?.aborted === true ? 'aborted' : 'failure', error);
+    throw error;
+  }
+  const failed = config.statuses.has(response.status);
+  tel.attemptEnd(1, failed ? 'failure' : 'success', failed ? new HttpStatusError(response) : undefined, response.status);
+  if (failed) tel.giveUp('fatal', 1, exchange.blocked, undefined, response.status);
+  exchange.record?.(response, 1, undefined);
+  return { response, attempts: 1, gaveUp: undefined };
 }
 
 /**
@@ -24,11 +69,7 @@ export function isClientTransient(error: unknown): boolean {
 export async function runHedgedExchange<R extends StatusLike>(hedger: Hedger, config: HttpConfig, exchange: HttpExchange<R>): Promise<ExchangeResult<R>> {
   // A client that makes the caller's signal late (undici) makes it at once here: every hedge needs it.
   const caller = exchange.lateSignal === undefined ? exchange.signal : exchange.lateSignal();
-  if (exchange.blocked !== undefined) {
-    const response = await exchange.send(1, caller, undefined);
-    exchange.record?.(response, 1, undefined);
-    return { response, attempts: 1, gaveUp: undefined };
-  }
+  if (exchange.blocked !== undefined) return sendOnce(config, exchange, caller);
   /** Every response an attempt received, until the call settles; after, each is discarded as it comes. */
   const responses: R[] = [];
   const links = new Map<R, AttemptLink>();
@@ -45,12 +86,14 @@ export async function runHedgedExchange<R extends StatusLike>(hedger: Hedger, co
   let attempts = 0;
   try {
     const response = await hedger(
-      async ({ attempt, signal }) => {
+      async ({ attempt, signal }, traced?: AttemptContext) => {
         attempts = Math.max(attempts, attempt);
         const link = caller === undefined ? undefined : new AttemptLink(signal);
+        const attemptSignal = link === undefined ? signal : link.signal;
         let response: R;
         try {
-          response = await exchange.send(attempt, link === undefined ? signal : link.signal, undefined);
+          // Sent inside the attempt's trace context, which its headers carry (W3C traceparent).
+          response = await (traced === undefined ? exchange.send(attempt, attemptSignal, undefined) : traced.run(() => exchange.send(attempt, attemptSignal, undefined, traced)));
         } catch (error) {
           if (typeof error === 'object' && error !== null && exchange.isTransient?.(error) === true) CLIENT_TRANSIENT.add(error);
           throw error;
@@ -67,7 +110,7 @@ export async function runHedgedExchange<R extends StatusLike>(hedger: Hedger, co
         if (failure !== undefined) throw failure;
         return response;
       },
-      { signal: caller },
+      config.telemetry === undefined ? { signal: caller } : ({ signal: caller, [HEDGE_REPORT]: hedgeReport(config, exchange) } as { signal: AbortSignal | undefined }),
     );
     settle(response);
     exchange.record?.(response, attempts, undefined);

@@ -1,12 +1,12 @@
 import { classify } from '../core/classify/classify.js';
 import { HerdlessError, InvalidOptionError } from '../core/errors.js';
 import { hedgeAfterFailure, hedgeDelay, HEDGE_POLICY_KEYS, defaultHedgePolicy, readHedgePolicyOption, type HedgePolicy, type HedgePolicyOptions } from '../core/hedge/policy.js';
-import { FailureLog, RetryError, type GiveUpReason } from '../core/retry/errors.js';
+import { FailureLog, HedgeError, type GiveUpReason } from '../core/retry/errors.js';
 import { checkedNow } from '../core/time.js';
 import { subscribe, unsubscribe } from './abort-link.js';
 import { callHook, type GiveUpEvent, type HookName } from './hooks.js';
 import { systemScheduler, type Scheduler } from './scheduler.js';
-import { CallTelemetry, telemetryOption, type TelemetryObserver } from './telemetry.js';
+import { CallTelemetry, telemetryOption, type AttemptContext, type TelemetryCall, type TelemetryObserver } from './telemetry.js';
 
 /**
  * What each attempt of a hedged call receives.
@@ -104,6 +104,24 @@ export interface Hedger {
   readonly policy: HedgePolicy;
 }
 
+/**
+ * @internal What a protocol layer (the hedging HTTP adapters, the gRPC interceptors) adds to one
+ * hedged call's telemetry, passed under {@link HEDGE_REPORT} in the call's options: the call as its
+ * protocol describes it, and the status each attempt's outcome carries.
+ */
+export interface HedgeCallReport {
+  /** The call on every event: layer `'hedge'`, with the protocol's `client`, `method`, `url` and `name`. */
+  readonly call: TelemetryCall;
+  /** The status of an attempt's value or failure (an HTTP status, a gRPC code), or `undefined`. */
+  status(outcome: unknown): number | undefined;
+}
+
+/** @internal The key of a {@link HedgeCallReport} in `hedge()`'s options or a hedger's per-call options (a symbol: no user option can clash). */
+export const HEDGE_REPORT: unique symbol = Symbol('herdless.hedgeReport');
+
+/** @internal An operation of a protocol layer: it also receives the attempt's trace context, to carry in its request. */
+type ReportedOperation<T> = (context: HedgeContext, trace: AttemptContext | undefined) => T | PromiseLike<T>;
+
 /** The abort reason of an attempt that another one beat (or that a fatal failure elsewhere ended). */
 const HEDGE_LOST = 'ERR_HERDLESS_HEDGE_LOST';
 
@@ -198,15 +216,15 @@ function checkSignal(owner: string, signal: unknown): AbortSignal | undefined {
  *
  * Composition: hedging answers slowness and retries answer failures, and A6 gives a method one or
  * the other. Use `hedge()` *instead of* `retry()` for an operation; it already retries non-fatal
- * failures at once. If layered anyway, neither multiplies the other: the `RetryError` either gives
- * up with carries the "do not retry" mark, so `retry(() => hedge(op))` makes one hedged call, and in
+ * failures at once. If layered anyway, neither multiplies the other: the give-up error either one
+ * rejects with carries the "do not retry" mark, so `retry(() => hedge(op))` makes one hedged call, and in
  * `hedge(() => retry(op))` an inner give-up stops further hedges. Put a circuit breaker inside, per
  * attempt (`hedge(() => breaker.execute(op))`): each hedge then counts with the breaker, and an open
  * circuit (`CircuitOpenError`) stops hedging.
  *
- * Outcome: resolves with the first success; rejects with a {@link RetryError} (`reason` `'fatal'`,
+ * Outcome: resolves with the first success; rejects with a {@link HedgeError} (a `RetryError`, code `ERR_HERDLESS_HEDGE`; `reason` `'fatal'`,
  * `'exhausted'`, `'budget'`, `'do-not-retry'`, `'circuit-open'` or `'hint-too-long'`; `attempts`
- * sent; the last failure as `cause`) when every attempt failed; rejects with `signal.reason` when the
+ * and `hedges` sent; the last failure as `cause`) when every attempt failed; rejects with `signal.reason` when the
  * caller aborts. It leaves no timer and no listener behind.
  *
  * @param operation called once per attempt with `{ attempt, signal }`; must be idempotent.
@@ -224,7 +242,7 @@ function checkSignal(owner: string, signal: unknown): AbortSignal | undefined {
 export function hedge<T>(operation: HedgeOperation<T>, options: HedgeOptions): Promise<T> {
   if (typeof operation !== 'function') throw new InvalidOptionError('hedge', 'operation', operation, 'must be a function');
   const runner = parseHedger(options, 'hedge', true);
-  return run(operation, runner, checkSignal('hedge', options.signal));
+  return run(operation, runner, checkSignal('hedge', options.signal), (options as { [HEDGE_REPORT]?: HedgeCallReport })[HEDGE_REPORT]);
 }
 
 /**
@@ -244,6 +262,7 @@ export function createHedger(options: HedgerOptions): Hedger {
   const hedger = <T>(operation: HedgeOperation<T>, callOptions?: { signal?: AbortSignal | undefined }): Promise<T> => {
     if (typeof operation !== 'function') throw new InvalidOptionError('createHedger', 'operation', operation, 'must be a function');
     let signal: AbortSignal | undefined;
+    let report: HedgeCallReport | undefined;
     if (callOptions !== undefined) {
       if (typeof callOptions !== 'object' || callOptions === null) {
         throw new InvalidOptionError('createHedger', 'callOptions', callOptions, 'must be an object: the per-call options ({ signal })');
@@ -254,15 +273,16 @@ export function createHedger(options: HedgerOptions): Hedger {
         }
       }
       signal = checkSignal('createHedger', callOptions.signal);
+      report = (callOptions as { [HEDGE_REPORT]?: HedgeCallReport })[HEDGE_REPORT];
     }
-    return run(operation, runner, signal);
+    return run(operation, runner, signal, report);
   };
   return Object.defineProperty(hedger, 'policy', { value: runner.policy, enumerable: true }) as Hedger;
 }
 
-function run<T>(operation: HedgeOperation<T>, runner: HedgeRunner, signal: AbortSignal | undefined): Promise<T> {
+function run<T>(operation: HedgeOperation<T>, runner: HedgeRunner, signal: AbortSignal | undefined, report: HedgeCallReport | undefined): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    new HedgedCall(operation, runner, signal, resolve, reject).start();
+    new HedgedCall(operation, runner, signal, resolve, reject, report).start();
   });
 }
 
@@ -302,8 +322,9 @@ class HedgedCall<T> {
     readonly signal: AbortSignal | undefined,
     readonly resolve: (value: T) => void,
     readonly reject: (reason: unknown) => void,
+    readonly report: HedgeCallReport | undefined,
   ) {
-    this.#tel = runner.telemetry === undefined ? undefined : new CallTelemetry(runner.telemetry, { layer: 'hedge' }, runner.clock, runner.onHookError);
+    this.#tel = runner.telemetry === undefined ? undefined : new CallTelemetry(runner.telemetry, report?.call ?? { layer: 'hedge' }, runner.clock, runner.onHookError);
     this.#startedAt = this.#now();
   }
 
@@ -341,10 +362,10 @@ class HedgedCall<T> {
     this.#attempts.push(attempt);
     this.#inFlight++;
     policy.budget?.onAttempt(attempt.startedAt, attempt.number > 1);
-    this.#tel?.attemptStart(attempt.number);
+    const trace = this.#tel?.attemptStart(attempt.number);
     let result: T | PromiseLike<T>;
     try {
-      result = this.operation({ attempt: attempt.number, signal: attempt.controller.signal });
+      result = (this.operation as ReportedOperation<T>)({ attempt: attempt.number, signal: attempt.controller.signal }, trace);
     } catch (error) {
       result = Promise.reject(error);
     }
@@ -432,7 +453,7 @@ class HedgedCall<T> {
     if (this.#settled) return;
     const now = this.#now();
     this.#settle();
-    this.#tel?.attemptEnd(attempt.number, 'success');
+    this.#tel?.attemptEnd(attempt.number, 'success', undefined, this.report?.status(value));
     this.runner.policy.budget?.onSuccess(now, attempt.number > 1);
     const delay = this.runner.policy.delayMs;
     // The first attempt's latency, or — when a hedge beat it — its age now, a lower bound: recording
@@ -449,7 +470,7 @@ class HedgedCall<T> {
     if (this.#settled) return;
     const runner = this.runner;
     const policy = runner.policy;
-    this.#tel?.attemptEnd(attempt.number, 'failure', error);
+    this.#tel?.attemptEnd(attempt.number, 'failure', error, this.report?.status(error));
     this.#log.add(attempt.number, error);
     this.#lastError = error;
     let verdict;
@@ -494,7 +515,7 @@ class HedgedCall<T> {
     this.#abortAll(lost(), 'aborted');
     const attempts = this.#attempts.length;
     this.#reportGiveUp(reason, attempts, this.#lastError);
-    this.reject(new RetryError(reason, attempts, this.#lastError, describe(reason, this.runner.policy), this.#log.kept, this.#log.omitted));
+    this.reject(new HedgeError(reason, attempts, this.#lastError, describe(reason, this.runner.policy), this.#log.kept, this.#log.omitted));
   }
 
   #settle(): void {
@@ -516,7 +537,7 @@ class HedgedCall<T> {
 
   #reportGiveUp(reason: GiveUpReason, attempts: number, error: unknown): void {
     // The budget's refusal was reported when it happened; the give-up itself here.
-    this.#tel?.giveUp(reason, attempts, error, undefined);
+    this.#tel?.giveUp(reason, attempts, error, undefined, reason === 'aborted' ? undefined : this.report?.status(error));
     callHook(this.runner.onGiveUp, { reason, attempts, error }, 'onGiveUp', this.runner.onHookError);
   }
 }
@@ -530,15 +551,15 @@ function describe(reason: GiveUpReason, policy: HedgePolicy): string {
     case 'exhausted':
       return `all ${policy.maxAttempts} hedged attempt${policy.maxAttempts === 1 ? '' : 's'} failed (maxAttempts ${policy.maxAttempts})`;
     case 'fatal':
-      return 'the failure is not retryable';
+      return 'an attempt failed with a fatal (not retryable) failure, which ends a hedged call; the attempts in flight were cancelled';
     case 'budget':
-      return `the retry budget "${policy.budget?.name ?? ''}" refused a hedge and the attempts in flight failed`;
+      return `the retry budget "${policy.budget?.name ?? ''}" refused the next hedge, and the attempts in flight failed`;
     case 'do-not-retry':
-      return 'a failure said not to retry, and the attempts in flight failed';
+      return 'a failure said not to retry, so no more hedges were sent, and the attempts in flight failed';
     case 'circuit-open':
-      return 'the circuit is open';
+      return 'the circuit is open, so no more hedges were sent, and the attempts in flight failed';
     case 'hint-too-long':
-      return `the server asked to wait longer than maxRetryAfterMs (${policy.maxRetryAfterMs} ms)`;
+      return `the server asked to wait longer than maxRetryAfterMs (${policy.maxRetryAfterMs} ms) before the next hedge, and the attempts in flight failed`;
     default:
       return reason;
   }

@@ -302,8 +302,8 @@ export class CallTelemetry {
     this.#startedAt = this.#clock.now();
     const event: AttemptStartEvent = { type: 'attempt-start', call: this.call, attempt };
     this.#emit(event);
-    // retry() runs the caller's own code: no request of its own to carry a context.
-    if (this.#observer.attemptContext === undefined || this.call.layer === 'retry') return undefined;
+    // retry() and a bare hedge() run the caller's own code: no request of their own to carry a context.
+    if (this.#observer.attemptContext === undefined || this.call.layer === 'retry' || (this.call.layer === 'hedge' && this.call.client === undefined)) return undefined;
     try {
       return this.#observer.attemptContext(event) ?? undefined;
     } catch (error) {
