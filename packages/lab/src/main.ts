@@ -110,8 +110,10 @@ try {
     for (const [i, word] of path.entries()) {
       const sub = command.commands.find((c) => c.name() === word);
       if (sub === undefined) {
-        const choices = command.commands.map((c) => c.name()).join(', ');
-        throw new UsageError(`help ${path.slice(0, i + 1).join(' ')}: ${quote(word)} is not a command of ${path.slice(0, i).join(' ')}${choices === '' ? ', which has none' : ` (choose from ${choices})`}`);
+        const names = command.commands.map((c) => c.name());
+        const near = closestName(word, names);
+        const hint = names.length === 0 ? ', which has none' : ` (${near === undefined ? '' : `did you mean ${near}? `}choose from ${names.join(', ')})`;
+        throw new UsageError(`help ${path.slice(0, i + 1).join(' ')}: ${quote(word)} is not a command of ${path.slice(0, i).join(' ')}${hint}`);
       }
       command = sub;
     }
