@@ -443,7 +443,7 @@ describe('shell', () => {
   it.each([
     [null, 'circuitBreaker.execute: options must be an object, got null'],
     ['fast', 'circuitBreaker.execute: options must be an object, got "fast"'],
-    [{ sigal: 1 }, 'circuitBreaker.execute: sigal is not an option of circuitBreaker.execute (check the spelling; options: signal), got 1'],
+    [{ sigal: 1 }, 'circuitBreaker.execute: sigal is not an option of circuitBreaker.execute (did you mean signal? options: signal), got 1'],
     [{ signal: 5 }, 'circuitBreaker.execute: signal must be an AbortSignal, got 5'],
     [{ signal: {} }, 'circuitBreaker.execute: signal must be an AbortSignal, got an object (Object)'],
   ])('execute(fn, %j) rejects with an InvalidOptionError naming the field, fn not called, nothing counted', async (options, message) => {

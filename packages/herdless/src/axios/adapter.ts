@@ -261,7 +261,7 @@ function callerSignal(config: InternalAxiosRequestConfig): AbortSignal | undefin
  */
 export function retryAdapter(options?: AxiosRetryOptions): AxiosAdapter {
   const { base, httpOptions } = splitAdapter(options, 'retryAdapter');
-  const config = parseHttpOptions(httpOptions, 'retryAdapter', false);
+  const config = parseHttpOptions(httpOptions, 'retryAdapter', false, ['adapter']);
   return axiosAdapter('retryAdapter', config, base, runExchange, true);
 }
 
