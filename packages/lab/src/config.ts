@@ -265,7 +265,7 @@ function describeIssue(issue: z.core.$ZodIssue, root: unknown): string {
         return `seeds must be text such as "0-19" or a non-empty array of integers ≥ 0, got ${render(value)}`;
       }
       if (issue.path[issue.path.length - 1] === 'kind' && issue.path[0] === 'arrivals') {
-        return `${path} must be "together" or "poisson", got ${render(value)}`;
+        return `${path} must be "together" or "poisson", got ${render(value)}${nearValue(value, ['together', 'poisson'])}`;
       }
       if (issue.path.length && /policies\[\d+\]$/.test(path)) {
         if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
@@ -276,7 +276,7 @@ function describeIssue(issue: z.core.$ZodIssue, root: unknown): string {
             return describeIssue({ ...first, path: [...issue.path, ...first.path] } as z.core.$ZodIssue, root);
           }
         }
-        return `${path} must be a herd strategy name (${HERD_STRATEGIES.join(', ')}) or {name, backoff, maxAttempts}, got ${render(value)}`;
+        return `${path} must be a herd strategy name (${HERD_STRATEGIES.join(', ')}) or {name, backoff, maxAttempts}, got ${render(value)}${nearValue(value, HERD_STRATEGIES)}`;
       }
       return `${path} ${issue.message}, got ${render(value)}`;
     default:

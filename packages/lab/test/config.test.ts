@@ -64,6 +64,8 @@ describe('scenario files', () => {
     ['bad budget', edit((c) => (c.policies = [{ name: 'x', backoff: { kind: 'constant' }, maxAttempts: 3, budget: { kind: 'retry throttling', maxTokens: 0 } }])), 'policies[0].budget.maxTokens must be > 0, got 0'],
     ['unknown budget', edit((c) => (c.policies = [{ name: 'x', backoff: { kind: 'constant' }, maxAttempts: 3, budget: { kind: 'bucket' } }])), 'policies[0].budget.kind must be one of'],
     ['backoff kind typo', edit((c) => (c.policies = [{ name: 'x', backoff: { kind: 'full jiter' }, maxAttempts: 3 }])), 'policies[0].backoff.kind must be one of'],
+    ['herd strategy in other case', edit((c) => (c.policies = ['Full Jitter'])), 'policies[0] must be a herd strategy name (immediate, fixed 1s, exponential, full jitter, equal jitter, decorrelated) or {name, backoff, maxAttempts}, got "Full Jitter" (did you mean "full jitter"?)'],
+    ['misspelt arrivals kind', edit((c) => (c.arrivals = { kind: 'togther', spreadMs: 0 })), 'arrivals.kind must be "together" or "poisson", got "togther" (did you mean "together"?)'],
     ['backoff kind in other case', edit((c) => (c.policies = [{ name: 'x', backoff: { kind: 'Exponential' }, maxAttempts: 3 }])), 'policies[0].backoff.kind must be one of "constant", "exponential", "full jitter", "equal jitter", "proportional jitter", "decorrelated jitter", "decorrelated jitter v2", got "Exponential" (did you mean "exponential"?)'],
     ['policy missing maxAttempts', edit((c) => (c.policies = [{ name: 'x', backoff: { kind: 'constant' } }])), 'policies[0].maxAttempts is missing'],
     ['too much work', edit((c) => ((c.clients = 10_000_000), (c.horizonMs = 86_400_000))), 'clients × horizon ticks is 10000000 × 8640000; keep it ≤ 1.2e10'],
