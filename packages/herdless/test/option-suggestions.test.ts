@@ -34,6 +34,7 @@ describe('closestOption: the option a misspelt key most likely means', () => {
     ['budgett', retryKeys, 'budget'],
     ['throttel', retryKeys, 'throttle'], // throttle (2 edits) before throttlingBackoff (far)
     ['timeout', retryKeys, undefined], // nothing within two edits
+    ['mxAtmpts', retryKeys, undefined], // three edits: too far
     ['K', ['k', 'windowMs'], 'k'],
     ['x', ['k', 'windowMs'], undefined], // a one-letter key is never "one edit from" another one-letter name
     ['ab', ['k'], undefined],
@@ -52,6 +53,7 @@ describe('closestOption: the option a misspelt key most likely means', () => {
     expect(closestOption(`${name}b`, [name])).toBeUndefined();
     expect(closestOption(name, [`${name}b`])).toBe(`${name}b`);
     expect(closestOption('x'.repeat(1_000_000), ['maxAttempts'])).toBeUndefined();
+    expect(closestOption('x'.repeat(100), ['k'])).toBeUndefined(); // not "one insertion away" from a short name
   });
 });
 
