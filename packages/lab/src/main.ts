@@ -57,7 +57,8 @@ function withSuggestion(message: string, program: Command, argv: readonly string
 }
 
 /**
- * For an option the command run does not take, the like-named option other commands take: `all`
+ * For an option commander found nothing like: the command's own option it starts or misspells
+ * (`fleet --flush` → `--flush-interval`), else the like-named option other commands take: `all`
  * has no `--format`, so commander offers nothing for `all --frmat json`, yet the user meant the
  * experiments' `--format`. Says which commands take it, so the fix is plain.
  */
@@ -71,6 +72,10 @@ function optionElsewhere(program: Command, argv: readonly string[], typo: string
   }
   if (command === program) command = program.commands.find((c) => c.name() === 'all') ?? program;
   const own = new Set(command.options.map((o) => o.long));
+  // Commander offers a name only within its own similarity bound: `--flush` is the start of
+  // `--flush-interval`, which closestName counts as one edit.
+  const ownNear = closestName(typo.replace(/^--?/, ''), [...own].filter((f) => f !== undefined).map((f) => f.slice(2)));
+  if (ownNear !== undefined) return `did you mean --${ownNear}?`;
   const takers = new Map<string, string[]>();
   const visit = (c: Command, path: string): void => {
     for (const o of c.options) if (o.long !== undefined && !own.has(o.long) && c !== command) takers.set(o.long, [...(takers.get(o.long) ?? []), path]);

@@ -194,6 +194,8 @@ describe('herdless-lab herd', () => {
     [['--frmat', 'json'], "unknown option '--frmat' (did you mean --format? all has no --format; it is an option of herd,"],
     [['all', '--format', 'json'], "unknown option '--format' (all has no --format; it is an option of herd,"],
     [['herd', '--lve'], "unknown option '--lve' (did you mean --live? herd has no --live; it is an option of all, layers)"],
+    [['fleet', '--flush', '50'], "unknown option '--flush' (did you mean --flush-interval?)"],
+    [['budget', '--grpc-service', 'x.json'], "unknown option '--grpc-service' (did you mean --grpc-service-config?)"],
     [['--out', '/dev/null'], '--out "/dev/null": is a file, not a folder'],
     [['all', '--workers', 'x'], '--workers "x": expected an integer'],
     [['herd', '--bins', '100'], '--bins "100" bins one run per policy: give one seed with --seeds (got 0-19)'],
