@@ -18,10 +18,10 @@ export function canonicalName<N extends string>(word: string, allowed: readonly 
   return folded.length === 1 ? folded[0] : undefined;
 }
 
-/** ` (did you mean LIFO? choose from …)`, or ` (choose from …)` when no name is close. */
-export function suggestion(word: string, allowed: readonly string[]): string {
+/** ` (did you mean LIFO? choose from …)`, or ` (choose from …)` when no name is close; `lead` replaces `choose from`. */
+export function suggestion(word: string, allowed: readonly string[], lead = 'choose from'): string {
   const near = closestName(word, allowed);
-  return ` (${near === undefined ? '' : `did you mean ${near}? `}choose from ${allowed.join(', ')})`;
+  return ` (${near === undefined ? '' : `did you mean ${near}? `}${lead} ${allowed.join(', ')})`;
 }
 
 /**

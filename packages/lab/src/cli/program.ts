@@ -114,7 +114,7 @@ function herdRunOf(flags: HerdFlags): HerdRun {
       const wanted = flags.strategies.split(',').map((s) => {
         const w = s.trim();
         const name = canonicalName(w, names);
-        if (name === undefined) throw new UsageError(`--strategies ${quote(flags.strategies)}: the config has no policy named ${quote(w)}${suggestion(w, names).replace('choose from', 'it has')}`);
+        if (name === undefined) throw new UsageError(`--strategies ${quote(flags.strategies)}: the config has no policy named ${quote(w)}${suggestion(w, names, 'it has')}`);
         return name;
       });
       policies = policies.filter((p) => wanted.includes(p.name));
