@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { isInvalidOptionError } from 'herdless';
 import { BACKOFF_KINDS, BUDGET_KINDS, METASTABLE_POLICIES, backoffFromSpec, budgetFromSpec, metastableSetup, type MetastableCombination, type MetastableServer, type PolicySpec } from 'herdless/sim';
 import { MAX_SEEDS, parseSeeds } from './seeds.js';
-import { closestName } from './closest.js';
+import { closestName, nearValue } from './closest.js';
 import { ConfigError, firstIssue, knownFields } from './config.js';
 import { hasControls, quote } from './text.js';
 import type { MetastableSettings } from './experiments/metastable.js';
@@ -89,7 +89,7 @@ export function parseMetastableConfig(json: unknown, where = 'config'): Metastab
       value === undefined
         ? `${field} is missing`
         : issue.code === 'invalid_value'
-          ? `${field} must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, got ${quote(value)}`
+          ? `${field} must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, got ${quote(value)}${nearValue(value, issue.values)}`
           : issue.code === 'invalid_type'
             ? `${field} must be ${issue.expected === 'int' ? 'an integer' : `a ${issue.expected}`}, got ${quote(value)}`
             : `${field} ${issue.message.replace(/^Too (small|big): expected \w+ to (have )?/, 'must be ')}, got ${quote(value)}`;

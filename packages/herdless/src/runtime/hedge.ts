@@ -3,6 +3,7 @@ import { HerdlessError, InvalidOptionError } from '../core/errors.js';
 import { hedgeAfterFailure, hedgeDelay, HEDGE_POLICY_KEYS, defaultHedgePolicy, readHedgePolicyOption, type HedgePolicy, type HedgePolicyOptions } from '../core/hedge/policy.js';
 import { FailureLog, HedgeError, type GiveUpReason } from '../core/retry/errors.js';
 import { checkedNow } from '../core/time.js';
+import { unknownOption } from '../core/validate.js';
 import { subscribe, unsubscribe } from './abort-link.js';
 import { callHook, type GiveUpEvent, type HookName } from './hooks.js';
 import { systemScheduler, type Scheduler } from './scheduler.js';
@@ -181,7 +182,7 @@ function parseHedger(options: HedgeOptions, owner: string, perCall: boolean): He
         if (perCall || value === undefined) break;
         throw new InvalidOptionError(owner, key, value, 'is a per-call option: pass it with each call');
       default:
-        throw new InvalidOptionError(owner, key, value, `is not a hedging option (check the spelling; options: ${[...HEDGE_POLICY_KEYS, ...RUNTIME_KEYS, ...(perCall ? ['signal'] : [])].join(', ')})`);
+        throw new InvalidOptionError(owner, key, value, unknownOption('a hedging option', key, [...HEDGE_POLICY_KEYS, ...RUNTIME_KEYS, ...(perCall ? ['signal'] : [])]));
     }
   }
   if (options.delayMs === undefined) readHedgePolicyOption(owner, runner.policy, 'delayMs', undefined);

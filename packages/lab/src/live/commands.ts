@@ -1,9 +1,11 @@
-import { Command, Option } from 'commander';
+import type { Command } from 'commander';
 import { ARTICLE_SERVER, BUDGET_POLICIES, HERD_STRATEGIES, formatFixed, type BudgetPolicyName, type HerdStrategy, type ServerModel } from 'herdless/sim';
 import { loadConfig } from '../config-file.js';
 import { parseSeeds } from '../seeds.js';
 import { UsageError } from '../usage-error.js';
 import { quote } from '../text.js';
+import { closestName } from '../closest.js';
+import { FORMATS, choiceOption, parseOneSeed } from '../cli/names.js';
 // The live runs (and undici, ~0.1 s to load) are imported when one starts, so the lab's start-up
 // (`--help`, the simulated commands) never pays for them.
 import type { LiveSettings } from './experiments.js';
@@ -57,8 +59,8 @@ interface LiveFlags {
   target?: string;
   clients?: string;
   horizon?: string;
-  seed: string;
   seeds: string;
+  simSeeds: string;
   format: 'table' | 'json' | 'csv';
 }
 
@@ -66,8 +68,9 @@ function liveSettings(flags: LiveFlags, defaults: { clients: number; horizonS: n
   const clients = flags.clients === undefined ? defaults.clients : cli.parseNumber('--clients', flags.clients, 1, 10_000, true);
   const horizonS = flags.horizon === undefined ? defaults.horizonS : cli.parseNumber('--horizon', flags.horizon, defaults.minHorizonS, 3600);
   if (Math.round(horizonS * 100) !== horizonS * 100) throw new UsageError(`--horizon ${JSON.stringify(flags.horizon)}: expected whole ticks (at most 2 decimals)`);
-  const seed = cli.parseNumber('--seed', flags.seed, 0, Number.MAX_SAFE_INTEGER, true); // as every --seed: PyRandom takes any safe integer
-  return { target: flags.target, clients, horizonMs: Math.round(horizonS * 1000), seed, simSeeds: parseSeeds(flags.seeds), progress: cli.err };
+  // One live run per strategy or policy: the simulator's runs beside it take a list (--sim-seeds).
+  const seed = parseOneSeed(flags.seeds, 'a live run draws its waits from one seed (the simulator\'s seeds beside it are --sim-seeds)');
+  return { target: flags.target, clients, horizonMs: Math.round(horizonS * 1000), seed, simSeeds: parseSeeds(flags.simSeeds, '--sim-seeds'), progress: cli.err };
 }
 
 /** Adds `server` and `live herd|budget` to the lab's command line. */
@@ -104,16 +107,18 @@ export function addLiveCommands(program: Command, cli: LiveCli): void {
     .description('the article\'s experiments on real sockets: the library\'s retrying fetch as N clients against a lab server (or --target), beside the simulator')
     .action((_flags: object, command: Command) => {
       const [name] = command.args;
-      if (name !== undefined) throw new UsageError(`live: unknown experiment ${quote(name)} (experiments: herd, budget; see \`live herd --help\`)`);
+      const experiments = command.commands.map((c) => c.name());
+      const near = name === undefined ? undefined : closestName(name, experiments);
+      if (name !== undefined && !name.startsWith('-')) throw new UsageError(`live: unknown experiment ${quote(name)} (${near === undefined ? `experiments: ${experiments.join(', ')}; see \`live herd --help\`` : `did you mean ${near}?`})`);
       throw new UsageError('live: name the experiment: `live herd` or `live budget` (see `live herd --help`)');
     });
   const common = (command: Command, what: string, horizonS: number): Command =>
     command
       .option('--target <url>', `send to this server instead of starting a lab server (http or https; ${what})`)
       .option('--horizon <seconds>', `each run stops by itself here (default ${horizonS})`)
-      .option('--seed <n>', 'the seed of the live runs\' waits (and arrivals)', '0')
-      .option('--seeds <list>', 'the simulator\'s seeds for the side-by-side figures', '0-19')
-      .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'));
+      .option('--seeds <n>', 'the seed of the live runs\' waits (and arrivals): one seed', '0')
+      .option('--sim-seeds <list>', 'the simulator\'s seeds for the side-by-side figures, as ranges and lists: 0-19, 1,5,9', '0-19')
+      .addOption(choiceOption('--format <format>', 'output format', FORMATS, 'table'));
 
   common(
     live
@@ -152,4 +157,6 @@ export function addLiveCommands(program: Command, cli: LiveCli): void {
   // many arguments"). Set after the subcommands: they inherit it when created, and `live herd x`
   // must stay an error.
   live.allowExcessArguments();
+  // And with the experiment's options after it (`live budgett --seeds 1`), which are live's own unknowns.
+  live.allowUnknownOption();
 }
