@@ -1,0 +1,110 @@
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { METASTABLE_POLICIES, METASTABLE_SERVERS, metastableSetup } from 'herdless/sim';
+import { liveMetastableCsv, liveMetastableJson, liveMetastableTable, runLiveMetastable } from '../src/live/queue-experiment.js';
+
+const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+const lab = (...args: string[]) => {
+  const r = spawnSync(process.execPath, [main, ...args], { encoding: 'utf8', timeout: 60_000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+};
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * A small queue the machine holds easily: 40 new requests a second against 5 workers at 100 ms
+ * (50 a second, 80% load), clients that give up after 1 s, the server at a quarter of its speed
+ * from 1 s to 3 s, 8 s runs. In the simulator, seeds 0–19, plain retries serve 0% of the new
+ * requests from 5 s to 8 s in every seed, and dropping expired requests 96–141%: a margin wide
+ * enough for one live run on a busy machine, where timers run late by tens of milliseconds.
+ */
+const SETUP = metastableSetup({
+  ratePerSecond: 40,
+  processes: 4,
+  timeoutMs: 1000,
+  horizonMs: 8000,
+  server: { workers: 5, serviceMs: 100 },
+  trigger: { kind: 'capacity', startMs: 1000, endMs: 3000, factor: 0.25 },
+});
+const plain = METASTABLE_POLICIES.find((p) => p.name === '3 retries')!;
+const sum = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0);
+
+describe('lab live metastable, scaled down: 8 s runs on real sockets against a lab server in its own process', () => {
+  it('agrees in kind with the simulator: plain retries stay down after the trigger, dropping expired requests recovers', async () => {
+    const lines: string[] = [];
+    const result = await runLiveMetastable({
+      setup: SETUP,
+      combinations: [
+        { policy: plain, server: 'FIFO', overrides: {} },
+        { policy: plain, server: 'drop expired', overrides: METASTABLE_SERVERS['drop expired']! },
+      ],
+      seed: 0,
+      simSeeds: [0, 1, 2, 3],
+      progress: (l) => lines.push(l),
+    });
+    const pid = Number(/\(pid (\d+)\)/.exec(lines.join('\n'))?.[1]);
+    expect(pid).toBeGreaterThan(0);
+    expect(alive(pid)).toBe(false); // the server process is stopped with the run
+
+    const [fifo, drop] = result.rows;
+    // Goodput from 5 s to the end, as a share of the new requests then (2 s after the trigger's end).
+    const after = (r: typeof fifo): number => sum(r!.live.goodput.slice(5)) / sum(r!.live.fresh.slice(5));
+    expect(after(fifo)).toBeLessThan(0.3);
+    expect(after(drop)).toBeGreaterThan(0.6);
+    expect(after(fifo)).toBeLessThan(after(drop) / 2);
+    // The simulator says the same of the same setup.
+    expect(fifo!.sim.recovered).toBe(0);
+    expect(drop!.sim.recovered).toBe(4);
+
+    for (const row of [fifo!, drop!]) {
+      const { live } = row;
+      const server = live.server!;
+      expect(server.model).toBe('metastable');
+      expect(server.server.dropExpired).toBe(row.server === 'drop expired');
+      // Every second has its new requests (about 40, Poisson); sends at least the new requests.
+      expect(live.fresh.length).toBe(8);
+      expect(sum(live.offered)).toBeGreaterThanOrEqual(sum(live.fresh) - sum(live.throttled));
+      // The server saw what the clients sent, give or take the attempts in flight at the horizon.
+      expect(server.totals.arrivals).toBeLessThanOrEqual(sum(live.offered));
+      expect(server.totals.arrivals).toBeGreaterThan(0.9 * sum(live.offered));
+      // The clients counted what the server answered in time (answers in flight at the horizon aside).
+      expect(sum(live.goodput)).toBeLessThanOrEqual(server.totals.served);
+    }
+    // Plain retries keep the server busy for clients that left: wasted work and a queue after the trigger.
+    expect(sum(fifo!.live.wasted.slice(5))).toBeGreaterThan(50);
+    expect(Math.max(...fifo!.live.queue)).toBeGreaterThan(Math.max(...drop!.live.queue));
+    // Dropping expired requests drops them instead of serving them.
+    expect(drop!.live.server!.totals.dropped + drop!.live.server!.totals.wasted).toBeGreaterThan(0);
+
+    const table = liveMetastableTable(result);
+    expect(table).toMatch(/^3 retries\s+FIFO\s+metastable 4\/4\s+metastable/m);
+    expect(table).toMatch(/^3 retries\s+drop expired\s+recovered [\d.]+ s\s+recovered \d+ s/m);
+    const json = liveMetastableJson(result) as { experiment: string; rows: { live: { perSecond: { goodput: number[] } } }[] };
+    expect(json.experiment).toBe('live-metastable');
+    expect(json.rows[0]!.live.perSecond.goodput).toEqual(fifo!.live.goodput);
+    const csv = liveMetastableCsv(result).split('\n');
+    expect(csv).toHaveLength(3);
+    expect(csv[1]).toMatch(/^3 retries,FIFO,0,4,,false,,/);
+  }, 120_000);
+
+  it('refuses what it cannot run, naming the flag', () => {
+    const startup = lab('server', '--model', 'metastable', '--startup', '1');
+    expect(startup.status).toBe(2);
+    expect(startup.stderr).toContain('--startup and --outage belong to the article');
+    const policy = lab('live', 'metastable', '--policies', '3 retriez');
+    expect(policy.status).toBe(2);
+    expect(policy.stderr).toContain('3 retriez');
+    const horizon = lab('live', 'metastable', '--horizon', '12');
+    expect(horizon.status).toBe(2);
+    expect(horizon.stderr).toContain('--horizon');
+    expect(lab('live', 'nope').stderr).toContain('metastable');
+  });
+});
