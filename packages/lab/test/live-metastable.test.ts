@@ -1,4 +1,6 @@
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { METASTABLE_POLICIES, METASTABLE_SERVERS, metastableRun, metastableSetup, type MetastableRun, type MetastableServer } from 'herdless/sim';
@@ -95,6 +97,10 @@ describe('lab live metastable, scaled down: 8 s runs on real sockets against a l
     const json = liveMetastableJson(result) as { experiment: string; rows: { live: { perSecond: { goodput: number[] } } }[] };
     expect(json.experiment).toBe('live-metastable');
     expect(json.rows[0]!.live.perSecond.goodput).toEqual(fifo!.live.goodput);
+    const ajv = new Ajv2020({ allErrors: true, strict: true });
+    const schema = ajv.compile(JSON.parse(readFileSync(fileURLToPath(new URL('../schemas/live-metastable.schema.json', import.meta.url)), 'utf8')));
+    expect(schema(JSON.parse(JSON.stringify(json))), JSON.stringify(schema.errors)).toBe(true);
+    expect(schema({ ...json, rows: [{ policy: 'x', server: 'y', sim: {}, live: {} }] })).toBe(false);
     const csv = liveMetastableCsv(result).split('\n');
     expect(csv).toHaveLength(3);
     expect(csv[1]).toMatch(/^3 retries,FIFO,0,4,,false,,/);
