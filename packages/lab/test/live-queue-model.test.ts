@@ -1,7 +1,7 @@
 import { PyRandom, metastableSetup, type MetastableServer, type MetastableTrigger } from 'herdless/sim';
 import { describe, expect, it } from 'vitest';
 import { MAX_SECONDS, QueueModel, type QueueOutcome } from '../src/live/queue-model.js';
-import { queueModelOf } from '../src/live/queue-server.js';
+import { queueModelOf, timeoutOf } from '../src/live/queue-server.js';
 import { goodputBefore } from '../src/live/queue-experiment.js';
 import { queueArrivals } from '../src/live/queue-fleet.js';
 
@@ -87,6 +87,27 @@ describe('QueueModel: the metastable server on the caller’s clock', () => {
       ['c', 'served', 140],
     ]);
     expect(m.snapshot(1000).totals).toEqual({ arrivals: 3, served: 1, wasted: 1, dropped: 1, shed: 0 });
+  });
+
+  it('with dropExpired, the deadline a request carries (arrival + its timeout) cuts and drops on the server’s own clock, before any close', () => {
+    const { m, ends, arrive, runTo } = model({ workers: 1, dropExpired: true, serviceMs: 100 });
+    m.arrive(0, 'a', 50); // its deadline (50) comes before its service's end (100): cut at 50
+    arrive(10, 'b'); // no deadline: served 50–150
+    m.arrive(20, 'c', 100); // reaches a worker at 150, after its deadline (120): dropped unserved
+    m.arrive(30, 'd', 1000); // served 150–250, well within its deadline
+    runTo(1000);
+    expect(ends).toEqual([
+      ['a', 'cut', 50],
+      ['b', 'served', 150],
+      ['c', 'dropped', 150],
+      ['d', 'served', 250],
+    ]);
+    expect(m.snapshot(1000).totals).toEqual({ arrivals: 4, served: 2, wasted: 1, dropped: 1, shed: 0 });
+    // Without dropExpired the deadline is ignored: the server serves what it queued.
+    const plain = model({ workers: 1, serviceMs: 100 });
+    plain.m.arrive(0, 'a', 50);
+    plain.runTo(1000);
+    expect(plain.ends).toEqual([['a', 'served', 100]]);
   });
 
   it('a client leaving after its answer, or twice, changes nothing', () => {
@@ -203,6 +224,17 @@ describe('the live metastable pieces around the model', () => {
     expect(count(4000, 10_000) / 6).toBeLessThan(75);
     expect(arrivals.every((t, i) => i === 0 || t > arrivals[i - 1]!)).toBe(true);
     expect(queueArrivals(setup, new PyRandom(1))).toEqual(arrivals);
+  });
+
+  it('timeoutOf reads the propagated deadline from connect-timeout-ms, and nothing else', () => {
+    const of = (v: string | string[] | undefined) => timeoutOf({ headers: { 'connect-timeout-ms': v } });
+    expect(of('1000')).toBe(1000);
+    expect(of(undefined)).toBeUndefined();
+    expect(of('0')).toBeUndefined();
+    expect(of('-5')).toBeUndefined();
+    expect(of('1e3')).toBeUndefined();
+    expect(of('12345678901')).toBeUndefined();
+    expect(of(['1000', '2000'])).toBeUndefined();
   });
 
   it('goodputBefore: the share of new requests answered in time from the second second to the trigger', () => {

@@ -3,7 +3,7 @@ import { withRetry, type FetchFunction } from 'herdless/http';
 import { PyRandom, backoffFromSpec, budgetFromSpec, recovery, throttleFromSpec, type MetastableRun, type MetastableSetup, type PolicySpec } from 'herdless/sim';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { latenessOf, type Lateness } from './lateness.js';
-import type { QueueResetBody, QueueStatsResponse } from './queue-server.js';
+import { TIMEOUT_HEADER, type QueueResetBody, type QueueStatsResponse } from './queue-server.js';
 import { PING_PATH, RESET_PATH, STATS_PATH } from './server.js';
 import type { LiveTarget } from './fleet.js';
 
@@ -72,8 +72,10 @@ async function resetQueueServer(base: string, body: QueueResetBody, dispatcher: 
  * `ratePerSecond`, drawn from `PyRandom(seed)` up front; a spike trigger multiplies the rate for a
  * while), spread round robin over `processes` client processes, each holding its own budget and
  * adaptive throttle. Every request goes through the library's `withRetry` over undici's `fetch`
- * with `attemptTimeoutMs` = the setup's timeout: an attempt that times out is aborted (its
- * connection closes, which tells the server that its client left) and retried by the policy.
+ * with `attemptTimeoutMs` = the setup's timeout: every attempt carries that timeout in
+ * `connect-timeout-ms` (deadline propagation, for a server that drops expired requests); one that
+ * times out is aborted (its connection closes: the server learns that its client left) and
+ * retried by the policy.
  * Per second (the run's clock from its time 0) it counts the new requests, the attempts sent (the
  * offered load), the answers that reached a client still waiting (goodput), timeouts and
  * "overloaded" answers; the queue and the wasted work come from the lab server's stats. A
@@ -187,7 +189,8 @@ export async function runLiveQueue(spec: QueueRunSpec): Promise<QueueRunResult> 
       });
       const controller = new AbortController();
       controllers.add(controller);
-      return api(spec.target.url, { signal: controller.signal }).then(
+      // Each attempt tells the server how long its client waits (deadline propagation).
+      return api(spec.target.url, { signal: controller.signal, headers: { [TIMEOUT_HEADER]: String(Math.round(setup.timeoutMs)) } }).then(
         () => void controllers.delete(controller),
         () => void controllers.delete(controller),
       );

@@ -53,8 +53,10 @@ interface Entry<R> {
   left: boolean;
   /** 0 queued, 1 in service, 2 ended. */
   state: 0 | 1 | 2;
-  /** When its service ends (in service only), on the caller's clock. */
+  /** When its service ends (in service only), on the caller's clock; its deadline instead when that comes first (dropping expired requests). */
   endsAt: number;
+  /** When its client stops waiting, on the caller's clock (Infinity: unknown). */
+  deadline: number;
 }
 
 /** A handle on a request given to the model: pass it to {@link QueueModel.leave}. */
@@ -68,10 +70,12 @@ export type QueueTicket = object;
  * ÷ `factor` for a service that starts during a capacity trigger). When it ends, `onEnd` hears
  * `served` (the client is still there: answer it) or `wasted` (the client left).
  *
- * With `dropExpired` (deadline propagation) the server knows when a client gives up — here, when
- * its connection closes, as a gRPC server learns that a call was cancelled: a request in service
- * is stopped at once (`cut`, its worker freed), a queued one is dropped unserved when a worker
- * reaches it (`dropped`). Without it, the server serves whatever it queued.
+ * With `dropExpired` (deadline propagation) the server knows when a client gives up: from the
+ * deadline the request carries (its arrival plus the client's timeout, as gRPC's `grpc-timeout` or
+ * Connect's `connect-timeout-ms` header tells a server), or when its connection closes, whichever
+ * comes first. A request in service is stopped then (`cut`, its worker freed); a queued one is
+ * dropped unserved when a worker reaches it (`dropped`). Without it, the server serves whatever it
+ * queued.
  *
  * This class holds no timer and reads no clock: the caller passes `now` (ms, monotonic,
  * non-decreasing) and sets a timer for {@link nextEndAt}. Services are ended in the order of their
@@ -154,10 +158,13 @@ export class QueueModel<R> {
     return this.heap[0]?.endsAt;
   }
 
-  /** A request arrived at `now`: it is served at once if a worker is free and nobody waits, else queued. */
-  arrive(now: number, request: R): QueueTicket {
+  /**
+   * A request arrived at `now`: it is served at once if a worker is free and nobody waits, else
+   * queued. `timeoutMs`: how long its client waits (the deadline it propagates), if it says.
+   */
+  arrive(now: number, request: R, timeoutMs?: number): QueueTicket {
     this.advance(now);
-    const e: Entry<R> = { request, left: false, state: 0, endsAt: 0 };
+    const e: Entry<R> = { request, left: false, state: 0, endsAt: 0, deadline: timeoutMs === undefined ? Infinity : now + timeoutMs };
     this.count('arrivals', now);
     if (this.busy < this.server.workers && this.queue.length === this.head) this.begin(e, now);
     else this.queue.push(e);
@@ -198,8 +205,11 @@ export class QueueModel<R> {
       this.closeSeconds(t);
       top.state = 2;
       this.busy--;
+      // With dropExpired a service is scheduled to end at its deadline when that comes first: cut there.
+      const cut = this.server.dropExpired && t >= top.deadline;
+      if (cut) top.left = true;
       this.count(top.left ? 'wasted' : 'served', t);
-      this.onEnd(top.request, top.left ? 'wasted' : 'served');
+      this.onEnd(top.request, cut ? 'cut' : top.left ? 'wasted' : 'served');
       this.next(t);
     }
     this.closeSeconds(now);
@@ -228,7 +238,7 @@ export class QueueModel<R> {
     const fifo = this.server.discipline === 'fifo';
     while (this.busy < this.server.workers && this.queue.length > this.head) {
       const e = fifo ? this.queue[this.head++]! : this.queue.pop()!;
-      if (this.server.dropExpired && e.left) {
+      if (this.server.dropExpired && (e.left || t >= e.deadline)) {
         e.state = 2;
         this.count('dropped', t);
         this.onEnd(e.request, 'dropped');
@@ -248,7 +258,8 @@ export class QueueModel<R> {
     const slow = tr.kind === 'capacity' && since >= tr.startMs && since < tr.endMs;
     const mean = slow ? this.server.serviceMs / tr.factor : this.server.serviceMs;
     e.state = 1;
-    e.endsAt = t + (this.server.service === 'constant' ? mean : this.rng.expovariate(1 / mean));
+    const end = t + (this.server.service === 'constant' ? mean : this.rng.expovariate(1 / mean));
+    e.endsAt = this.server.dropExpired ? Math.min(end, e.deadline) : end;
     this.busy++;
     this.push(e);
   }

@@ -55,6 +55,8 @@ export interface QueueServer {
 }
 
 const LATENESS_SAMPLES = 10_000;
+/** The request header that carries the client's timeout (Connect protocol: deadline propagation over HTTP). */
+export const TIMEOUT_HEADER = 'connect-timeout-ms';
 const OK_BODY = 'ok\n';
 /** A reset body larger than this is refused: the model's fields fit in a few hundred bytes. */
 const MAX_RESET_BYTES = 16_384;
@@ -74,6 +76,17 @@ export function queueModelOf(base: QueueServerModel, body: unknown): QueueServer
   const seed = b.seed ?? base.seed;
   if (!Number.isSafeInteger(seed) || seed < 0) throw new TypeError(`seed must be an integer from 0 to ${Number.MAX_SAFE_INTEGER}, got ${JSON.stringify(seed)}`);
   return { server: setup.server, trigger: setup.trigger, seed };
+}
+
+/**
+ * The deadline a request propagates, ms from its arrival: Connect's `connect-timeout-ms` header
+ * (the HTTP form of gRPC's `grpc-timeout`: a positive integer of at most 10 digits), or undefined.
+ */
+export function timeoutOf(req: { headers: Record<string, string | string[] | undefined> }): number | undefined {
+  const value = req.headers[TIMEOUT_HEADER];
+  if (typeof value !== 'string' || !/^\d{1,10}$/.test(value)) return undefined;
+  const ms = Number(value);
+  return ms > 0 ? ms : undefined;
 }
 
 function readBody(req: IncomingMessage): Promise<string> {
@@ -156,7 +169,7 @@ export async function startQueueServer(initial: QueueServerModel, port: number):
   const serve = (req: IncomingMessage, res: ServerResponse): Promise<void> =>
     new Promise<void>((resolve) => {
       ends.set(res, resolve);
-      const ticket = sim.arrive(now(), res);
+      const ticket = sim.arrive(now(), res, timeoutOf(req));
       if (ends.has(res)) res.once('close', () => sim.leave(now(), ticket));
       arm();
     });
