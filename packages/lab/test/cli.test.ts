@@ -204,8 +204,8 @@ describe('herdless-lab herd', () => {
     [['waits', '--strategies', 'lots'], '--strategies "lots": unknown strategy "lots"'],
     [['waits', '--format', 'table'], 'waits prints CSV or JSON'],
     [['waits', '--format', 'xml'], "option '--format <format>' argument 'xml' is invalid. Allowed choices are csv, json."],
-    [['live', 'herdd'], 'live: unknown experiment "herdd" (experiments: herd, budget'],
-    [['live'], 'live: name the experiment: `live herd` or `live budget`'],
+    [['live', 'herdd'], 'live: unknown experiment "herdd" (experiments: herd, budget, metastable'],
+    [['live'], 'live: name the experiment: `live herd`, `live budget` or `live metastable`'],
     [['live', 'herd', 'extra'], "too many arguments for 'herd'"],
   ])('%j exits 2 with one line', (args, message) => {
     const r = lab(...args);

@@ -212,7 +212,7 @@ describe('lab server --config', () => {
 
 describe('lab live / server: bad input exits 2 with one line', () => {
   it.each([
-    [['live'], /^herdless-lab: live: name the experiment: `live herd` or `live budget`/],
+    [['live'], /^herdless-lab: live: name the experiment: `live herd`, `live budget` or `live metastable`/],
     [['live', 'herd', '--horizon', '0'], /^herdless-lab: --horizon "0": expected a number from 0\.01 to 3600\n$/],
     [['live', 'herd', '--target', 'ftp://127.0.0.1/x'], /^herdless-lab: --target "ftp:\/\/127\.0\.0\.1\/x": not an HTTP URL \(expected http:\/\/ or https:\/\/, got ftp:\)\n$/],
     [['live', 'herd', '--target', 'not a url'], /^herdless-lab: --target "not a url": not a URL/],
