@@ -4,6 +4,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { METASTABLE_POLICIES, METASTABLE_SERVERS, metastableRun, metastableSetup, type MetastableRun, type MetastableServer } from 'herdless/sim';
+import { startQueueServer } from '../src/live/queue-server.js';
 import { liveMetastableCsv, liveMetastableJson, liveMetastableTable, runLiveMetastable } from '../src/live/queue-experiment.js';
 
 const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
@@ -105,6 +106,32 @@ describe('lab live metastable, scaled down: 8 s runs on real sockets against a l
     expect(csv).toHaveLength(3);
     expect(csv[1]).toMatch(/^3 retries,FIFO,0,4,,false,,/);
   }, 120_000);
+
+  it('the queue server: shedding in front answers a retry that finds every worker busy 503 "don\'t retry"; a bad reset is a 400 naming the field', async () => {
+    const server = await startQueueServer({ server: { ...SETUP.server, workers: 1, serviceMs: 2000, service: 'constant', shedding: true }, trigger: SETUP.trigger, seed: 0 }, 0);
+    try {
+      const first = fetch(server.url);
+      // Wait until the first request holds the one worker (it holds it 2 s: time enough for the second to arrive on a busy machine).
+      while (server.stats().busy < 1) await new Promise((resolve) => setTimeout(resolve, 5));
+      const shed = await fetch(server.url, { headers: { 'x-herdless-attempt': '2' } });
+      expect(shed.status).toBe(503);
+      expect(shed.headers.get('x-herdless-retry')).toBe('no');
+      expect(shed.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect((await first).status).toBe(200);
+      const stats = server.stats();
+      expect(stats.totals).toMatchObject({ arrivals: 1, served: 1, shed: 1 });
+      const bad = await fetch(new URL('/_lab/reset', server.url), { method: 'POST', body: JSON.stringify({ server: { workers: 0 } }) });
+      expect(bad.status).toBe(400);
+      expect(await bad.text()).toMatch(/^bad reset: server\.workers must be/);
+      const notJson = await fetch(new URL('/_lab/reset', server.url), { method: 'POST', body: '{' });
+      expect(notJson.status).toBe(400);
+      const good = await fetch(new URL('/_lab/reset', server.url), { method: 'POST', body: JSON.stringify({ server: { discipline: 'lifo' }, seed: 2 }) });
+      expect(good.status).toBe(204);
+      expect(server.stats()).toMatchObject({ seed: 2, server: { discipline: 'lifo', shedding: true }, totals: { arrivals: 0 } });
+    } finally {
+      await server.close();
+    }
+  });
 
   it('refuses what it cannot run, naming the flag', () => {
     const startup = lab('server', '--model', 'metastable', '--startup', '1');
