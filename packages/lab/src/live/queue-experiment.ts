@@ -15,6 +15,7 @@ import {
 import { LAB_JSON_SCHEMA_VERSION } from '../experiments/schema-version.js';
 import { seedText } from '../experiments/herd.js';
 import { triggerText } from '../experiments/metastable.js';
+import { Agent } from 'undici';
 import { UsageError } from '../usage-error.js';
 import { latenessOf, type Lateness } from './lateness.js';
 import { readQueueStats, runLiveQueue, type QueueRunResult } from './queue-fleet.js';
@@ -142,7 +143,14 @@ export async function runLiveMetastable(settings: LiveMetastableSettings): Promi
   if (settings.target !== undefined) {
     const target = await checkTarget(settings.target);
     url = target.url;
-    labServer = target.labServer !== undefined && (await readQueueStats(target.labServer)) !== undefined ? target.labServer : undefined;
+    // A metastable lab server answers its stats with model 'metastable' (checkTarget knows the article's only).
+    const origin = new URL('/', target.url).href;
+    const agent = new Agent({ connect: { timeout: 3000 } });
+    try {
+      labServer = (await readQueueStats(origin, agent).catch(() => undefined)) === undefined ? undefined : origin;
+    } finally {
+      await agent.destroy();
+    }
     kind = 'target';
   } else {
     const server = await startServerProcess(['--model', 'metastable']);
