@@ -98,7 +98,7 @@ function liveSettings(flags: LiveFlags, defaults: { clients: number; horizonS: n
 export function addLiveCommands(program: Command, cli: LiveCli): void {
   program
     .command('server')
-    .description('the article\'s server model as a real HTTP server on 127.0.0.1: 200 or 503 to any request, stats as JSON at /_lab/stats (Ctrl+C stops)')
+    .description('a lab server model as a real HTTP server on 127.0.0.1 — the article\'s (200 or 503 to any request) or, with --model metastable, the metastable queue — stats as JSON at /_lab/stats (Ctrl+C stops)')
     .option('--port <n>', 'the port (0 = any free port, printed)', '0')
     .addOption(new Option('--model <model>', 'article: the article\'s crashing server; metastable: the metastable experiment\'s queue (workers, service times, FIFO/LIFO, drop expired, shedding, trigger)').choices(['article', 'metastable']).default('article'))
     .option('--config <file>', 'take the server model from a scenario file: the "server" of a herd/budget file (article), or the server and trigger of a metastable file')
