@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { METASTABLE_POLICIES, METASTABLE_SERVERS, metastableRun, metastableSetup, type MetastableRun, type MetastableServer } from 'herdless/sim';
 import { startQueueServer } from '../src/live/queue-server.js';
+import { LIVE_FIGURES } from '../src/report/live.js';
 import { liveMetastableCsv, liveMetastableJson, liveMetastableTable, runLiveMetastable } from '../src/live/queue-experiment.js';
 
 const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
@@ -102,6 +103,19 @@ describe('lab live metastable, scaled down: 8 s runs on real sockets against a l
     const schema = ajv.compile(JSON.parse(readFileSync(fileURLToPath(new URL('../schemas/live-metastable.schema.json', import.meta.url)), 'utf8')));
     expect(schema(JSON.parse(JSON.stringify(json))), JSON.stringify(schema.errors)).toBe(true);
     expect(schema({ ...json, rows: [{ policy: 'x', server: 'y', sim: {}, live: {} }] })).toBe(false);
+    // The report's figure: each live run above the simulator's seed 0 on the same setup.
+    const figure = LIVE_FIGURES.find((f) => f.id === 'live-metastable-seconds')!;
+    const points = (await figure.data(new Map([['live', { metastable: result }]]))) as { combination: string; second: number; goodput: number }[];
+    expect([...new Set(points.map((p) => p.combination))]).toEqual([
+      '3 retries · FIFO, live',
+      '3 retries · FIFO, simulator seed 0',
+      '3 retries · drop expired, live',
+      '3 retries · drop expired, simulator seed 0',
+    ]);
+    expect(points.filter((p) => p.combination === '3 retries · FIFO, live').map((p) => p.goodput)).toEqual(fifo!.live.goodput);
+    expect(points.filter((p) => p.combination === '3 retries · FIFO, simulator seed 0').map((p) => p.goodput)).toEqual(metastableRun(plain, SETUP, 0).goodput);
+    const explain = figure.explanation as unknown as (p: typeof points) => string;
+    expect(explain(points)).toMatch(/plain retries answer \d+% of the new requests in time live and \d+% simulated/);
     const csv = liveMetastableCsv(result).split('\n');
     expect(csv).toHaveLength(3);
     expect(csv[1]).toMatch(/^3 retries,FIFO,0,4,,false,,/);
