@@ -1,4 +1,4 @@
-import { ARTICLE_SERVER, METASTABLE_POLICIES, METASTABLE_SERVERS, formatFixed, metastableRun, type MetastableCombination } from 'herdless/sim';
+import { ARTICLE_SERVER, METASTABLE_POLICIES, METASTABLE_SERVERS, TAIL_SECONDS, formatFixed, metastableRun, type MetastableCombination } from 'herdless/sim';
 import type { ArrivalBin } from '../charts/series.js';
 import { arrivalsSpec, metastableSpec, perSecondSpec, type MetastablePoint, type PerSecondPoint } from '../charts/specs.js';
 import { LIVE_METASTABLE_POLICIES, LIVE_METASTABLE_SETUP, liveMetastableJson, liveMetastableTable, runLiveMetastable, type LiveMetastableResult } from '../live/queue-experiment.js';
@@ -165,12 +165,13 @@ const metastableFigure = defineFigure<MetastablePoint>({
   section: 'live',
   title: 'The metastable queue on real sockets: offered load, goodput and wasted work per second (the trigger shaded, new requests dashed)',
   explanation: (points) => {
-    const tail = (c: string, f: 'offered' | 'goodput' | 'wasted' | 'fresh'): number => points.filter((p) => p.combination === c && p.second >= 20).reduce((a, p) => a + p[f], 0);
+    const from = Math.max(0, ...points.map((p) => p.second)) + 1 - TAIL_SECONDS;
+    const tail = (c: string, f: 'offered' | 'goodput' | 'wasted' | 'fresh'): number => points.filter((p) => p.combination === c && p.second >= from).reduce((a, p) => a + p[f], 0);
     const share = (c: string): string => formatFixed((100 * tail(c, 'goodput')) / Math.max(1, tail(c, 'fresh')), 0);
     const plain = '3 retries · FIFO';
     return (
       'Each pair is one live run above the simulator’s seed 0 on the same setup (100 new requests a second, 25 workers at 200 ms, the ' +
-      `server at half speed 5–10 s). Over the last 10 s, plain retries answer ${share(`${plain}, live`)}% of the new requests in time live ` +
+      `server at half speed 5–10 s). Over the last ${TAIL_SECONDS} s, plain retries answer ${share(`${plain}, live`)}% of the new requests in time live ` +
       `and ${share(`${plain}, simulator seed 0`)}% simulated, at ${formatFixed(tail(`${plain}, live`, 'offered') / Math.max(1, tail(`${plain}, live`, 'fresh')), 1)}× ` +
       `the new requests offered; retry throttling answers ${share('3 retries + gRPC throttling · FIFO, live')}% live, and a server that drops ` +
       `expired requests ${share('3 retries · drop expired, live')}% live.`
