@@ -27,14 +27,17 @@ import { checkTarget, startServerProcess } from './target.js';
  * processes, 25 workers at 200 ms exponential (125 a second), a 1 s timeout, the server at half
  * speed from 5 s to 10 s, 30 s runs. The recovery rule and the last-10-s columns are the simulator's.
  */
-export const LIVE_METASTABLE_SETUP: MetastableSetup = metastableSetup({
-  ratePerSecond: 100,
-  processes: 10,
-  timeoutMs: 1000,
-  horizonMs: 30_000,
-  server: { workers: 25, serviceMs: 200 },
-  trigger: { kind: 'capacity', startMs: 5000, endMs: 10_000, factor: 0.5 },
-});
+export const LIVE_METASTABLE_SETUP: Readonly<MetastableSetup> = (() => {
+  const s = metastableSetup({
+    ratePerSecond: 100,
+    processes: 10,
+    timeoutMs: 1000,
+    horizonMs: 30_000,
+    server: { workers: 25, serviceMs: 200 },
+    trigger: { kind: 'capacity', startMs: 5000, endMs: 10_000, factor: 0.5 },
+  });
+  return Object.freeze({ ...s, server: Object.freeze(s.server), trigger: Object.freeze(s.trigger) });
+})();
 
 const policy = (name: string): PolicySpec => METASTABLE_POLICIES.find((p) => p.name === name)!;
 
