@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { isInvalidOptionError } from 'herdless';
-import { BACKOFF_KINDS, BUDGET_KINDS, METASTABLE_POLICIES, backoffFromSpec, budgetFromSpec, metastableSetup, type MetastableCombination, type MetastableServer, type PolicySpec } from 'herdless/sim';
+import { BACKOFF_KINDS, BUDGET_KINDS, METASTABLE_POLICIES, backoffFromSpec, budgetFromSpec, metastableSetup, throttleFromSpec, type MetastableCombination, type MetastableServer, type PolicySpec } from 'herdless/sim';
 import { MAX_SEEDS, parseSeeds } from './seeds.js';
 import { closestName, nearValue } from './closest.js';
 import { ConfigError, firstIssue, knownFields } from './config.js';
@@ -42,6 +42,7 @@ const fileSchema = z.strictObject({
         backoff: z.looseObject({ kind: z.enum(BACKOFF_KINDS) }),
         maxAttempts: z.number().int().min(1).max(1000),
         budget: z.looseObject({ kind: z.enum(BUDGET_KINDS) }).optional(),
+        throttle: z.looseObject({ kind: z.literal('adaptive throttling') }).optional(),
       }),
     )
     .min(1)
@@ -114,9 +115,10 @@ export function parseMetastableConfig(json: unknown, where = 'config'): Metastab
     filePolicies?.map((p, i) => {
       if (names.has(p.name)) throw new ConfigError(where, `policies[${i}].name`, `policies[${i}].name ${quote(p.name)} is used twice`);
       names.add(p.name);
-      const spec = { name: p.name, backoff: p.backoff, maxAttempts: p.maxAttempts, ...(p.budget ? { budget: p.budget } : {}) } as PolicySpec;
+      const spec = { name: p.name, backoff: p.backoff, maxAttempts: p.maxAttempts, ...(p.budget ? { budget: p.budget } : {}), ...(p.throttle ? { throttle: p.throttle } : {}) } as PolicySpec;
       fromLibrary(() => backoffFromSpec(spec.backoff, `policies[${i}].backoff`));
       if (spec.budget) fromLibrary(() => budgetFromSpec(spec.budget, `policies[${i}].budget`));
+      if (spec.throttle) fromLibrary(() => throttleFromSpec(spec.throttle, `policies[${i}].throttle`));
       return spec;
     }) ?? [...METASTABLE_POLICIES];
   const servers = Object.entries(fileServers ?? { server: {} }) as [string, Partial<MetastableServer>][];

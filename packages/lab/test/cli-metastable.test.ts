@@ -109,6 +109,12 @@ describe('metastable scenario files', () => {
     expect(r.stdout).toMatch(/^two tries {3}FIFO \+ deadline +2\/2 {3}0\.0 /m);
   });
 
+  it('a policy may hold an adaptive throttle (one per client process), checked and run', () => {
+    const throttle = { kind: 'adaptive throttling', k: 2, windowMs: 10_000, buckets: 10, firstTryFloor: 0 };
+    const { settings } = parseMetastableConfig({ policies: [{ name: 'adaptive', backoff: { kind: 'full jitter' }, maxAttempts: 4, throttle }] }, 'f.json');
+    expect(settings.combinations[0]!.policy.throttle).toEqual(throttle);
+  });
+
   it.each([
     [{ workers: 5 }, 'workers is not a known field'],
     [{ horizon: 5000 }, 'horizon is not a known field (did you mean horizonMs?)'],
@@ -126,6 +132,8 @@ describe('metastable scenario files', () => {
     [{ servers: { slow: { workers: 0 } } }, 'servers.slow: server.workers must be'],
     [{ servers: {} }, 'servers must name at least one server variant'],
     [{ seeds: [1, 1] }, 'seeds must list each seed once'],
+    [{ policies: [{ name: 'x', backoff: { kind: 'exponential' }, maxAttempts: 2, throttle: { kind: 'adaptive throttling', k: 0.5 } }] }, 'policies[0].throttle.k'],
+    [{ policies: [{ name: 'x', backoff: { kind: 'exponential' }, maxAttempts: 2, throttle: { kind: 'throttle' } }] }, 'policies[0].throttle.kind must be'],
   ])('%j is refused, naming the field', (json, message) => {
     expect(() => parseMetastableConfig(json, 'f.json')).toThrow(message);
   });

@@ -222,7 +222,7 @@ describe('herdless-lab herd', () => {
     [['hedging', '--policies', 'fixed dealy'], '--policies "fixed dealy": unknown policy "fixed dealy" (did you mean fixed delay?'],
     [['herd', '--config', scenarioFile({ policies: ['full jitter', 'exponential'] }), '--strategies', 'ful jitter'], 'the config has no policy named "ful jitter" (did you mean full jitter? it has full jitter, exponential)'],
     [['live', 'herdd'], 'live: unknown experiment "herdd" (did you mean herd?)'],
-    [['live'], 'live: name the experiment: `live herd` or `live budget`'],
+    [['live'], 'live: name the experiment: `live herd`, `live budget` or `live metastable`'],
     [['live', 'herd', 'extra'], "too many arguments for 'herd'"],
   ])('%j exits 2 with one line', (args, message) => {
     const r = lab(...args);

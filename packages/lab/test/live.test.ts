@@ -212,7 +212,7 @@ describe('lab server --config', () => {
 
 describe('lab live / server: bad input exits 2 with one line', () => {
   it.each([
-    [['live'], /^herdless-lab: live: name the experiment: `live herd` or `live budget`/],
+    [['live'], /^herdless-lab: live: name the experiment: `live herd`, `live budget` or `live metastable`/],
     [['live', 'herd', '--horizon', '0'], /^herdless-lab: --horizon "0": expected a number from 0\.01 to 3600\n$/],
     [['live', 'herd', '--target', 'ftp://127.0.0.1/x'], /^herdless-lab: --target "ftp:\/\/127\.0\.0\.1\/x": not an HTTP URL \(expected http:\/\/ or https:\/\/, got ftp:\)\n$/],
     [['live', 'herd', '--target', 'not a url'], /^herdless-lab: --target "not a url": not a URL/],
@@ -231,8 +231,8 @@ describe('lab live / server: bad input exits 2 with one line', () => {
     [['live', 'herd', '--format', 'tabel'], /^herdless-lab: option '--format <format>' argument 'tabel' is invalid\. Did you mean table\? Allowed choices are table, json, csv\.\n$/],
     [['live', 'herdd'], /^herdless-lab: live: unknown experiment "herdd" \(did you mean herd\?\)\n$/],
     [['live', 'budgett', '--seeds', '1'], /^herdless-lab: live: unknown experiment "budgett" \(did you mean budget\?\)\n$/],
-    [['live', 'quux'], /^herdless-lab: live: unknown experiment "quux" \(experiments: herd, budget; see `live herd --help`\)\n$/],
-    [['help', 'live', 'herdd'], /^herdless-lab: help live herdd: "herdd" is not a command of live \(did you mean herd\? choose from herd, budget\)\n$/],
+    [['live', 'quux'], /^herdless-lab: live: unknown experiment "quux" \(experiments: herd, budget, metastable; see `live herd --help`\)\n$/],
+    [['help', 'live', 'herdd'], /^herdless-lab: help live herdd: "herdd" is not a command of live \(did you mean herd\? choose from herd, budget, metastable\)\n$/],
     [['server', '--outage', '15-5'], /^herdless-lab: --outage "15-5": expected START-END in seconds/],
     [['server', '--startup', '-1'], /^herdless-lab: --startup "-1": expected a number from 0 to 3600\n$/],
   ])('%j', (args, message) => {
