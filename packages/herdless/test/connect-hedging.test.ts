@@ -202,3 +202,46 @@ describe('connectRetryInterceptor: every hedged attempt goes through the breaker
     expect(breaker.state).toBe('closed');
   });
 });
+
+describe('connectRetryInterceptor: adaptive throttling is asked before every hedged attempt', () => {
+  /** Admits as `script` says (then everything); records what it was asked and told. */
+  function scripted(script: boolean[]) {
+    const t = {
+      name: 'scripted',
+      asked: [] as boolean[],
+      told: [] as boolean[],
+      admit: (_now: number, _rng: unknown, isRetry: boolean) => (t.asked.push(isRetry), script.shift() ?? true),
+      onAnswer: (_now: number, accepted: boolean) => void t.told.push(accepted),
+    };
+    return t;
+  }
+
+  it('a refused first try is never sent: Unavailable "adaptive throttling rejected the call locally", onGiveUp throttled with 0 attempts', async () => {
+    const script: boolean[] = [];
+    const throttle = scripted(script);
+    const giveUps: GrpcGiveUpEvent[] = [];
+    const c = await client('grpc', serviceConfig, { throttle, onGiveUp: (e) => void giveUps.push(e) });
+    script.push(false);
+    const refused = await unary(c, [{ ok: true }]);
+    expect(refused.error?.code).toBe(Code.Unavailable);
+    expect(refused.error?.rawMessage).toBe('adaptive throttling rejected the call locally');
+    expect(server.arrivals.filter((a) => a.id === refused.id)).toHaveLength(0);
+    expect(giveUps.map((e) => [e.reason, e.attempts, e.code, e.hedged])).toEqual([['throttled', 0, Code.Unavailable, true]]);
+  });
+
+  it('a refused hedge is not sent: after an Unavailable the call ends with that error (onGiveUp throttled, 1 attempt)', async () => {
+    const script: boolean[] = [];
+    const throttle = scripted(script);
+    const giveUps: GrpcGiveUpEvent[] = [];
+    const c = await client('grpc', slowHedge, { throttle, onGiveUp: (e) => void giveUps.push(e) });
+    script.push(true, false);
+    throttle.asked.length = 0;
+    throttle.told.length = 0;
+    const failed = await unary(c, [{ code: Code.Unavailable }, { ok: true }]);
+    expect(failed.error?.code).toBe(Code.Unavailable);
+    expect(server.arrivals.filter((a) => a.id === failed.id)).toHaveLength(1);
+    expect(throttle.asked).toEqual([false, true]);
+    expect(throttle.told).toEqual([false]);
+    expect(giveUps.map((e) => [e.reason, e.attempts, e.hedged])).toEqual([['throttled', 1, true]]);
+  });
+});

@@ -612,6 +612,85 @@ describe('herdless/grpc: every hedged attempt goes through the breaker', () => {
   });
 });
 
+/** A throttle that admits as `script` says (then everything) and records what it was asked and told. */
+function scriptedThrottle() {
+  const t = {
+    name: 'scripted',
+    script: [] as boolean[],
+    asked: [] as boolean[],
+    told: [] as boolean[],
+    admit: (_now: number, _rng: unknown, isRetry: boolean) => (t.asked.push(isRetry), t.script.shift() ?? true),
+    onAnswer: (_now: number, accepted: boolean) => void t.told.push(accepted),
+    reset(script: boolean[]) {
+      t.script = script;
+      t.asked = [];
+      t.told = [];
+    },
+  };
+  return t;
+}
+
+describe('herdless/grpc: adaptive throttling is asked before every hedged attempt', () => {
+  it('a refused first try is never sent: UNAVAILABLE "adaptive throttling rejected the call locally", onGiveUp throttled with 0 attempts', async () => {
+    const throttle = scriptedThrottle();
+    const giveUps: GrpcGiveUpEvent[] = [];
+    const events: TelemetryEvent[] = [];
+    const c = await herdlessClient(events, serviceConfig, { throttle, onGiveUp: (e) => void giveUps.push(e) });
+    throttle.reset([false]);
+    events.length = 0;
+    const { error, id } = await call(c, { first: 'ok' });
+    expect(error?.code).toBe(grpc.status.UNAVAILABLE);
+    expect(error?.details).toBe('adaptive throttling rejected the call locally');
+    expect(arrivals.filter((a) => a.id === id)).toHaveLength(0);
+    expect(throttle.asked).toEqual([false]);
+    expect(throttle.told).toEqual([]);
+    expect(giveUps.map((e) => [e.reason, e.attempts, e.code, e.hedged])).toEqual([['throttled', 0, grpc.status.UNAVAILABLE, true]]);
+    expect(events.map((e) => e.type)).toEqual(['throttle-rejection', 'give-up']);
+    expect(events[0]).toMatchObject({ call: { layer: 'hedge', client: 'grpc-js', method: '/test.Hedged/Unary' }, attempt: 1 });
+  });
+
+  it('a refused hedge is not sent: after an UNAVAILABLE the call ends with that status (onGiveUp throttled, 1 attempt)', async () => {
+    const throttle = scriptedThrottle();
+    const giveUps: GrpcGiveUpEvent[] = [];
+    const c = await herdlessClient(undefined, slowHedge, { throttle, onGiveUp: (e) => void giveUps.push(e) });
+    throttle.reset([true, false]);
+    const { error, id } = await call(c, { first: grpc.status.UNAVAILABLE });
+    expect(error?.code).toBe(grpc.status.UNAVAILABLE);
+    expect(error?.details).toBe(`scripted ${grpc.status.UNAVAILABLE}`);
+    expect(arrivals.filter((a) => a.id === id)).toHaveLength(1);
+    expect(throttle.asked).toEqual([false, true]);
+    expect(throttle.told).toEqual([false]);
+    expect(giveUps.map((e) => [e.reason, e.attempts, e.hedged])).toEqual([['throttled', 1, true]]);
+  });
+
+  it('a refused hedge at hedgingDelay: not sent; the first attempt goes on alone (here until the call\'s deadline)', async () => {
+    const throttle = scriptedThrottle();
+    const hedges: GrpcHedgeEvent[] = [];
+    const c = await herdlessClient(undefined, serviceConfig, { throttle, onHedge: (e) => void hedges.push(e) });
+    throttle.reset([true, false]);
+    // The first attempt hangs until cancelled: the call's 10 s deadline ends it, with no hedge sent.
+    const { error, id } = await new Promise<{ error: grpc.ServiceError | null; id: string }>((resolve) => {
+      const id = `call-${++ids}`;
+      c.unary({ id, first: 'hang' }, { deadline: Date.now() + 1500 }, (error) => resolve({ error, id }));
+    });
+    expect(error?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+    expect(arrivals.filter((a) => a.id === id)).toHaveLength(1);
+    expect(hedges).toEqual([]);
+    expect(throttle.asked).toEqual([false, true]);
+  });
+
+  it('answers follow the classification: OK accepted; INVALID_ARGUMENT accepted; RESOURCE_EXHAUSTED (not hedged on) still a rejection', async () => {
+    const throttle = scriptedThrottle();
+    const c = await herdlessClient(undefined, slowHedge, { throttle });
+    throttle.reset([]);
+    await call(c, { first: 'ok' });
+    await call(c, { first: grpc.status.INVALID_ARGUMENT });
+    const exhausted = await call(c, { first: grpc.status.RESOURCE_EXHAUSTED });
+    expect(exhausted.error?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+    expect(throttle.told).toEqual([true, true, false]);
+  });
+});
+
 describe('herdless/grpc: a request stream outgrowing the buffer while no attempt is in flight', () => {
   it('during the pushback wait: no attempt can follow, so the last status ends the call at once (onGiveUp committed)', async () => {
     const events: TelemetryEvent[] = [];
