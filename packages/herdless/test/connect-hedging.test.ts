@@ -3,6 +3,7 @@ import { Http2SessionManager, createConnectTransport, createGrpcTransport, creat
 import { connectRetryInterceptor, type ConnectRetryInterceptorOptions, type GrpcGiveUpEvent, type GrpcHedgeEvent } from 'herdless/connect';
 import { circuitBreaker, consecutiveFailures, type TelemetryEvent } from 'herdless';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { scriptedThrottle } from './support/scripted-throttle.js';
 import { FlakyService, startConnectServer, type ConnectFlakyServer } from './support/connect-server.js';
 import type { Outcome } from './support/grpc-server.js';
 
@@ -204,24 +205,11 @@ describe('connectRetryInterceptor: every hedged attempt goes through the breaker
 });
 
 describe('connectRetryInterceptor: adaptive throttling is asked before every hedged attempt', () => {
-  /** Admits as `script` says (then everything); records what it was asked and told. */
-  function scripted(script: boolean[]) {
-    const t = {
-      name: 'scripted',
-      asked: [] as boolean[],
-      told: [] as boolean[],
-      admit: (_now: number, _rng: unknown, isRetry: boolean) => (t.asked.push(isRetry), script.shift() ?? true),
-      onAnswer: (_now: number, accepted: boolean) => void t.told.push(accepted),
-    };
-    return t;
-  }
-
   it('a refused first try is never sent: Unavailable "adaptive throttling rejected the call locally", onGiveUp throttled with 0 attempts', async () => {
-    const script: boolean[] = [];
-    const throttle = scripted(script);
+    const throttle = scriptedThrottle();
     const giveUps: GrpcGiveUpEvent[] = [];
     const c = await client('grpc', serviceConfig, { throttle, onGiveUp: (e) => void giveUps.push(e) });
-    script.push(false);
+    throttle.reset([false]);
     const refused = await unary(c, [{ ok: true }]);
     expect(refused.error?.code).toBe(Code.Unavailable);
     expect(refused.error?.rawMessage).toBe('adaptive throttling rejected the call locally');
@@ -230,13 +218,10 @@ describe('connectRetryInterceptor: adaptive throttling is asked before every hed
   });
 
   it('a refused hedge is not sent: after an Unavailable the call ends with that error (onGiveUp throttled, 1 attempt)', async () => {
-    const script: boolean[] = [];
-    const throttle = scripted(script);
+    const throttle = scriptedThrottle();
     const giveUps: GrpcGiveUpEvent[] = [];
     const c = await client('grpc', slowHedge, { throttle, onGiveUp: (e) => void giveUps.push(e) });
-    script.push(true, false);
-    throttle.asked.length = 0;
-    throttle.told.length = 0;
+    throttle.reset([true, false]);
     const failed = await unary(c, [{ code: Code.Unavailable }, { ok: true }]);
     expect(failed.error?.code).toBe(Code.Unavailable);
     expect(server.arrivals.filter((a) => a.id === failed.id)).toHaveLength(1);

@@ -2,6 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { grpcRetryInterceptor, type GrpcGiveUpEvent, type GrpcHedgeEvent, type GrpcJsRetryInterceptorOptions } from 'herdless/grpc-js';
 import { circuitBreaker, consecutiveFailures, type TelemetryEvent } from 'herdless';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { scriptedThrottle } from './support/scripted-throttle.js';
 
 /*
  * gRFC A6 hedging, herdless's interceptor beside grpc-js's own, on one real grpc-js server on
@@ -611,24 +612,6 @@ describe('herdless/grpc: every hedged attempt goes through the breaker', () => {
     expect(breaker.state).toBe('closed');
   });
 });
-
-/** A throttle that admits as `script` says (then everything) and records what it was asked and told. */
-function scriptedThrottle() {
-  const t = {
-    name: 'scripted',
-    script: [] as boolean[],
-    asked: [] as boolean[],
-    told: [] as boolean[],
-    admit: (_now: number, _rng: unknown, isRetry: boolean) => (t.asked.push(isRetry), t.script.shift() ?? true),
-    onAnswer: (_now: number, accepted: boolean) => void t.told.push(accepted),
-    reset(script: boolean[]) {
-      t.script = script;
-      t.asked = [];
-      t.told = [];
-    },
-  };
-  return t;
-}
 
 describe('herdless/grpc: adaptive throttling is asked before every hedged attempt', () => {
   it('a refused first try is never sent: UNAVAILABLE "adaptive throttling rejected the call locally", onGiveUp throttled with 0 attempts', async () => {

@@ -9,13 +9,14 @@ import type http from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Agent, request } from 'undici';
 import axios from 'axios';
-import { ManualClock, adaptiveThrottling, circuitBreaker, consecutiveFailures, isCircuitOpenError, isHedgeError, keyedBreakers, type HedgeError, type Rng, type TelemetryEvent } from 'herdless';
+import { ManualClock, adaptiveThrottling, circuitBreaker, consecutiveFailures, isCircuitOpenError, isHedgeError, keyedBreakers, type HedgeError, type TelemetryEvent } from 'herdless';
 import { withHedging } from 'herdless/http';
 import { hedgingInterceptor } from 'herdless/undici';
 import { hedgingAdapter } from 'herdless/axios';
 import { PyRandom } from 'herdless/sim';
 import { startLoopback, stopLoopback } from './support/loopback.js';
 import { invalidOption } from './support/invalid-option.js';
+import { scriptedThrottle } from './support/scripted-throttle.js';
 
 const servers: http.Server[] = [];
 const agents: Agent[] = [];
@@ -36,18 +37,6 @@ async function serve(answer: (n: number, res: http.ServerResponse) => void): Pro
   return { url: `${origin}/item`, seen };
 }
 const status = (code: number) => (n: number, res: http.ServerResponse) => res.writeHead(code).end(`${code} ${n}`);
-
-/** A throttle that admits as `script` says (then everything) and records what it was asked and told. */
-function scripted(script: boolean[]) {
-  const t = {
-    name: 'scripted',
-    asked: [] as boolean[],
-    told: [] as boolean[],
-    admit: (_now: number, _rng: Rng, isRetry: boolean) => (t.asked.push(isRetry), script.shift() ?? true),
-    onAnswer: (_now: number, accepted: boolean) => void t.told.push(accepted),
-  };
-  return t;
-}
 
 function undiciDispatcher(options: Parameters<typeof hedgingInterceptor>[0]) {
   const agent = new Agent();
@@ -106,7 +95,7 @@ describe('withHedging(fetch) with adaptive throttling over node:http (K = 2, 10 
 
   it('a refused first try is not sent (HedgeError throttled, telemetry throttle-rejection); a refused hedge after a 503: the 503 is the answer', async () => {
     const { url, seen } = await serve(status(503));
-    const throttle = scripted([false, true, false]);
+    const throttle = scriptedThrottle([false, true, false]);
     const events: TelemetryEvent[] = [];
     const get = withHedging(fetch, { delayMs: 10_000, maxAttempts: 2, throttle, telemetry: { onEvent: (e) => void events.push(e) } });
     const refused = await get(url).then(
@@ -127,7 +116,7 @@ describe('withHedging(fetch) with adaptive throttling over node:http (K = 2, 10 
   it('answers follow the classification: a 200 and a 404 are accepts, a 503 a rejection', async () => {
     const codes = [200, 404, 503, 200];
     const { url } = await serve((n, res) => res.writeHead(codes[n - 1]!).end());
-    const throttle = scripted([]);
+    const throttle = scriptedThrottle([]);
     const get = withHedging(fetch, { delayMs: 10_000, maxAttempts: 2, throttle });
     for (const expected of [200, 404, 200]) expect((await get(url)).status).toBe(expected);
     // The third call: its 503 is a rejection, and the hedge that follows at once an accept.
@@ -137,7 +126,7 @@ describe('withHedging(fetch) with adaptive throttling over node:http (K = 2, 10 
 
   it('a POST without a key (sent once) is asked too: refused, it is not sent', async () => {
     const { url, seen } = await serve(status(200));
-    const throttle = scripted([false]);
+    const throttle = scriptedThrottle([false]);
     const post = withHedging(fetch, { delayMs: 10_000, throttle });
     const refused = await post(url, { method: 'POST', body: 'x' }).then(
       () => undefined,
@@ -151,12 +140,12 @@ describe('withHedging(fetch) with adaptive throttling over node:http (K = 2, 10 
 
   it('undici and axios: a refused first try rejects unsent with the HedgeError', async () => {
     const { url, seen } = await serve(status(200));
-    const viaUndici = await request(url, { dispatcher: undiciDispatcher({ delayMs: 10_000, throttle: scripted([false]) }) }).then(
+    const viaUndici = await request(url, { dispatcher: undiciDispatcher({ delayMs: 10_000, throttle: scriptedThrottle([false]) }) }).then(
       () => undefined,
       (error: unknown) => error,
     );
     expect(isHedgeError(viaUndici) && viaUndici.reason).toBe('throttled');
-    const viaAxios = await axios.get(url, { adapter: hedgingAdapter({ delayMs: 10_000, throttle: scripted([false]) }) }).then(
+    const viaAxios = await axios.get(url, { adapter: hedgingAdapter({ delayMs: 10_000, throttle: scriptedThrottle([false]) }) }).then(
       () => undefined,
       (error: unknown) => error,
     );
