@@ -277,10 +277,20 @@ describe('hedge() throttle options', () => {
 
   it('a random that draws outside [0, 1) fails the attempt, naming it', async () => {
     const clock = new ManualClock();
-    const out = await settle(clock, hedge(replicas(clock, [10]).op, { delayMs: 5, clock, throttle: filled(10, 0), random: { random: () => 2 } }).then(
-      (v) => v,
-      (e: unknown) => Promise.reject(e),
-    ));
-    expect(String(out.error)).toContain('random');
+    // 10 requests, no accepts: the first try draws, and a draw of 2 is no probability.
+    const out = await settle(clock, Promise.resolve().then(() => hedge(replicas(clock, [10]).op, { delayMs: 5, clock, throttle: filled(10, 0), random: { random: () => 2 } })));
+    expect(String(out.error)).toMatch(/random/);
+  });
+
+  it('a throttle that throws when asked about a hedge (from the timer) ends the call with its error: the attempt in flight is aborted, nothing escapes', async () => {
+    const clock = new ManualClock();
+    const broken = new Error('throttle broke');
+    const throttle = { name: 'broken', admit: (_now: number, _rng: Rng, isRetry: boolean) => { if (isRetry) throw broken; return true; }, onAnswer: () => undefined };
+    const aborted: unknown[] = [];
+    const op = ({ signal }: HedgeContext) => new Promise<string>((_resolve, reject) => signal.addEventListener('abort', () => (aborted.push(signal.reason), reject(signal.reason))));
+    const out = await settle(clock, hedge(op, { delayMs: 50, clock, throttle }));
+    expect(out).toEqual({ error: broken, at: 50 });
+    expect(aborted).toHaveLength(1);
+    expect(clock.pending).toBe(0);
   });
 });

@@ -403,7 +403,17 @@ class HedgedCall<T> {
    */
   #admitted(number: number): boolean {
     const throttle = this.runner.throttle;
-    if (throttle === undefined || throttle.admit(this.#now(), this.runner.random, number > 1)) return true;
+    if (throttle === undefined) return true;
+    let admitted: boolean;
+    try {
+      admitted = throttle.admit(this.#now(), this.runner.random, number > 1);
+    } catch (error) {
+      // A throttle that throws (or an Rng drawing outside [0, 1)): the call ends with what it threw —
+      // from a hedge timer too, where a throw would otherwise escape as an uncaught exception.
+      this.#endWith(error);
+      return false;
+    }
+    if (admitted) return true;
     this.#tel?.throttleRejection(throttle, number);
     this.#stop('throttled');
     return false;
@@ -543,10 +553,7 @@ class HedgedCall<T> {
       verdict = classify(error, policy.retryable, attempt.number, !policy.ignoreHints);
     } catch (overrideError) {
       // A throwing `retryable` override: the call ends with what it threw, as retry() does.
-      this.#settle();
-      this.#abortAll(lost(), 'aborted');
-      this.#reportGiveUp('fatal', this.#attempts.length, overrideError);
-      this.reject(overrideError);
+      this.#endWith(overrideError);
       return;
     }
     const throttle = runner.throttle;
@@ -579,6 +586,14 @@ class HedgedCall<T> {
           this.#arm(step.delayMs, 'failure');
         }
     }
+  }
+
+  /** Ends the call with `error` itself (what a hook of the policy threw), aborting the attempts in flight. */
+  #endWith(error: unknown): void {
+    this.#settle();
+    this.#abortAll(lost(), 'aborted');
+    this.#reportGiveUp('fatal', this.#attempts.length, error);
+    this.reject(error);
   }
 
   #giveUp(reason: GiveUpReason): void {
