@@ -662,6 +662,16 @@ describe('herdless/grpc: adaptive throttling is asked before every hedged attemp
     expect(throttle.asked).toEqual([false, true]);
   });
 
+  it('a server stream refused before its first attempt is never sent: UNAVAILABLE, no message', async () => {
+    const throttle = scriptedThrottle();
+    const c = await herdlessClient(undefined, serviceConfig, { throttle });
+    throttle.reset([false]);
+    const { messages, status, id } = await stream(c, { first: 'ok' });
+    expect([status.code, status.details]).toEqual([grpc.status.UNAVAILABLE, 'adaptive throttling rejected the call locally']);
+    expect(messages).toEqual([]);
+    expect(arrivals.filter((a) => a.id === id)).toHaveLength(0);
+  });
+
   it('answers follow the classification: OK accepted; INVALID_ARGUMENT accepted; RESOURCE_EXHAUSTED (not hedged on) still a rejection', async () => {
     const throttle = scriptedThrottle();
     const c = await herdlessClient(undefined, slowHedge, { throttle });
