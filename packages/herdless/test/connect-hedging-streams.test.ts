@@ -15,6 +15,7 @@ import { Http2SessionManager, connectNodeAdapter, createConnectTransport, create
 import { connectRetryInterceptor, type GrpcGiveUpEvent, type GrpcHedgeEvent } from 'herdless/connect';
 import type { TelemetryEvent } from 'herdless';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { scriptedThrottle, type ScriptedThrottle } from './support/scripted-throttle.js';
 
 const file = create(FileDescriptorProtoSchema, {
   name: 'test/hedged_streams.proto',
@@ -144,7 +145,7 @@ type StreamClient = {
 function client(
   protocol: keyof typeof PROTOCOLS,
   delay = '0.2s',
-  hooks: { hedges?: GrpcHedgeEvent[]; giveUps?: GrpcGiveUpEvent[]; events?: TelemetryEvent[] } = {},
+  hooks: { hedges?: GrpcHedgeEvent[]; giveUps?: GrpcGiveUpEvent[]; events?: TelemetryEvent[]; throttle?: ScriptedThrottle } = {},
   perRpcBufferLimit?: number,
 ): StreamClient {
   const sessionManager = new Http2SessionManager(baseUrl);
@@ -155,6 +156,7 @@ function client(
     onGiveUp: (e) => void hooks.giveUps?.push(e),
     telemetry: { onEvent: (e) => void hooks.events?.push(e) },
     ...(perRpcBufferLimit === undefined ? {} : { perRpcBufferLimit }),
+    ...(hooks.throttle === undefined ? {} : { throttle: hooks.throttle }),
   });
   const transport: Transport = PROTOCOLS[protocol]({ baseUrl, httpVersion: '2', sessionManager, interceptors: [interceptor] } as never);
   return createClient(HedgedStreams, transport) as unknown as StreamClient;
@@ -196,6 +198,25 @@ describe.each(Object.keys(PROTOCOLS) as (keyof typeof PROTOCOLS)[])('connectRetr
     await until(() => seen[0]!.cancelled);
     expect(seen[0]!.cancelled).toBe(true);
     expect(hedges.map((e) => [e.method, e.attempt, e.trigger])).toEqual([['/test.HedgedStreams/Stream', 2, 'delay']]);
+  });
+
+  it('adaptive throttling refuses the first try: the stream is never sent and fails Unavailable; a refused hedge is not sent', async () => {
+    const throttle = scriptedThrottle();
+    const giveUps: GrpcGiveUpEvent[] = [];
+    const c = client(protocol, '0.2s', { giveUps, throttle });
+    await stream(c, ['ok']); // connect the session first
+    throttle.reset([false]);
+    giveUps.length = 0;
+    const refused = await stream(c, ['ok']);
+    expect([refused.error?.code, refused.error?.rawMessage]).toEqual([Code.Unavailable, 'adaptive throttling rejected the call locally']);
+    expect(arrivals.filter((a) => a.id === refused.id)).toHaveLength(0);
+    expect(giveUps.map((e) => [e.reason, e.attempts, e.hedged])).toEqual([['throttled', 0, true]]);
+    // The hedge refused at hedgingDelay is not sent: the first attempt runs alone (until the caller cancels).
+    throttle.reset([true, false]);
+    const { error, id } = await stream(c, ['hang', 'ok'], DELAY_MS * 2 + 100);
+    expect(error?.code).toBe(Code.Canceled);
+    expect(arrivals.filter((a) => a.id === id)).toHaveLength(1);
+    expect(throttle.asked).toEqual([false, true]);
   });
 
   it('the first stream sends a message: committed, never hedged; the caller cancels it (onGiveUp aborted)', async () => {

@@ -3,6 +3,7 @@ import { Http2SessionManager, createConnectTransport, createGrpcTransport, creat
 import { connectRetryInterceptor, type ConnectRetryInterceptorOptions, type GrpcGiveUpEvent, type GrpcHedgeEvent } from 'herdless/connect';
 import { circuitBreaker, consecutiveFailures, type TelemetryEvent } from 'herdless';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { scriptedThrottle } from './support/scripted-throttle.js';
 import { FlakyService, startConnectServer, type ConnectFlakyServer } from './support/connect-server.js';
 import type { Outcome } from './support/grpc-server.js';
 
@@ -200,5 +201,32 @@ describe('connectRetryInterceptor: every hedged attempt goes through the breaker
     expect(value).toEqual({ ok: true, attempt: 2 });
     await new Promise((r) => setTimeout(r, 50));
     expect(breaker.state).toBe('closed');
+  });
+});
+
+describe('connectRetryInterceptor: adaptive throttling is asked before every hedged attempt', () => {
+  it('a refused first try is never sent: Unavailable "adaptive throttling rejected the call locally", onGiveUp throttled with 0 attempts', async () => {
+    const throttle = scriptedThrottle();
+    const giveUps: GrpcGiveUpEvent[] = [];
+    const c = await client('grpc', serviceConfig, { throttle, onGiveUp: (e) => void giveUps.push(e) });
+    throttle.reset([false]);
+    const refused = await unary(c, [{ ok: true }]);
+    expect(refused.error?.code).toBe(Code.Unavailable);
+    expect(refused.error?.rawMessage).toBe('adaptive throttling rejected the call locally');
+    expect(server.arrivals.filter((a) => a.id === refused.id)).toHaveLength(0);
+    expect(giveUps.map((e) => [e.reason, e.attempts, e.code, e.hedged])).toEqual([['throttled', 0, Code.Unavailable, true]]);
+  });
+
+  it('a refused hedge is not sent: after an Unavailable the call ends with that error (onGiveUp throttled, 1 attempt)', async () => {
+    const throttle = scriptedThrottle();
+    const giveUps: GrpcGiveUpEvent[] = [];
+    const c = await client('grpc', slowHedge, { throttle, onGiveUp: (e) => void giveUps.push(e) });
+    throttle.reset([true, false]);
+    const failed = await unary(c, [{ code: Code.Unavailable }, { ok: true }]);
+    expect(failed.error?.code).toBe(Code.Unavailable);
+    expect(server.arrivals.filter((a) => a.id === failed.id)).toHaveLength(1);
+    expect(throttle.asked).toEqual([false, true]);
+    expect(throttle.told).toEqual([false]);
+    expect(giveUps.map((e) => [e.reason, e.attempts, e.hedged])).toEqual([['throttled', 1, true]]);
   });
 });

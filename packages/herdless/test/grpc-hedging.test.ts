@@ -2,6 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { grpcRetryInterceptor, type GrpcGiveUpEvent, type GrpcHedgeEvent, type GrpcJsRetryInterceptorOptions } from 'herdless/grpc-js';
 import { circuitBreaker, consecutiveFailures, type TelemetryEvent } from 'herdless';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { scriptedThrottle } from './support/scripted-throttle.js';
 
 /*
  * gRFC A6 hedging, herdless's interceptor beside grpc-js's own, on one real grpc-js server on
@@ -609,6 +610,77 @@ describe('herdless/grpc: every hedged attempt goes through the breaker', () => {
     await until(() => seen[0]!.cancelled);
     await new Promise((r) => setTimeout(r, 50)); // the loser's CANCELLED status reaches the client
     expect(breaker.state).toBe('closed');
+  });
+});
+
+describe('herdless/grpc: adaptive throttling is asked before every hedged attempt', () => {
+  it('a refused first try is never sent: UNAVAILABLE "adaptive throttling rejected the call locally", onGiveUp throttled with 0 attempts', async () => {
+    const throttle = scriptedThrottle();
+    const giveUps: GrpcGiveUpEvent[] = [];
+    const events: TelemetryEvent[] = [];
+    const c = await herdlessClient(events, serviceConfig, { throttle, onGiveUp: (e) => void giveUps.push(e) });
+    throttle.reset([false]);
+    events.length = 0;
+    const { error, id } = await call(c, { first: 'ok' });
+    expect(error?.code).toBe(grpc.status.UNAVAILABLE);
+    expect(error?.details).toBe('adaptive throttling rejected the call locally');
+    expect(arrivals.filter((a) => a.id === id)).toHaveLength(0);
+    expect(throttle.asked).toEqual([false]);
+    expect(throttle.told).toEqual([]);
+    expect(giveUps.map((e) => [e.reason, e.attempts, e.code, e.hedged])).toEqual([['throttled', 0, grpc.status.UNAVAILABLE, true]]);
+    expect(events.map((e) => e.type)).toEqual(['throttle-rejection', 'give-up']);
+    expect(events[0]).toMatchObject({ call: { layer: 'hedge', client: 'grpc-js', method: '/test.Hedged/Unary' }, attempt: 1 });
+  });
+
+  it('a refused hedge is not sent: after an UNAVAILABLE the call ends with that status (onGiveUp throttled, 1 attempt)', async () => {
+    const throttle = scriptedThrottle();
+    const giveUps: GrpcGiveUpEvent[] = [];
+    const c = await herdlessClient(undefined, slowHedge, { throttle, onGiveUp: (e) => void giveUps.push(e) });
+    throttle.reset([true, false]);
+    const { error, id } = await call(c, { first: grpc.status.UNAVAILABLE });
+    expect(error?.code).toBe(grpc.status.UNAVAILABLE);
+    expect(error?.details).toBe(`scripted ${grpc.status.UNAVAILABLE}`);
+    expect(arrivals.filter((a) => a.id === id)).toHaveLength(1);
+    expect(throttle.asked).toEqual([false, true]);
+    expect(throttle.told).toEqual([false]);
+    expect(giveUps.map((e) => [e.reason, e.attempts, e.hedged])).toEqual([['throttled', 1, true]]);
+  });
+
+  it('a refused hedge at hedgingDelay: not sent; the first attempt goes on alone (here until the call\'s deadline)', async () => {
+    const throttle = scriptedThrottle();
+    const hedges: GrpcHedgeEvent[] = [];
+    const c = await herdlessClient(undefined, serviceConfig, { throttle, onHedge: (e) => void hedges.push(e) });
+    throttle.reset([true, false]);
+    // The first attempt hangs until cancelled: the call's 10 s deadline ends it, with no hedge sent.
+    const { error, id } = await new Promise<{ error: grpc.ServiceError | null; id: string }>((resolve) => {
+      const id = `call-${++ids}`;
+      c.unary({ id, first: 'hang' }, { deadline: Date.now() + 1500 }, (error) => resolve({ error, id }));
+    });
+    expect(error?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+    expect(arrivals.filter((a) => a.id === id)).toHaveLength(1);
+    expect(hedges).toEqual([]);
+    expect(throttle.asked).toEqual([false, true]);
+  });
+
+  it('a server stream refused before its first attempt is never sent: UNAVAILABLE, no message', async () => {
+    const throttle = scriptedThrottle();
+    const c = await herdlessClient(undefined, serviceConfig, { throttle });
+    throttle.reset([false]);
+    const { messages, status, id } = await stream(c, { first: 'ok' });
+    expect([status.code, status.details]).toEqual([grpc.status.UNAVAILABLE, 'adaptive throttling rejected the call locally']);
+    expect(messages).toEqual([]);
+    expect(arrivals.filter((a) => a.id === id)).toHaveLength(0);
+  });
+
+  it('answers follow the classification: OK accepted; INVALID_ARGUMENT accepted; RESOURCE_EXHAUSTED (not hedged on) still a rejection', async () => {
+    const throttle = scriptedThrottle();
+    const c = await herdlessClient(undefined, slowHedge, { throttle });
+    throttle.reset([]);
+    await call(c, { first: 'ok' });
+    await call(c, { first: grpc.status.INVALID_ARGUMENT });
+    const exhausted = await call(c, { first: grpc.status.RESOURCE_EXHAUSTED });
+    expect(exhausted.error?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+    expect(throttle.told).toEqual([true, true, false]);
   });
 });
 

@@ -4,7 +4,7 @@ import { markDoNotRetry } from '../core/classify/hints.js';
 import { HerdlessError } from '../core/errors.js';
 import { isRetryError } from '../core/retry/errors.js';
 import type { GrpcMethodPlan, GrpcRetryPlanner } from '../grpc/interceptor-options.js';
-import { GrpcHedgeReporter } from '../grpc/hedge-report.js';
+import { GrpcHedgeReporter, isThrottledUnsent, THROTTLED_DETAILS } from '../grpc/hedge-report.js';
 import { GRPC_PUSHBACK_HEADER, parseGrpcPushback } from '../grpc/pushback.js';
 import { hedge } from '../runtime/hedge.js';
 import type { AttemptContext } from '../runtime/telemetry.js';
@@ -89,10 +89,20 @@ export async function hedgedUnaryCall(
       throw cancelled;
     }
     report.gaveUp(error, undefined);
-    if (isRetryError(error) && error.cause instanceof AttemptFailure) throw error.cause.error;
-    if (isRetryError(error) && isCircuitOpenError(error.cause)) throw new ConnectError(error.cause.message, Code.Unavailable, undefined, undefined, error.cause);
-    throw error;
+    throw gaveUpError(error);
   }
+}
+
+/**
+ * What a hedged call that no attempt committed throws: the last attempt's error, unchanged; for an
+ * open circuit or a throttled first try (nothing sent), UNAVAILABLE, as a retried call ends.
+ */
+function gaveUpError(error: unknown): unknown {
+  if (!isRetryError(error)) return error;
+  if (error.cause instanceof AttemptFailure) return error.cause.error;
+  if (isCircuitOpenError(error.cause)) return new ConnectError(error.cause.message, Code.Unavailable, undefined, undefined, error.cause);
+  if (isThrottledUnsent(error)) return new ConnectError(THROTTLED_DETAILS, Code.Unavailable);
+  return error;
 }
 
 /** An attempt's signal, also aborted by the caller's: the winner's stream is read after `hedge()` has let go of it. */
@@ -248,9 +258,7 @@ export async function hedgedStream(
       throw lastFailure.error;
     }
     report.gaveUp(error, undefined);
-    if (isRetryError(error) && error.cause instanceof AttemptFailure) throw error.cause.error;
-    if (isRetryError(error) && isCircuitOpenError(error.cause)) throw new ConnectError(error.cause.message, Code.Unavailable, undefined, undefined, error.cause);
-    throw error;
+    throw gaveUpError(error);
   }
   replay.commit(winner.number);
   report.release();

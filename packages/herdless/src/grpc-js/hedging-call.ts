@@ -3,7 +3,7 @@ import type { InterceptorOptions, InterceptingListener, NextCall, StatusObject }
 import { isCircuitOpenError } from '../core/breaker/circuit-open-error.js';
 import { markDoNotRetry } from '../core/classify/hints.js';
 import { HerdlessError } from '../core/errors.js';
-import { GrpcHedgeReporter } from '../grpc/hedge-report.js';
+import { GrpcHedgeReporter, isThrottledUnsent, THROTTLED_DETAILS } from '../grpc/hedge-report.js';
 import type { GrpcMethodPlan, GrpcRetryPlanner } from '../grpc/interceptor-options.js';
 import { GRPC_PUSHBACK_HEADER, parseGrpcPushback } from '../grpc/pushback.js';
 import { hedge } from '../runtime/hedge.js';
@@ -202,6 +202,7 @@ export class HedgingCall implements Call {
         if (reason !== undefined) this.#finish(reason);
         else if (cause instanceof AttemptStatusError) this.#finish(cause.status);
         else if (isCircuitOpenError(cause)) this.#finish({ code: Status.UNAVAILABLE, details: cause.message, metadata: new Metadata() });
+        else if (isThrottledUnsent(error)) this.#finish({ code: Status.UNAVAILABLE, details: THROTTLED_DETAILS, metadata: new Metadata() });
         else this.#finish({ code, details: `herdless hedging: ${error instanceof Error ? error.message : String(error)}`, metadata: new Metadata() });
       },
     );

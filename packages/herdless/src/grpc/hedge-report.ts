@@ -1,9 +1,9 @@
 import { isCircuitOpenError, type CircuitOpenError } from '../core/breaker/circuit-open-error.js';
 import { isRetryError } from '../core/retry/errors.js';
 import type { BreakerSettlement, CircuitBreaker } from '../runtime/breaker.js';
-import { HEDGE_REPORT, type HedgeEvent, type HedgeOptions } from '../runtime/hedge.js';
+import { HEDGE_LOAD_FAILURE, HEDGE_REPORT, type HedgeEvent, type HedgeOptions } from '../runtime/hedge.js';
 import { callHook } from '../runtime/hooks.js';
-import { grpcServiceOf } from './call-retry.js';
+import { grpcServiceOf, LOAD_STATUSES } from './call-retry.js';
 import type { GrpcGiveUpEvent, GrpcMethodPlan, GrpcRetryPlanner } from './interceptor-options.js';
 import type { CallRetryBuffer } from './retry-buffer.js';
 
@@ -11,6 +11,17 @@ import type { CallRetryBuffer } from './retry-buffer.js';
 const DEADLINE_EXCEEDED = 4;
 const INTERNAL = 13;
 const UNAVAILABLE = 14;
+
+/** @internal What a hedged call that adaptive throttling refused before its first attempt ends with (UNAVAILABLE), as a retried call does. */
+export const THROTTLED_DETAILS = 'adaptive throttling rejected the call locally';
+
+/**
+ * @internal Whether `hedge()`'s give-up is adaptive throttling's refusal of the first attempt: the
+ * call was never sent, and ends with UNAVAILABLE ({@link THROTTLED_DETAILS}).
+ */
+export function isThrottledUnsent(error: unknown): boolean {
+  return isRetryError(error) && error.reason === 'throttled' && error.attempts === 0;
+}
 
 /** @internal Gives an attempt's breaker permit back, once: how the attempt ended. */
 export type BreakerTicket = (settlement: BreakerSettlement) => void;
@@ -118,6 +129,13 @@ export class GrpcHedgeReporter {
       onHookError: o.onHookError,
       signal,
     };
+    if (planner.throttle !== undefined) {
+      // Asked before every attempt, the first included, as for a retried call; a load status the
+      // method does not hedge on (DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED) is still a rejection.
+      options.throttle = planner.throttle;
+      options.random = planner.random;
+      (options as { [HEDGE_LOAD_FAILURE]?: (error: unknown) => boolean })[HEDGE_LOAD_FAILURE] = (error) => LOAD_STATUSES.has(this.codeOf(error) ?? -1);
+    }
     if (o.onHedge !== undefined) options.onHedge = (event: HedgeEvent) => this.#hedged(event);
     if (planner.telemetry !== undefined) {
       const name = planner.name ?? grpcServiceOf(this.method);
@@ -153,7 +171,7 @@ export class GrpcHedgeReporter {
       return abortedCode;
     }
     const given = isRetryError(error);
-    const code = given ? (this.#codeOfFailure(error.cause) ?? INTERNAL) : INTERNAL;
+    const code = isThrottledUnsent(error) ? UNAVAILABLE : given ? (this.#codeOfFailure(error.cause) ?? INTERNAL) : INTERNAL;
     if (this.#overflow !== undefined && given && error.reason !== 'fatal') {
       this.#report({ method: this.method, attempts: error.attempts, code, reason: 'committed', message: this.#overflow, hedged: true });
       return code;

@@ -51,7 +51,7 @@ export interface GrpcGiveUpEvent {
   /**
    * `true` for a call hedged by its method's `hedgingPolicy` (absent for a retried call). `attempts`
    * then counts the first attempt and its hedges; `reason` is `'exhausted'`, `'fatal'`, `'budget'`,
-   * `'do-not-retry'`, `'hint-too-long'` or `'circuit-open'` when no attempt committed (`message` is the `HedgeError`'s),
+   * `'throttled'`, `'do-not-retry'`, `'hint-too-long'` or `'circuit-open'` when no attempt committed (`message` is the `HedgeError`'s),
    * `'committed'` when the attempt that committed ended with a status other than OK, `'aborted'`
    * when the caller cancelled.
    */
@@ -135,10 +135,12 @@ export interface GrpcRetryInterceptorOptions {
   maxRetryAfterMs?: number | undefined;
   /**
    * Client-side adaptive throttling (`adaptiveThrottling()`), shared by the calls that use it and
-   * asked before every attempt of a retried call, the first included (a hedged call's hedges are
-   * admitted by its `retryThrottling` bucket instead). A refused first try ends the call with
-   * UNAVAILABLE ("adaptive throttling rejected the call locally") without sending it; a refused
-   * retry ends it with the last attempt's status. OK and statuses that say nothing about load
+   * asked before every attempt, the first included — of a retried call, and of a hedged call (each
+   * hedge is asked after its `retryThrottling` bucket admitted it). A refused first try ends the
+   * call with UNAVAILABLE ("adaptive throttling rejected the call locally") without sending it; a
+   * refused retry ends it with the last attempt's status; a refused hedge is not sent and no more
+   * follow, while the attempts in flight go on (if they all fail, the last status is the call's;
+   * give-up reason `'throttled'`). OK and statuses that say nothing about load
    * count as accepts; UNAVAILABLE, RESOURCE_EXHAUSTED, DEADLINE_EXCEEDED and the retryable
    * statuses as rejections. Works with a service config too. Default: none.
    */

@@ -1,12 +1,15 @@
-import { classify } from '../core/classify/classify.js';
+import { isAcceptedVerdict, type AttemptThrottle } from '../core/budget/adaptive-throttling.js';
+import { classify, isTransientError } from '../core/classify/classify.js';
 import { HerdlessError, InvalidOptionError } from '../core/errors.js';
 import { hedgeAfterFailure, hedgeDelay, HEDGE_POLICY_KEYS, defaultHedgePolicy, readHedgePolicyOption, type HedgePolicy, type HedgePolicyOptions } from '../core/hedge/policy.js';
 import { FailureLog, HedgeError, type GiveUpReason } from '../core/retry/errors.js';
+import { checkedRng, type Rng } from '../core/rng.js';
 import { checkedNow } from '../core/time.js';
 import { unknownOption } from '../core/validate.js';
 import { subscribe, unsubscribe } from './abort-link.js';
 import { callHook, type GiveUpEvent, type HookName } from './hooks.js';
 import { systemScheduler, type Scheduler } from './scheduler.js';
+import { systemRandom } from './system-random.js';
 import { CallTelemetry, telemetryOption, type AttemptContext, type TelemetryCall, type TelemetryObserver } from './telemetry.js';
 
 /**
@@ -62,6 +65,20 @@ export interface HedgeEvent {
  * ```
  */
 export interface HedgerOptions extends HedgePolicyOptions {
+  /**
+   * Client-side adaptive throttling shared by many calls (`adaptiveThrottling()`, the SRE book's
+   * "Handling Overload"), asked before *every* attempt, as `retry()` asks it: before the first
+   * (a refusal ends the call unsent: a {@link HedgeError} with reason `'throttled'`, 0 attempts,
+   * no `cause`) and before each hedge (a refused hedge is not sent, and no more follow; the attempts
+   * in flight go on, and if they all fail the call gives up with `'throttled'`). Each answer is
+   * reported to it: a success, or a failure that is not about load (a 404), as accepted; a
+   * non-fatal failure (503, 429, a timeout), a transient failure `retryable` calls fatal, or
+   * "don't retry" pushback as rejected. Losers aborted by the winner report nothing (no answer came).
+   * Default: none.
+   */
+  throttle?: AttemptThrottle | undefined;
+  /** The randomness `throttle` draws from. Default `systemRandom` (`Math.random`); pass a seeded `Rng` (`new PyRandom(seed)`) in tests. */
+  random?: Rng | undefined;
   /** The clock and timers. Default `systemScheduler`; pass a `ManualClock` in tests. */
   clock?: Scheduler | undefined;
   /** `true` unrefs the hedge timer, so a pending hedge does not keep a Node.js process alive. Default false. */
@@ -74,7 +91,8 @@ export interface HedgerOptions extends HedgePolicyOptions {
   onHookError?: ((error: unknown, hook: HookName) => void) | undefined;
   /**
    * Receives the call's events (layer `'hedge'`): each attempt's start and end (a loser's outcome is
-   * `'aborted'`), each hedge (`type: 'hedge'`), a budget's refusal of a hedge, the give-up.
+   * `'aborted'`), each hedge (`type: 'hedge'`), a budget's refusal of a hedge, a throttle's
+   * rejection of an attempt (`throttle-rejection`), the give-up.
    */
   telemetry?: TelemetryObserver | undefined;
 }
@@ -120,6 +138,13 @@ export interface HedgeCallReport {
 /** @internal The key of a {@link HedgeCallReport} in `hedge()`'s options or a hedger's per-call options (a symbol: no user option can clash). */
 export const HEDGE_REPORT: unique symbol = Symbol('herdless.hedgeReport');
 
+/**
+ * @internal The key, in `hedge()`'s options, of a protocol layer's test for a failure that speaks of
+ * load even when the call does not hedge on it (gRPC's DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED): the
+ * throttle hears it as a rejection.
+ */
+export const HEDGE_LOAD_FAILURE: unique symbol = Symbol('herdless.hedgeLoadFailure');
+
 /** @internal An operation of a protocol layer: it also receives the attempt's trace context, to carry in its request. */
 type ReportedOperation<T> = (context: HedgeContext, trace: AttemptContext | undefined) => T | PromiseLike<T>;
 
@@ -134,10 +159,14 @@ class HedgeRunner {
   onGiveUp: ((event: GiveUpEvent) => unknown) | undefined;
   onHookError: ((error: unknown, hook: HookName) => void) | undefined;
   telemetry: TelemetryObserver | undefined;
+  throttle: AttemptThrottle | undefined;
+  random: Rng = systemRandom;
+  loadFailure: ((error: unknown) => boolean) | undefined;
   constructor(readonly owner: string) {}
 }
 
-const RUNTIME_KEYS = ['clock', 'unref', 'onHedge', 'onGiveUp', 'onHookError', 'telemetry'];
+/** @internal The option names of {@link createHedger} beyond the policy's (`HEDGE_POLICY_KEYS`): its ports, hooks and throttle. */
+export const HEDGE_RUNTIME_KEYS: readonly string[] = ['throttle', 'random', 'clock', 'unref', 'onHedge', 'onGiveUp', 'onHookError', 'telemetry'];
 
 function functionOption<F>(owner: string, field: string, value: unknown): F | undefined {
   if (value !== undefined && typeof value !== 'function') throw new InvalidOptionError(owner, field, value, 'must be a function');
@@ -162,6 +191,18 @@ function parseHedger(options: HedgeOptions, owner: string, perCall: boolean): He
         runner.clock = s;
         break;
       }
+      case 'throttle':
+        if (value !== undefined && (typeof value !== 'object' || value === null || typeof (value as AttemptThrottle).admit !== 'function' || typeof (value as AttemptThrottle).onAnswer !== 'function')) {
+          throw new InvalidOptionError(owner, key, value, 'must be an AttemptThrottle (admit, onAnswer), e.g. adaptiveThrottling()');
+        }
+        runner.throttle = value as AttemptThrottle | undefined;
+        break;
+      case 'random':
+        if (value === undefined) break;
+        if (typeof value !== 'object' || value === null || typeof (value as Rng).random !== 'function') throw new InvalidOptionError(owner, key, value, 'must be an Rng ({ random(): number })');
+        // Herdless's own source is known to be good; any other is checked draw by draw.
+        runner.random = value === systemRandom ? systemRandom : checkedRng(value as Rng, owner, key);
+        break;
       case 'unref':
         if (value !== undefined && typeof value !== 'boolean') throw new InvalidOptionError(owner, key, value, 'must be a boolean');
         runner.unref = value === true;
@@ -182,10 +223,12 @@ function parseHedger(options: HedgeOptions, owner: string, perCall: boolean): He
         if (perCall || value === undefined) break;
         throw new InvalidOptionError(owner, key, value, 'is a per-call option: pass it with each call');
       default:
-        throw new InvalidOptionError(owner, key, value, unknownOption('a hedging option', key, [...HEDGE_POLICY_KEYS, ...RUNTIME_KEYS, ...(perCall ? ['signal'] : [])]));
+        throw new InvalidOptionError(owner, key, value, unknownOption('a hedging option', key, [...HEDGE_POLICY_KEYS, ...HEDGE_RUNTIME_KEYS, ...(perCall ? ['signal'] : [])]));
     }
   }
   if (options.delayMs === undefined) readHedgePolicyOption(owner, runner.policy, 'delayMs', undefined);
+  const loadFailure = (options as { [HEDGE_LOAD_FAILURE]?: (error: unknown) => boolean })[HEDGE_LOAD_FAILURE];
+  if (typeof loadFailure === 'function') runner.loadFailure = loadFailure;
   Object.freeze(runner.policy);
   return runner;
 }
@@ -215,6 +258,12 @@ function checkSignal(owner: string, signal: unknown): AbortSignal | undefined {
  * attempts to 10% of the calls. A refused hedge is not a failure: the call waits for the attempts in
  * flight.
  *
+ * With a `throttle` (`adaptiveThrottling()`, the SRE book's client-side throttling), every attempt
+ * — the first included — is asked about before it is sent, as `retry()` asks: a refused first try
+ * ends the call unsent (reason `'throttled'`), a refused hedge is not sent and stops hedging while
+ * the attempts in flight go on. The winner and each answered failure are reported to it (accepted,
+ * or rejected for a failure about load); aborted losers report nothing.
+ *
  * Composition: hedging answers slowness and retries answer failures, and A6 gives a method one or
  * the other. Use `hedge()` *instead of* `retry()` for an operation; it already retries non-fatal
  * failures at once. If layered anyway, neither multiplies the other: the give-up error either one
@@ -224,7 +273,7 @@ function checkSignal(owner: string, signal: unknown): AbortSignal | undefined {
  * circuit (`CircuitOpenError`) stops hedging.
  *
  * Outcome: resolves with the first success; rejects with a {@link HedgeError} (a `RetryError`, code `ERR_HERDLESS_HEDGE`; `reason` `'fatal'`,
- * `'exhausted'`, `'budget'`, `'do-not-retry'`, `'circuit-open'` or `'hint-too-long'`; `attempts`
+ * `'exhausted'`, `'budget'`, `'throttled'`, `'do-not-retry'`, `'circuit-open'` or `'hint-too-long'`; `attempts`
  * and `hedges` sent; the last failure as `cause`) when every attempt failed; rejects with `signal.reason` when the
  * caller aborts. It leaves no timer and no listener behind.
  *
@@ -344,7 +393,30 @@ class HedgedCall<T> {
       }
       subscribe(signal, this);
     }
-    this.#send();
+    if (this.#admitted(1)) this.#send();
+  }
+
+  /**
+   * Asks the throttle (if any) whether attempt `number` may be sent. A refusal is reported and
+   * stops hedging; with nothing in flight (a first try, or a hedge after the last failure) the call
+   * gives up with reason `'throttled'`.
+   */
+  #admitted(number: number): boolean {
+    const throttle = this.runner.throttle;
+    if (throttle === undefined) return true;
+    let admitted: boolean;
+    try {
+      admitted = throttle.admit(this.#now(), this.runner.random, number > 1);
+    } catch (error) {
+      // A throttle that throws (or an Rng drawing outside [0, 1)): the call ends with what it threw —
+      // from a hedge timer too, where a throw would otherwise escape as an uncaught exception.
+      this.#endWith(error);
+      return false;
+    }
+    if (admitted) return true;
+    this.#tel?.throttleRejection(throttle, number);
+    this.#stop('throttled');
+    return false;
   }
 
   /** The caller's signal aborted. */
@@ -427,6 +499,7 @@ class HedgedCall<T> {
 
   #sendHedge(trigger: 'delay' | 'failure'): void {
     const attempt = this.#attempts.length + 1;
+    if (!this.#admitted(attempt)) return;
     const afterMs = Math.max(0, this.#now() - this.#startedAt);
     this.#tel?.hedge(attempt, trigger, afterMs);
     callHook(this.runner.onHedge, { attempt, trigger, afterMs }, 'onHedge', this.runner.onHookError);
@@ -456,6 +529,7 @@ class HedgedCall<T> {
     this.#settle();
     this.#tel?.attemptEnd(attempt.number, 'success', undefined, this.report?.status(value));
     this.runner.policy.budget?.onSuccess(now, attempt.number > 1);
+    this.runner.throttle?.onAnswer(now, true);
     const delay = this.runner.policy.delayMs;
     // The first attempt's latency, or — when a hedge beat it — its age now, a lower bound: recording
     // only winners' latencies would let the percentile fall as hedging hides the tail, and hedge ever more.
@@ -479,11 +553,15 @@ class HedgedCall<T> {
       verdict = classify(error, policy.retryable, attempt.number, !policy.ignoreHints);
     } catch (overrideError) {
       // A throwing `retryable` override: the call ends with what it threw, as retry() does.
-      this.#settle();
-      this.#abortAll(lost(), 'aborted');
-      this.#reportGiveUp('fatal', this.#attempts.length, overrideError);
-      this.reject(overrideError);
+      this.#endWith(overrideError);
       return;
+    }
+    const throttle = runner.throttle;
+    if (throttle !== undefined) {
+      // What the backend's answer says about its load (as retry() reads it): a 404 is an accept; a
+      // non-fatal failure, pushback, or a transient failure the call does not hedge on is a refusal.
+      const accepted = verdict.kind === 'fatal' && (isTransientError(error) || runner.loadFailure?.(error) === true) ? false : isAcceptedVerdict(verdict);
+      if (accepted !== undefined) throttle.onAnswer(this.#now(), accepted);
     }
     const step = hedgeAfterFailure(policy, verdict);
     if (step.budgetFailure) policy.budget?.onFailure(this.#now(), verdict.kind === 'retryable' && verdict.timeout === true);
@@ -510,13 +588,21 @@ class HedgedCall<T> {
     }
   }
 
+  /** Ends the call with `error` itself (what a hook of the policy threw), aborting the attempts in flight. */
+  #endWith(error: unknown): void {
+    this.#settle();
+    this.#abortAll(lost(), 'aborted');
+    this.#reportGiveUp('fatal', this.#attempts.length, error);
+    this.reject(error);
+  }
+
   #giveUp(reason: GiveUpReason): void {
     if (this.#settled) return;
     this.#settle();
     this.#abortAll(lost(), 'aborted');
     const attempts = this.#attempts.length;
     this.#reportGiveUp(reason, attempts, this.#lastError);
-    this.reject(new HedgeError(reason, attempts, this.#lastError, describe(reason, this.runner.policy), this.#log.kept, this.#log.omitted));
+    this.reject(new HedgeError(reason, attempts, this.#lastError, describe(reason, this.runner.policy, attempts), this.#log.kept, this.#log.omitted));
   }
 
   #settle(): void {
@@ -547,7 +633,7 @@ function lost(): HerdlessError {
   return new HerdlessError(HEDGE_LOST, 'hedged call: another attempt answered first, or the call ended');
 }
 
-function describe(reason: GiveUpReason, policy: HedgePolicy): string {
+function describe(reason: GiveUpReason, policy: HedgePolicy, attempts: number): string {
   switch (reason) {
     case 'exhausted':
       return `all ${policy.maxAttempts} hedged attempt${policy.maxAttempts === 1 ? '' : 's'} failed (maxAttempts ${policy.maxAttempts})`;
@@ -559,6 +645,10 @@ function describe(reason: GiveUpReason, policy: HedgePolicy): string {
       return 'a failure said not to retry, so no more hedges were sent, and the attempts in flight failed';
     case 'circuit-open':
       return 'the circuit is open, so no more hedges were sent, and the attempts in flight failed';
+    case 'throttled':
+      return attempts === 0
+        ? 'adaptive throttling rejected the call locally: no attempt was sent'
+        : 'adaptive throttling rejected the next hedge locally, and the attempts in flight failed';
     case 'hint-too-long':
       return `the server asked to wait longer than maxRetryAfterMs (${policy.maxRetryAfterMs} ms) before the next hedge, and the attempts in flight failed`;
     default:

@@ -137,8 +137,9 @@ export interface BudgetRefusalEvent {
 }
 
 /**
- * Adaptive throttling rejected an attempt locally (the call then gives up with reason
- * `'throttled'`): the attempt was not sent.
+ * Adaptive throttling rejected an attempt locally: the attempt was not sent. A retried call then
+ * gives up with reason `'throttled'`; a hedged call whose hedge was rejected sends no more hedges,
+ * and its attempts in flight go on (it gives up with `'throttled'` only if they all fail).
  */
 export interface ThrottleRejectionEvent {
   readonly type: 'throttle-rejection';
@@ -331,6 +332,11 @@ export class CallTelemetry {
   /** A budget refused an attempt (a hedge) without ending the call. */
   budgetRefusal(budget: { readonly name: string }, attempt: number): void {
     this.#emit({ type: 'budget-refusal', call: this.call, budget: budget.name, attempt });
+  }
+
+  /** A throttle rejected attempt `attempt` locally without ending the call (a hedge: the attempts in flight go on). */
+  throttleRejection(throttle: { readonly name: string }, attempt: number): void {
+    this.#emit({ type: 'throttle-rejection', call: this.call, throttle: throttle.name, attempt });
   }
 
   /**

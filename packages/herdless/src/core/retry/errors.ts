@@ -13,7 +13,7 @@ import { DO_NOT_RETRY } from '../classify/hints.js';
  * | `'do-not-retry'` | the failure says "do not retry" (a `RetryError` from an inner `retry()`, a {@link markDoNotRetry} mark, a response an inner layer gave up on or an error around one — see `isGivenUp` — a malformed hint) |
  * | `'aborted'` | the caller's `signal` aborted (`retry()` then rejects with the signal's reason itself) |
  * | `'budget'` | the retry budget refused the retry |
- * | `'throttled'` | adaptive throttling rejected the attempt locally (the first try or a retry): it was not sent |
+ * | `'throttled'` | adaptive throttling rejected the attempt locally (the first try, a retry, or a hedge): it was not sent |
  * | `'circuit-open'` | the circuit breaker refused the attempt (a `CircuitOpenError`): no sleep, no further attempt |
  *
  * @example
@@ -171,10 +171,11 @@ export function isRetryError(error: unknown, reason?: GiveUpReason): error is Re
  * hedged one; its message and {@link HedgeError.hedges} speak of hedging:
  * `hedged call gave up after 3 attempts (the first and 2 hedges) (exhausted): all 3 hedged attempts failed (maxAttempts 3); last failure: …`.
  *
- * - `attempts`: the attempts sent, the first included (`hedges + 1`; 0 only when the call never started);
+ * - `attempts`: the attempts sent, the first included (`hedges + 1`; 0 when the call never started, as when adaptive throttling refused its first try);
  * - `hedges`: the attempts sent beyond the first;
  * - `reason`: `'exhausted'`, `'fatal'`, `'budget'` (a refused hedge, then the attempts in flight
- *   failed), `'do-not-retry'`, `'circuit-open'` or `'hint-too-long'`;
+ *   failed), `'throttled'` (adaptive throttling refused the first try, or a hedge and then the
+ *   attempts in flight failed), `'do-not-retry'`, `'circuit-open'` or `'hint-too-long'`;
  * - `cause` and `failures`: the last failure, and every attempt's failure in the order they failed.
  *
  * @example
