@@ -27,9 +27,9 @@ const noDraw: Rng = {
   },
 };
 
-/** A throttle (K 2, a 10 s window) holding `requests` requests and `accepts` accepts at t = 0. */
-function filled(requests: number, accepts: number, options: { firstTryFloor?: number } = {}) {
-  const t = adaptiveThrottling({ windowMs: 10_000, buckets: 10, ...options });
+/** A throttle (K 2, a 10 s window, the book's rule uncapped unless `options` caps it) holding `requests` requests and `accepts` accepts at t = 0. */
+function filled(requests: number, accepts: number, options: { maxRejectionProbability?: number } = {}) {
+  const t = adaptiveThrottling({ windowMs: 10_000, buckets: 10, maxRejectionProbability: 1, ...options });
   for (let i = 0; i < requests; i++) t.admit(0, { random: () => 0.999_999 }, false);
   for (let i = 0; i < accepts; i++) t.onAnswer(0, true);
   return t;
@@ -106,10 +106,10 @@ describe('hedge() with a throttle: the first try is asked too', () => {
     expect(both.value).toBe('r2');
   });
 
-  it('firstTryFloor caps the first try only: the hedge is judged by the full probability', async () => {
+  it('maxRejectionProbability caps the first try only: the hedge is judged by the full probability', async () => {
     const clock = new ManualClock();
     // 99 requests, no accepts: p = 99/100 for a hedge, capped at 1 − 0.5 for the first try.
-    const throttle = filled(99, 0, { firstTryFloor: 0.5 });
+    const throttle = filled(99, 0, { maxRejectionProbability: 0.5 });
     const { op, started } = replicas(clock, [300, 20]);
     const events: TelemetryEvent[] = [];
     // 0.6 ≥ 0.5 admits the first try; against the hedge's p = (100 − 0) / 101 it is refused.
@@ -221,7 +221,7 @@ describe("hedge() with a throttle: answers follow the classification (isAccepted
 describe('hedge() with a throttle under an outage (virtual time, K = 2, a 10 s window)', () => {
   it('a backend that refuses everything for 10 s: what reaches it collapses; after recovery, full traffic returns', async () => {
     const clock = new ManualClock();
-    const throttle = adaptiveThrottling({ k: 2, windowMs: 10_000, buckets: 10, firstTryFloor: 0.1 });
+    const throttle = adaptiveThrottling({ k: 2, windowMs: 10_000, buckets: 10, maxRejectionProbability: 0.9 });
     const down = (t: number) => t >= 10_000 && t < 20_000;
     /** Attempts that reached the backend, per virtual second. */
     const received = new Array<number>(50).fill(0);

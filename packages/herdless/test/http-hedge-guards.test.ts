@@ -55,7 +55,7 @@ describe('withHedging(fetch) with adaptive throttling over node:http (K = 2, 10 
       received[Math.floor(now / 1000)]!++;
       res.writeHead(down(now) ? 503 : 200).end('.');
     });
-    const throttle = adaptiveThrottling({ windowMs: 10_000, buckets: 10, firstTryFloor: 0.1 });
+    const throttle = adaptiveThrottling({ windowMs: 10_000, buckets: 10, maxRejectionProbability: 0.9 });
     // A 10 s hedge delay never fires here (the clock moves only between calls): every hedge is sent by a 503.
     const get = withHedging(fetch, { delayMs: 10_000, maxAttempts: 2, throttle, clock, random: new PyRandom(0) });
     /** Per virtual second: calls refused unsent, calls answered 503. */

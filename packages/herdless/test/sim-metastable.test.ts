@@ -101,7 +101,7 @@ describe('metastableRun: the model’s bookkeeping', () => {
   });
 
   it('adaptive throttling (one per process): sends everything while the server keeps up, refuses attempts locally once timeouts pile up', () => {
-    const adaptive: PolicySpec = { ...policy('3 retries + jitter'), name: 'adaptive', throttle: { kind: 'adaptive throttling', k: 2, windowMs: 10_000, buckets: 10, firstTryFloor: 0 } };
+    const adaptive: PolicySpec = { ...policy('3 retries + jitter'), name: 'adaptive', throttle: { kind: 'adaptive throttling', k: 2, windowMs: 10_000, buckets: 10, maxRejectionProbability: 1 } };
     const calm = metastableRun(adaptive, metastableSetup({ trigger: { factor: 1 } }), 0);
     // A cold throttle (no accepts yet) refuses some of the first second's requests, by the SRE book's rule; then hardly any.
     expect(calm.offered[0]!).toBeLessThan(calm.fresh[0]!);

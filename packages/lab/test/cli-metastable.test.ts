@@ -110,7 +110,7 @@ describe('metastable scenario files', () => {
   });
 
   it('a policy may hold an adaptive throttle (one per client process), checked and run', () => {
-    const throttle = { kind: 'adaptive throttling', k: 2, windowMs: 10_000, buckets: 10, firstTryFloor: 0 };
+    const throttle = { kind: 'adaptive throttling', k: 2, windowMs: 10_000, buckets: 10, maxRejectionProbability: 1 };
     const { settings } = parseMetastableConfig({ policies: [{ name: 'adaptive', backoff: { kind: 'full jitter' }, maxAttempts: 4, throttle }] }, 'f.json');
     expect(settings.combinations[0]!.policy.throttle).toEqual(throttle);
   });

@@ -49,7 +49,7 @@ const policy = (name: string): PolicySpec => METASTABLE_POLICIES.find((p) => p.n
 export const ADAPTIVE_THROTTLING_POLICY: PolicySpec = Object.freeze({
   ...policy('3 retries + jitter'),
   name: '3 retries + adaptive throttling',
-  throttle: { kind: 'adaptive throttling', k: 2, windowMs: 120_000, buckets: 120, firstTryFloor: 0 },
+  throttle: { kind: 'adaptive throttling', k: 2, windowMs: 120_000, buckets: 120, maxRejectionProbability: 1 },
 }) as PolicySpec;
 
 /** Every policy `live metastable --policies` knows: the simulator's table's and adaptive throttling. */
