@@ -475,26 +475,43 @@ class HedgedCall<T> {
     if (this.#settled || this.#stopped !== undefined || this.#confirming) return;
     const policy = this.runner.policy;
     if (this.#attempts.length >= policy.maxAttempts) return;
-    const budget = policy.budget;
-    if (budget !== undefined) {
-      const now = this.#now();
-      if (!budget.allowRetry(now)) return this.#refused();
-      if (budget.confirmRetry !== undefined) {
-        // A budget kept outside the process answers asynchronously; it bounds its wait and never rejects.
-        const answer = budget.confirmRetry(now);
-        if (answer !== true) {
-          this.#confirming = true;
-          Promise.resolve(answer).then((allowed) => {
-            this.#confirming = false;
-            if (this.#settled || this.#stopped !== undefined) return;
-            if (allowed) this.#sendHedge(trigger);
-            else this.#refused();
-          });
-          return;
+    // This runs from a timer: a budget (or an operation's synchronous setup) that throws here would
+    // escape as an uncaught exception and leave the call pending, so the call ends with what it threw.
+    try {
+      const budget = policy.budget;
+      if (budget !== undefined) {
+        const now = this.#now();
+        if (!budget.allowRetry(now)) return this.#refused();
+        if (budget.confirmRetry !== undefined) {
+          // A budget kept outside the process answers asynchronously; it bounds its wait.
+          const answer = budget.confirmRetry(now);
+          if (answer !== true) {
+            this.#confirming = true;
+            Promise.resolve(answer).then(
+              (allowed) => {
+                this.#confirming = false;
+                if (this.#settled || this.#stopped !== undefined) return;
+                try {
+                  if (allowed) this.#sendHedge(trigger);
+                  else this.#refused();
+                } catch (error) {
+                  this.#endWith(error);
+                }
+              },
+              // A custom budget whose answer rejects: the call ends with its reason, never unhandled.
+              (error: unknown) => {
+                this.#confirming = false;
+                if (!this.#settled) this.#endWith(error);
+              },
+            );
+            return;
+          }
         }
       }
+      this.#sendHedge(trigger);
+    } catch (error) {
+      if (!this.#settled) this.#endWith(error);
     }
-    this.#sendHedge(trigger);
   }
 
   #sendHedge(trigger: 'delay' | 'failure'): void {
