@@ -64,7 +64,6 @@ describe.each(Object.keys(PROTOCOLS) as (keyof typeof PROTOCOLS)[])('connectRetr
     expect(elapsed).toBeLessThan(5000);
     const seen = server.arrivals.filter((a) => a.id === id);
     expect(seen.map((a) => a.previous)).toEqual(['', '1']);
-    expect(seen[1]!.at - seen[0]!.at).toBeGreaterThanOrEqual(DELAY_MS - 40);
     expect(seen[1]!.at - seen[0]!.at).toBeLessThan(5 * DELAY_MS);
     const end = performance.now() + 3000;
     while (seen[0]!.cancelled !== true && performance.now() < end) await new Promise((r) => setTimeout(r, 10));

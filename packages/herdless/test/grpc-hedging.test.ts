@@ -231,13 +231,16 @@ describe('hedgingPolicy on a real grpc-js server: herdless/grpc beside grpc-js',
     ['grpc-js', grpcJsClient],
   ] as const)('%s: the first attempt hangs; the hedge goes at hedgingDelay, answers, and the server sees the first cancelled', async (_name, make) => {
     const c = await make();
-    const { error, value, id } = await call(c);
+    const { error, value, id, elapsed } = await call(c);
     expect(error).toBeNull();
     expect(value).toEqual({ attempt: 2 });
+    // The hedge waited for its delay: the caller's time, on the client's clock (a timer never fires
+    // early). The server's gap between the arrivals is only bounded from above: the first request's
+    // own trip can be late by any amount on a busy machine.
+    expect(elapsed).toBeGreaterThanOrEqual(DELAY_MS - 1);
     const seen = arrivals.filter((a) => a.id === id);
     expect(seen.map((a) => a.previous)).toEqual(['', '1']);
     const gap = seen[1]!.at - seen[0]!.at;
-    expect(gap).toBeGreaterThanOrEqual(DELAY_MS - 40);
     expect(gap).toBeLessThan(5 * DELAY_MS);
     await until(() => seen[0]!.cancelled);
     expect(seen[0]!.cancelled).toBe(true);
@@ -419,7 +422,6 @@ describe('server-streaming hedging on a real grpc-js server: herdless/grpc besid
     const seen = arrivals.filter((a) => a.id === id);
     expect(seen.map((a) => a.previous)).toEqual(['', '1']);
     const gap = seen[1]!.at - seen[0]!.at;
-    expect(gap).toBeGreaterThanOrEqual(DELAY_MS - 40);
     expect(gap).toBeLessThan(5 * DELAY_MS);
     expect(elapsed).toBeGreaterThanOrEqual(DELAY_MS - 1);
     await until(() => seen[0]!.cancelled);
@@ -509,7 +511,6 @@ describe('client-streaming and bidi hedging on a real grpc-js server: herdless/g
     expect(uploads.get(`${id}#2`)?.map((m) => (m as { part: number }).part)).toEqual([0, 1, 2, 3, 4]);
     const seen = arrivals.filter((a) => a.id === id);
     expect(seen.map((a) => a.previous)).toEqual(['', '1']);
-    expect(seen[1]!.at - seen[0]!.at).toBeGreaterThanOrEqual(DELAY_MS - 40);
     expect(seen[1]!.at - seen[0]!.at).toBeLessThan(5 * DELAY_MS);
     expect(elapsed).toBeGreaterThanOrEqual(DELAY_MS - 1);
     await until(() => seen[0]!.cancelled);

@@ -126,7 +126,7 @@ describe('help, version, workers', () => {
     expect(r.stdout).toBe(lab('live', 'herd', '--help').stdout);
     const bad = lab('help', 'live', 'nope');
     expect(bad.status).toBe(2);
-    expect(bad.stderr.trim()).toBe('herdless-lab: help live nope: "nope" is not a command of live (choose from herd, budget)');
+    expect(bad.stderr.trim()).toBe('herdless-lab: help live nope: "nope" is not a command of live (choose from herd, budget, metastable)');
     expect(lab('help', 'herd', 'x').stderr.trim()).toBe('herdless-lab: help herd x: "x" is not a command of herd, which has none');
   });
 
