@@ -11,7 +11,7 @@ import { FIRST_PLAIN_CONTEXT, Guard, PlainContext, sleep } from './retry-guard.j
 import { checkCallOptions, checkSignal, DEFAULT_SETTINGS, nowOf, readRetryOptions, type RetrySettings } from './retry-options.js';
 import { abortReason, callTelemetry, giveUpError, reportRetry, type RetryStep } from './retry-report.js';
 import type { Retrier, RetrierOptions, RetryCallOptions, RetryOperation, RetryOptions } from './retry-types.js';
-import type { CallTelemetry } from './telemetry.js';
+import type { CallReporter } from './telemetry.js';
 
 // The shell of one retry() call: the attempt loop. Each other concern sits in a file beside it —
 // retry-options.ts (reading the options), retry-guard.ts (timers, aborts, the attempt's context),
@@ -176,7 +176,7 @@ async function run<T>(operation: RetryOperation<T>, settings: RetrySettings, sig
         // Adaptive throttling may refuse any attempt, the first included: it is then not sent.
         if (throttle !== undefined && !throttle.admit(now, settings.random, attempt > 1)) throw giveUpError(settings, tel, THROTTLED, attempt - 1, error, log);
         if (budget !== undefined && !(nested && attempt === 1)) budget.onAttempt(now, attempt > 1);
-        if (tel !== undefined) tel.attemptStart(attempt);
+        if (tel !== undefined) tel.attemptStarted(attempt);
         const scope = newScope(budget);
         let value: T;
         try {
@@ -247,7 +247,7 @@ function outcomeOf(guard: Guard | undefined, error: unknown): 'failure' | 'timeo
  */
 function afterFailure(
   settings: RetrySettings,
-  tel: CallTelemetry | undefined,
+  tel: CallReporter | undefined,
   state: RetryState,
   error: unknown,
   now: number,
@@ -276,7 +276,7 @@ function afterFailure(
 }
 
 /** The end of a retry decision, once the budget (if it confirms asynchronously) has answered. */
-function confirmed(settings: RetrySettings, tel: CallTelemetry | undefined, state: RetryState, error: unknown, step: RetryStep, allowed: boolean, log: FailureLog): RetryStep {
+function confirmed(settings: RetrySettings, tel: CallReporter | undefined, state: RetryState, error: unknown, step: RetryStep, allowed: boolean, log: FailureLog): RetryStep {
   if (!allowed) throw giveUpError(settings, tel, { kind: 'give-up', reason: 'budget' }, state.attempt, error, log);
   reportRetry(settings, tel, state.attempt, step, error);
   return step;
