@@ -6,12 +6,11 @@ import { InvalidOptionError } from '../core/errors.js';
 import { checkedNow, type Clock } from '../core/time.js';
 import type { BreakerCount } from './breaker-count.js';
 import { executeSignal, readBreakerOptions } from './breaker-options.js';
-import { runLean, runWithSignal } from './breaker-run.js';
 import type { BreakerCallContext, BreakerExecuteOptions, BreakerIsolation, BreakerSettlement, CircuitBreakerOptions } from './breaker-types.js';
 
 // The circuit breaker's shell: admission and settlement of calls (execute, tryAcquire, settle) and
 // the manual controls (isolate, reset, snapshot). Beside it: breaker-options.ts (reading the
-// options), breaker-count.ts (outcomes into the state machine), breaker-run.ts (one admitted call),
+// options), breaker-count.ts (admitted calls run and counted into the state machine),
 // breaker-types.ts (the public shapes); the state machine itself is core/breaker/machine.ts, pure.
 
 export type { BreakerCallContext, BreakerExecuteOptions, BreakerIsolation, BreakerSettlement, CircuitBreakerOptions } from './breaker-types.js';
@@ -79,7 +78,7 @@ export class CircuitBreaker {
       return Promise.reject(invalid);
     }
     if (admission.kind === 'rejection') return Promise.reject(this.#count.refusal(admission));
-    return signal === undefined ? runLean(this.#count, fn, admission) : runWithSignal(this.#count, fn, admission, signal);
+    return signal === undefined ? this.#count.runLean(fn, admission) : this.#count.runWithSignal(fn, admission, signal);
   }
 
   /**
@@ -115,9 +114,7 @@ export class CircuitBreaker {
    *   InvalidOptionError for a broken clock or a custom open-duration backoff's bad delay.
    */
   settle(permit: BreakerPermit, settlement: BreakerSettlement): void {
-    if (settlement === 'ignored') this.#count.finish(permit, 'ignored');
-    else if ('error' in settlement) this.#count.settleError(permit, settlement.error, false);
-    else this.#count.settleValue(permit, settlement.value);
+    this.#count.settle(permit, settlement);
   }
 
   /** The state now (reading the clock; an open breaker whose open period has ended half-opens here). */
