@@ -59,20 +59,20 @@ export function emitTelemetry(
  */
 export class CallReporter {
   readonly call: TelemetryCall;
-  readonly observer: TelemetryObserver;
-  readonly onHookError: ((error: unknown, hook: HookName) => void) | undefined;
+  readonly #observer: TelemetryObserver;
+  readonly #onHookError: ((error: unknown, hook: HookName) => void) | undefined;
   readonly #clock: { now(): number };
   #startedAt = 0;
 
   constructor(observer: TelemetryObserver, call: TelemetryCall, clock: { now(): number }, onHookError: ((error: unknown, hook: HookName) => void) | undefined) {
-    this.observer = observer;
+    this.#observer = observer;
     this.call = call;
     this.#clock = clock;
-    this.onHookError = onHookError;
+    this.#onHookError = onHookError;
   }
 
   emit(event: TelemetryEvent): void {
-    emitTelemetry(this.observer, event, this.onHookError);
+    emitTelemetry(this.#observer, event, this.#onHookError);
   }
 
   /** Reports the attempt's start; returns the event, for a layer that asks the observer for a trace context. */
@@ -116,14 +116,23 @@ export class CallReporter {
  * refusal of a hedge are reported.
  */
 export class CallTelemetry extends CallReporter {
+  readonly #observer: TelemetryObserver;
+  readonly #onHookError: ((error: unknown, hook: HookName) => void) | undefined;
+
+  constructor(observer: TelemetryObserver, call: TelemetryCall, clock: { now(): number }, onHookError: ((error: unknown, hook: HookName) => void) | undefined) {
+    super(observer, call, clock, onHookError);
+    this.#observer = observer;
+    this.#onHookError = onHookError;
+  }
+
   /** Reports the attempt's start; returns its trace context when the observer has one to carry. */
   attemptStart(attempt: number): AttemptContext | undefined {
     const event = this.attemptStarted(attempt);
-    if (this.observer.attemptContext === undefined) return undefined;
+    if (this.#observer.attemptContext === undefined) return undefined;
     try {
-      return this.observer.attemptContext(event) ?? undefined;
+      return this.#observer.attemptContext(event) ?? undefined;
     } catch (error) {
-      reportHookError(this.onHookError, 'telemetry', error);
+      reportHookError(this.#onHookError, 'telemetry', error);
       return undefined;
     }
   }
