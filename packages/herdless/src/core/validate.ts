@@ -62,3 +62,10 @@ export function functionOption<F>(owner: string, field: string, value: F | undef
   if (value !== undefined && typeof value !== 'function') throw new InvalidOptionError(owner, field, value, 'must be a function');
   return value;
 }
+
+/** @internal True when `value` is an object with a function at each of `names` (a port's shape: a clock, a signal, an Rng). */
+export function hasMethods(value: unknown, names: readonly string[]): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  for (const name of names) if (typeof (value as Record<string, unknown>)[name] !== 'function') return false;
+  return true;
+}

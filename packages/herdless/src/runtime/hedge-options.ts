@@ -2,7 +2,7 @@ import { InvalidOptionError } from '../core/errors.js';
 import { HEDGE_POLICY_KEYS, defaultHedgePolicy, readHedgePolicyOption, type HedgePolicy } from '../core/hedge/policy.js';
 import type { HedgeEvent, HedgeOptions } from './hedge-types.js';
 import type { GiveUpEvent, HookName } from './hooks.js';
-import { systemScheduler, type Scheduler } from './scheduler.js';
+import { schedulerOption, systemScheduler, type Scheduler } from './scheduler.js';
 import { telemetryOption, type TelemetryObserver } from './telemetry.js';
 
 // A hedged call's options, read and checked once: what hedge() and createHedger() do before anything runs.
@@ -39,15 +39,9 @@ export function parseHedger(options: HedgeOptions, owner: string, perCall: boole
     const value: unknown = (options as unknown as Record<string, unknown>)[key];
     if (readHedgePolicyOption(owner, runner.policy, key, value)) continue;
     switch (key) {
-      case 'clock': {
-        if (value === undefined) break;
-        const s = value as Scheduler;
-        if (typeof s !== 'object' || s === null || typeof s.now !== 'function' || typeof s.setTimeout !== 'function' || typeof s.clearTimeout !== 'function') {
-          throw new InvalidOptionError(owner, key, value, 'must be a Scheduler (now, setTimeout, clearTimeout), e.g. a ManualClock');
-        }
-        runner.clock = s;
+      case 'clock':
+        runner.clock = schedulerOption(owner, value) ?? runner.clock;
         break;
-      }
       case 'unref':
         if (value !== undefined && typeof value !== 'boolean') throw new InvalidOptionError(owner, key, value, 'must be a boolean');
         runner.unref = value === true;
@@ -74,13 +68,4 @@ export function parseHedger(options: HedgeOptions, owner: string, perCall: boole
   if (options.delayMs === undefined) readHedgePolicyOption(owner, runner.policy, 'delayMs', undefined);
   Object.freeze(runner.policy);
   return runner;
-}
-
-/** @internal The `signal` option: undefined, or something that is an AbortSignal. */
-export function checkSignal(owner: string, signal: unknown): AbortSignal | undefined {
-  if (signal === undefined) return undefined;
-  if (typeof signal !== 'object' || signal === null || typeof (signal as AbortSignal).addEventListener !== 'function' || typeof (signal as AbortSignal).aborted !== 'boolean') {
-    throw new InvalidOptionError(owner, 'signal', signal, 'must be an AbortSignal');
-  }
-  return signal as AbortSignal;
 }

@@ -1,6 +1,7 @@
 import { InvalidOptionError } from '../core/errors.js';
 import { HedgedCall } from './hedge-call.js';
-import { checkSignal, parseHedger, type HedgeRunner } from './hedge-options.js';
+import { signalOption } from './abort-link.js';
+import { parseHedger, type HedgeRunner } from './hedge-options.js';
 import type { Hedger, HedgerOptions, HedgeOperation, HedgeOptions } from './hedge-types.js';
 
 // hedge() and createHedger(): the entry points. Beside them: hedge-options.ts (reading the options),
@@ -54,7 +55,7 @@ export type { HedgeContext, HedgeEvent, HedgeOperation, HedgeOptions, Hedger, He
 export function hedge<T>(operation: HedgeOperation<T>, options: HedgeOptions): Promise<T> {
   if (typeof operation !== 'function') throw new InvalidOptionError('hedge', 'operation', operation, 'must be a function');
   const runner = parseHedger(options, 'hedge', true);
-  return run(operation, runner, checkSignal('hedge', options.signal));
+  return run(operation, runner, signalOption('hedge', options.signal));
 }
 
 /**
@@ -83,7 +84,7 @@ export function createHedger(options: HedgerOptions): Hedger {
           throw new InvalidOptionError('createHedger', key, (callOptions as Record<string, unknown>)[key], 'is not a per-call option (only signal is)');
         }
       }
-      signal = checkSignal('createHedger', callOptions.signal);
+      signal = signalOption('createHedger', callOptions.signal);
     }
     return run(operation, runner, signal);
   };

@@ -21,9 +21,11 @@ import {
 } from '../core/retry/policy.js';
 import { checkedRng, type Rng } from '../core/rng.js';
 import { checkedNow } from '../core/time.js';
+import { hasMethods } from '../core/validate.js';
 import type { GiveUpEvent, HookName, RetryEvent } from './hooks.js';
 import type { RetryCallOptions, RetryOptions } from './retry-types.js';
-import { systemScheduler, type Scheduler } from './scheduler.js';
+import { schedulerOption, systemScheduler, type Scheduler } from './scheduler.js';
+import { signalOption } from './abort-link.js';
 import { systemRandom } from './system-random.js';
 import { telemetryOption, type TelemetryObserver } from './telemetry.js';
 
@@ -80,14 +82,6 @@ function randomOption(settings: RetrySettings, value: unknown, key: string): voi
   settings.random = value === systemRandom ? systemRandom : checkedRng(value as Rng, settings.owner, 'random');
 }
 
-function clockOption(settings: RetrySettings, value: unknown, key: string): void {
-  if (value === undefined) return;
-  if (!hasMethods(value, ['now', 'setTimeout', 'clearTimeout'])) {
-    throw new InvalidOptionError(settings.owner, key, value, 'must be a Scheduler (now, setTimeout, clearTimeout), e.g. a ManualClock');
-  }
-  settings.clock = value as Scheduler;
-}
-
 function unrefOption(settings: RetrySettings, value: unknown, key: string): void {
   if (value !== undefined && typeof value !== 'boolean') throw new InvalidOptionError(settings.owner, key, value, 'must be a boolean');
   settings.unref = value === true;
@@ -117,7 +111,7 @@ const READERS: { readonly [key: string]: OptionReader } = /* @__PURE__ */ Object
   budget: (s, v) => (s.budget = budgetOption(s.owner, v)),
   throttle: throttleOption,
   random: randomOption,
-  clock: clockOption,
+  clock: (s, v) => (s.clock = schedulerOption(s.owner, v) ?? s.clock),
   unref: unrefOption,
   onHookError: hookOption,
   onRetry: hookOption,
@@ -141,12 +135,6 @@ export const RETRY_OBSERVER_KEYS: readonly string[] = /* @__PURE__ */ OPTION_NAM
  * @internal
  */
 export const RETRY_POLICY_KEYS: readonly string[] = /* @__PURE__ */ OPTION_NAMES.slice(0, -4);
-
-function hasMethods(value: unknown, names: readonly string[]): boolean {
-  if (typeof value !== 'object' || value === null) return false;
-  for (const name of names) if (typeof (value as Record<string, unknown>)[name] !== 'function') return false;
-  return true;
-}
 
 /**
  * @internal Reads and validates `options` as they are now, in one pass over their own keys: every
@@ -197,15 +185,6 @@ export function nowOf(settings: RetrySettings): number {
   return checkedNow(settings.clock, settings.owner);
 }
 
-/** @internal The `signal` option: undefined, or something that is an AbortSignal. */
-export function checkSignal(owner: string, signal: unknown): AbortSignal | undefined {
-  if (signal === undefined) return undefined;
-  if (!hasMethods(signal, ['addEventListener', 'removeEventListener']) || typeof (signal as AbortSignal).aborted !== 'boolean') {
-    throw new InvalidOptionError(owner, 'signal', signal, 'must be an AbortSignal');
-  }
-  return signal as AbortSignal;
-}
-
 /**
  * @internal The per-call options of a {@link Retrier}: only `signal`. Anything else is an error (a
  * policy option such as `maxAttempts` belongs to `createRetry()`, and passing it per call would be
@@ -223,5 +202,5 @@ export function checkCallOptions(callOptions: RetryCallOptions): AbortSignal | u
       throw new InvalidOptionError('createRetry', key, value, why);
     }
   }
-  return checkSignal('createRetry', callOptions.signal);
+  return signalOption('createRetry', callOptions.signal);
 }

@@ -4,11 +4,11 @@ import { InvalidOptionError } from '../core/errors.js';
 import { decide, startRetry, type HintedRetryBudget, type RetryState } from '../core/retry/decide.js';
 import { AttemptTimeoutError, FailureLog } from '../core/retry/errors.js';
 import type { RetryPolicy } from '../core/retry/policy.js';
-import { subscribe, unsubscribe } from './abort-link.js';
+import { signalOption, subscribe, unsubscribe } from './abort-link.js';
 import { callOperation, claimNested, newScope, retriesOnly } from './budget-scope.js';
 import { nextMacrotask } from './macrotask.js';
 import { FIRST_PLAIN_CONTEXT, Guard, PlainContext, sleep } from './retry-guard.js';
-import { checkCallOptions, checkSignal, DEFAULT_SETTINGS, nowOf, readRetryOptions, type RetrySettings } from './retry-options.js';
+import { checkCallOptions, DEFAULT_SETTINGS, nowOf, readRetryOptions, type RetrySettings } from './retry-options.js';
 import { abortReason, callTelemetry, giveUpError, reportRetry, type RetryStep } from './retry-report.js';
 import type { Retrier, RetrierOptions, RetryCallOptions, RetryOperation, RetryOptions } from './retry-types.js';
 import type { CallReporter } from './telemetry.js';
@@ -68,7 +68,7 @@ export function retry<T>(operation: RetryOperation<T>, options?: RetryOptions): 
   if (options === undefined) return firstAttempt(operation, DEFAULT_SETTINGS);
   if (typeof operation !== 'function') throw new InvalidOptionError('retry', 'operation', operation, 'must be a function');
   const settings = readRetryOptions(options, 'retry', true);
-  return start(operation, settings, checkSignal('retry', options.signal));
+  return start(operation, settings, signalOption('retry', options.signal));
 }
 
 /**
