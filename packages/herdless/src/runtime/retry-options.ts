@@ -66,75 +66,41 @@ export class RetrySettings implements PolicyDraft {
   }
 }
 
-type OptionReader = (settings: RetrySettings, value: unknown, key: string) => void;
-
-function throttleOption(settings: RetrySettings, value: unknown, key: string): void {
-  if (value !== undefined && !hasMethods(value, ['admit', 'onAnswer'])) {
-    throw new InvalidOptionError(settings.owner, key, value, 'must be an AttemptThrottle (admit, onAnswer), e.g. adaptiveThrottling()');
-  }
-  settings.throttle = value as AttemptThrottle | undefined;
-}
-
-function randomOption(settings: RetrySettings, value: unknown, key: string): void {
-  if (value === undefined) return;
-  if (!hasMethods(value, ['random'])) throw new InvalidOptionError(settings.owner, key, value, 'must be an Rng ({ random(): number })');
-  // Herdless's own source is known to be good; any other is checked draw by draw.
-  settings.random = value === systemRandom ? systemRandom : checkedRng(value as Rng, settings.owner, 'random');
-}
-
-function unrefOption(settings: RetrySettings, value: unknown, key: string): void {
-  if (value !== undefined && typeof value !== 'boolean') throw new InvalidOptionError(settings.owner, key, value, 'must be a boolean');
-  settings.unref = value === true;
-}
-
-// Local, not core/validate's functionOption: this reader runs on every call given options, and the
-// shared one measured a few more instructions per call (valgrind, as in BENCHMARKS.md section 1b).
-function hookOption(settings: RetrySettings, value: unknown, key: string): void {
-  if (value !== undefined && typeof value !== 'function') throw new InvalidOptionError(settings.owner, key, value, 'must be a function');
-  (settings as unknown as Record<string, unknown>)[key] = value;
-}
-
 /**
- * Each option's reader, by name, in the order error messages list them: the policy's options, then
- * the observers'. Each name is written once (here), so the list of options, the readers and the
- * message naming them cannot drift apart. No prototype: a key such as `toString` is no option.
+ * The option names of `retry()` that shape the policy (everything but the hooks `onRetry`/`onGiveUp`,
+ * the `telemetry` observer and the per-call `signal`). The HTTP adapter passes exactly these through.
+ * @internal
  */
-const READERS: { readonly [key: string]: OptionReader } = /* @__PURE__ */ Object.assign(Object.create(null) as object, {
-  maxAttempts: (s, v) => (s.maxAttempts = maxAttemptsOption(s.owner, v)),
-  backoff: (s, v) => (s.backoff = backoffOption(s.owner, v)),
-  throttlingBackoff: (s, v) => (s.throttlingBackoff = throttlingBackoffOption(s.owner, v)),
-  ignoreHints: (s, v) => (s.ignoreHints = ignoreHintsOption(s.owner, v)),
-  retryable: (s, v) => (s.retryable = retryableOption(s.owner, v)),
-  maxRetryAfterMs: (s, v) => (s.maxRetryAfterMs = maxRetryAfterOption(s.owner, v)),
-  deadlineMs: (s, v, k) => (s.deadlineMs = limitOption(s.owner, k, v)),
-  attemptTimeoutMs: (s, v, k) => (s.attemptTimeoutMs = limitOption(s.owner, k, v)),
-  budget: (s, v) => (s.budget = budgetOption(s.owner, v)),
-  throttle: throttleOption,
-  random: randomOption,
-  clock: (s, v) => (s.clock = schedulerOption(s.owner, v) ?? s.clock),
-  unref: unrefOption,
-  onHookError: hookOption,
-  onRetry: hookOption,
-  onGiveUp: hookOption,
-  telemetry: (s, v) => (s.telemetry = telemetryOption(s.owner, v)),
-  name: (s, v) => (s.name = nameOption(s.owner, v)),
-} satisfies Record<string, OptionReader>);
-
-const OPTION_NAMES = /* @__PURE__ */ Object.keys(READERS);
+export const RETRY_POLICY_KEYS: readonly string[] = [
+  'maxAttempts',
+  'backoff',
+  'throttlingBackoff',
+  'ignoreHints',
+  'retryable',
+  'maxRetryAfterMs',
+  'deadlineMs',
+  'attemptTimeoutMs',
+  'budget',
+  'throttle',
+  'random',
+  'clock',
+  'unref',
+  'onHookError',
+];
 
 /**
  * The options of `retry()` that observe a call rather than shape it (the rest are
  * {@link RETRY_POLICY_KEYS}); the HTTP adapter takes them too, and wraps them.
  * @internal
  */
-export const RETRY_OBSERVER_KEYS: readonly string[] = /* @__PURE__ */ OPTION_NAMES.slice(-4);
+export const RETRY_OBSERVER_KEYS: readonly string[] = ['onRetry', 'onGiveUp', 'telemetry', 'name'];
 
-/**
- * The option names of `retry()` that shape the policy (everything but the hooks `onRetry`/`onGiveUp`,
- * the `telemetry` observer and the per-call `signal`). The HTTP adapter passes exactly these through.
- * @internal
- */
-export const RETRY_POLICY_KEYS: readonly string[] = /* @__PURE__ */ OPTION_NAMES.slice(0, -4);
+// Local, not core/validate's functionOption: this reader runs on every call given options, and the
+// shared one measured a few more instructions per call (valgrind, as in BENCHMARKS.md section 1b).
+function functionOption<F>(owner: string, field: string, value: F | undefined): F | undefined {
+  if (value !== undefined && typeof value !== 'function') throw new InvalidOptionError(owner, field, value, 'must be a function');
+  return value;
+}
 
 /**
  * @internal Reads and validates `options` as they are now, in one pass over their own keys: every
@@ -149,13 +115,74 @@ export function readRetryOptions(options: RetryOptions, owner: string, perCall: 
   const settings = new RetrySettings(owner);
   for (const key in options) {
     const value: unknown = (options as Record<string, unknown>)[key];
-    const read = READERS[key];
-    if (read !== undefined) {
-      read(settings, value, key);
-    } else if (key !== 'signal') {
-      throw new InvalidOptionError(owner, key, value, `is not a retry option (check the spelling; options: ${OPTION_NAMES.join(', ')}${perCall ? ', signal' : ''})`);
-    } else if (!perCall && value !== undefined) {
-      throw new InvalidOptionError(owner, key, value, 'is a per-call option: pass it with each call');
+    switch (key) {
+      case 'maxAttempts':
+        settings.maxAttempts = maxAttemptsOption(owner, value);
+        break;
+      case 'backoff':
+        settings.backoff = backoffOption(owner, value);
+        break;
+      case 'retryable':
+        settings.retryable = retryableOption(owner, value);
+        break;
+      case 'throttlingBackoff':
+        settings.throttlingBackoff = throttlingBackoffOption(owner, value);
+        break;
+      case 'ignoreHints':
+        settings.ignoreHints = ignoreHintsOption(owner, value);
+        break;
+      case 'maxRetryAfterMs':
+        settings.maxRetryAfterMs = maxRetryAfterOption(owner, value);
+        break;
+      case 'deadlineMs':
+        settings.deadlineMs = limitOption(owner, key, value);
+        break;
+      case 'attemptTimeoutMs':
+        settings.attemptTimeoutMs = limitOption(owner, key, value);
+        break;
+      case 'budget':
+        settings.budget = budgetOption(owner, value);
+        break;
+      case 'throttle':
+        if (value !== undefined && !hasMethods(value, ['admit', 'onAnswer'])) {
+          throw new InvalidOptionError(owner, key, value, 'must be an AttemptThrottle (admit, onAnswer), e.g. adaptiveThrottling()');
+        }
+        settings.throttle = value as AttemptThrottle | undefined;
+        break;
+      case 'random':
+        if (value !== undefined) {
+          if (!hasMethods(value, ['random'])) throw new InvalidOptionError(owner, key, value, 'must be an Rng ({ random(): number })');
+          // Herdless's own source is known to be good; any other is checked draw by draw.
+          settings.random = value === systemRandom ? systemRandom : checkedRng(value as Rng, owner, 'random');
+        }
+        break;
+      case 'clock':
+        settings.clock = schedulerOption(owner, value) ?? settings.clock;
+        break;
+      case 'unref':
+        if (value !== undefined && typeof value !== 'boolean') throw new InvalidOptionError(owner, key, value, 'must be a boolean');
+        settings.unref = value === true;
+        break;
+      case 'onRetry':
+        settings.onRetry = functionOption(owner, key, value as RetrySettings['onRetry']);
+        break;
+      case 'onGiveUp':
+        settings.onGiveUp = functionOption(owner, key, value as RetrySettings['onGiveUp']);
+        break;
+      case 'onHookError':
+        settings.onHookError = functionOption(owner, key, value as RetrySettings['onHookError']);
+        break;
+      case 'telemetry':
+        settings.telemetry = telemetryOption(owner, value);
+        break;
+      case 'name':
+        settings.name = nameOption(owner, value);
+        break;
+      case 'signal':
+        if (perCall || value === undefined) break;
+        throw new InvalidOptionError(owner, key, value, 'is a per-call option: pass it with each call');
+      default:
+        throw new InvalidOptionError(owner, key, value, `is not a retry option (check the spelling; options: ${[...RETRY_POLICY_KEYS, ...RETRY_OBSERVER_KEYS, ...(perCall ? ['signal'] : [])].join(', ')})`);
     }
   }
   settings.throttlingBackoff = throttlingDefault(settings, options.throttlingBackoff);
@@ -198,7 +225,7 @@ export function checkCallOptions(callOptions: RetryCallOptions): AbortSignal | u
   for (const key in callOptions) {
     const value = (callOptions as Record<string, unknown>)[key];
     if (key !== 'signal' && value !== undefined) {
-      const why = READERS[key] !== undefined ? 'is a createRetry() option, fixed when the retrier is made: not a per-call option' : 'is not a per-call option (only signal is)';
+      const why = [...RETRY_POLICY_KEYS, ...RETRY_OBSERVER_KEYS].includes(key) ? 'is a createRetry() option, fixed when the retrier is made: not a per-call option' : 'is not a per-call option (only signal is)';
       throw new InvalidOptionError('createRetry', key, value, why);
     }
   }
