@@ -27,11 +27,11 @@ async function valgrindVersion() {
   }
 }
 
-/** { instructions, allocated } of one process running `calls` calls of `name` after `warmup` calls. */
-async function measureRun(name, warmup, calls) {
+/** { instructions, allocated } of one process of `script` running `calls` calls of `name` after `warmup` calls. */
+async function measureRun(name, warmup, calls, script = child) {
   const { stdout, stderr } = await run(
     'valgrind',
-    ['--tool=cachegrind', '--cache-sim=no', '--cachegrind-out-file=/dev/null', process.execPath, '--predictable', `--min-semi-space-size=${SEMI_SPACE_MIB}`, `--max-semi-space-size=${SEMI_SPACE_MIB}`, child, name, String(warmup), String(calls)],
+    ['--tool=cachegrind', '--cache-sim=no', '--cachegrind-out-file=/dev/null', process.execPath, '--predictable', `--min-semi-space-size=${SEMI_SPACE_MIB}`, `--max-semi-space-size=${SEMI_SPACE_MIB}`, script, name, String(warmup), String(calls)],
     { maxBuffer: 16 << 20 },
   );
   const match = /I\s+refs:\s+([\d,]+)/.exec(stderr);
@@ -60,18 +60,29 @@ async function pooled(jobs, width) {
  * @param opts.repeats measurements per subject (median taken); opts.calls [short, long] call counts.
  * @returns { valgrind, perCall: { [name]: { median, runs, bytes, bytesRuns } } } or { skipped: why }
  */
-export async function benchInstructions({ repeats, calls: [short, long] }) {
+export async function benchInstructions({ repeats, calls }) {
+  const names = [...Object.keys(successSubjects()).filter((name) => SUBJECTS.test(name)), ...Object.keys(breakerSubjects())];
+  return countPerCall(names, child, { repeats, calls });
+}
+
+/** The overload section's subjects (bench/lib/overload-subjects.mjs), counted the same way. */
+export async function benchOverloadInstructions({ repeats, calls }) {
+  const { overloadSubjects } = await import('./lib/overload-subjects.mjs');
+  return countPerCall(Object.keys(overloadSubjects()), new URL('./overload-instructions-child.mjs', import.meta.url).pathname, { repeats, calls });
+}
+
+/** Instructions and bytes per call of each of `names`, each run by `script` under valgrind. */
+async function countPerCall(names, script, { repeats, calls: [short, long] }) {
   const valgrind = await valgrindVersion();
   if (valgrind === undefined) return { skipped: 'valgrind is not installed (Debian: apt-get install valgrind)' };
-  const names = [...Object.keys(successSubjects()).filter((name) => SUBJECTS.test(name)), ...Object.keys(breakerSubjects())];
   const warmup = 20_000;
   const jobs = [];
   for (let r = 0; r < repeats; r++) {
     for (const name of names) {
       const [a, b] = [short, long];
       jobs.push(async () => {
-        const long = await measureRun(name, warmup, b);
-        const short = await measureRun(name, warmup, a);
+        const long = await measureRun(name, warmup, b, script);
+        const short = await measureRun(name, warmup, a, script);
         return { name, perCall: (long.instructions - short.instructions) / (b - a), bytes: (long.allocated - short.allocated) / (b - a) };
       });
     }

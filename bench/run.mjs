@@ -3,8 +3,8 @@
 //
 //   npm run bench                     the full run (about 2–3 minutes on 2 cores)
 //   BENCH_QUICK=1 npm run bench       a quick pass for development (fewer rounds, fewer calls)
-//   BENCH_ONLY=success,zero npm run bench   some sections: success, instructions, zero, heap, decisions, herd, scale, redis,
-//                                           adapters, adapter-instructions (valgrind: several minutes)
+//   BENCH_ONLY=success,zero npm run bench   some sections: success, instructions, zero, heap, decisions, overload, herd, scale,
+//                                           redis, adapters, adapter-instructions (valgrind: several minutes)
 //
 // Needs `node --expose-gc` (the npm script passes it): mitata collects garbage between cases.
 import { execFile } from 'node:child_process';
@@ -17,13 +17,14 @@ import { adapterBatch } from './adapters.mjs';
 import { benchHeap } from './heap.mjs';
 import { benchHerdScale } from './herd-scale.mjs';
 import { benchHerdTable } from './herd-table.mjs';
-import { SEMI_SPACE_MIB, benchInstructions } from './instructions.mjs';
+import { SEMI_SPACE_MIB, benchInstructions, benchOverloadInstructions } from './instructions.mjs';
 import { mmm, pool, spread, times } from './lib/harness.mjs';
 import { cockatielEquivalent, heapLabels } from './lib/subjects.mjs';
 import { adapterPairs } from './lib/adapter-subjects.mjs';
+import { SHEDDER_BASELINE, THROTTLE_BASELINE } from './lib/overload-subjects.mjs';
 
 const quick = process.env.BENCH_QUICK === '1' || process.argv.includes('--quick');
-const only = new Set((process.env.BENCH_ONLY ?? 'success,instructions,zero,heap,decisions,herd,scale,redis,adapters,adapter-instructions').split(','));
+const only = new Set((process.env.BENCH_ONLY ?? 'success,instructions,zero,heap,decisions,overload,herd,scale,redis,adapters,adapter-instructions').split(','));
 // In-process sections run in `processes` fresh processes of `rounds` rounds each, pooled.
 const settings = quick
   ? { processes: 1, rounds: 3, decisionRounds: 2, minCpuMs: 40, heapRounds: 1, heapCalls: 200_000, herdRounds: 2, scaleRounds: 1, instructionRepeats: 1, instructionCalls: [20_000, 60_000] }
@@ -183,6 +184,40 @@ if (only.has('decisions')) {
     Object.entries(r.shells).map(([name, x]) => [name, mmm(x.ns), mmm(x.ratio, times), times(x.ns.min / r.shells[BARE].ns.min)]),
   );
   timings.decisions = performance.now() - started;
+}
+
+if (only.has('overload')) {
+  const started = performance.now();
+  const runs = await inProcesses('overload', settings.decisionRounds);
+  const time = { throttles: pool(runs.map((x) => x.throttles), THROTTLE_BASELINE), shedders: pool(runs.map((x) => x.shedders), SHEDDER_BASELINE) };
+  const counted = await benchOverloadInstructions({ repeats: settings.instructionRepeats, calls: settings.instructionCalls });
+  results.overload = { time, instructions: counted };
+  print('## 8. Overload control: adaptive throttling per attempt, the load shedder per request (synchronous)');
+  print();
+  const rows = (group, baseline) =>
+    Object.entries(group).map(([name, x]) => {
+      const row = [name, mmm(x.ns), mmm(x.ratio, times)];
+      if (counted.skipped === undefined) {
+        const c = counted.perCall[name];
+        row.push(c.median.toFixed(0), times(c.median / counted.perCall[baseline].median), c.bytes.toFixed(0));
+      }
+      return row;
+    });
+  const head = ['operation', 'ns per op', '× the first row (within each round)'];
+  if (counted.skipped === undefined) head.push('instructions per op', '× the first row', 'bytes allocated per op');
+  table(head, rows(time.throttles, THROTTLE_BASELINE));
+  table(head, rows(time.shedders, SHEDDER_BASELINE));
+  print(
+    'Times as section 4 (the throttles\' clock advances 1 ms per operation; the shedders read the real clock). ' +
+      'The first table against a retry budget\'s bookkeeping for one successful call, which a throttle replaces or joins; ' +
+      'the second against the fixed in-flight limit. Event-loop monitoring is `maxEventLoopDelayMs` and `maxEventLoopUtilization` ' +
+      'with thresholds never reached, so that every request reads the monitor and is admitted.' +
+      (counted.skipped === undefined
+        ? ` Instructions: ${counted.valgrind}, counted as section 1b (difference of ${settings.instructionCalls.map((n) => n.toLocaleString('en')).join(' and ')} operations after 20,000 warm-up, median of ${settings.instructionRepeats}).`
+        : ` Instruction counts skipped: ${counted.skipped}.`),
+  );
+  print();
+  timings.overload = performance.now() - started;
 }
 
 if (only.has('redis')) {

@@ -139,8 +139,10 @@ export {
 } from './core/errors.js';
 export {
   RetryError,
+  HedgeError,
   AttemptTimeoutError,
   isRetryError,
+  isHedgeError,
   isAttemptTimeoutError,
   type RetryFailure,
   type GiveUpReason,

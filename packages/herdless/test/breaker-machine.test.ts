@@ -31,8 +31,32 @@ describe('transitions', () => {
     expect(m.release(permit(m, 10), 'failure', 10)).toBe(true);
     expect(m.state(10)).toBe('open');
     expect(rejection(m, 10)).toEqual({ kind: 'rejection', state: 'open', retryAfterMs: 1000, isolated: false });
-    expect(rejection(m, 999.5)).toEqual({ kind: 'rejection', state: 'open', retryAfterMs: 10.5, isolated: false });
+    // 10.5 ms to the trial: reported as 11, whole ms rounded up, so a caller that waits it finds the breaker half-open.
+    expect(rejection(m, 999.5)).toEqual({ kind: 'rejection', state: 'open', retryAfterMs: 11, isolated: false });
     expect(m.snapshot(500, 0)).toMatchObject({ state: 'open', remainingOpenMs: 510, openDurationMs: 1000, openings: 1 });
+    expect(m.snapshot(500.25, 0)).toMatchObject({ state: 'open', remainingOpenMs: 510, openDurationMs: 1000, openings: 1 });
+    expect(rejection(m, 1009.999)).toEqual({ kind: 'rejection', state: 'open', retryAfterMs: 1, isolated: false });
+    expect(m.state(1010)).toBe('half-open');
+  });
+
+  it('a clock with fractions of a ms: retryAfterMs is whole, rounded up, and waiting it never arrives early', () => {
+    const m = opened({}, 0.3); // next trial at 1000.3
+    for (const now of [0.3, 1.7, 250.05, 999.31, 1000.29]) {
+      const r = rejection(m, now);
+      expect(Number.isInteger(r.retryAfterMs), String(now)).toBe(true);
+      expect(r.retryAfterMs).toBe(Math.ceil(1000.3 - now));
+      expect(now + r.retryAfterMs).toBeGreaterThanOrEqual(1000.3);
+      expect(now + r.retryAfterMs - 1).toBeLessThan(1000.3); // the least whole wait that gets there
+    }
+    expect(m.state(1000.3)).toBe('half-open');
+  });
+
+  it('a jittered open duration: the half-open refusal\'s estimate is whole ms too', () => {
+    const m = opened({ openDurationMs: fullJitterBackoff({ initialBackoffMs: 1000, maxBackoffMs: 1000 }), random: fixed(0.12345) }, 0);
+    const r = rejection(m, 0);
+    expect(r.retryAfterMs).toBe(Math.ceil(1000 * 0.12345)); // 123.45 → 124
+    expect(m.acquire(124).kind).toBe('permit'); // half-open: the one trial admitted
+    expect(rejection(m, 124)).toEqual({ kind: 'rejection', state: 'half-open', retryAfterMs: 124, isolated: false });
   });
 
   it('refusals are not counted', () => {

@@ -397,6 +397,24 @@ describe('CircuitOpenError', () => {
     expect((e as Error).message).toBe('circuit breaker is open: next trial call in 600 ms');
   });
 
+  it('retryAfterMs is whole ms, rounded up, on a clock with fractions of a ms (performance.now())', async () => {
+    const { clock, breaker } = await openBreaker();
+    clock.t = 400.25; // 599.75 ms to the trial
+    const e = (await breaker.execute(() => 1).catch((x: unknown) => x)) as CircuitOpenError;
+    expect(e.retryAfterMs).toBe(600);
+    expect(e.message).toBe('circuit breaker is open: next trial call in 600 ms');
+    clock.t = 999.999;
+    expect(((await breaker.execute(() => 1).catch((x: unknown) => x)) as CircuitOpenError).retryAfterMs).toBe(1);
+    clock.t += 1; // waited what it said: the trial is admitted
+    await expect(breaker.execute(() => 'back')).resolves.toBe('back');
+  });
+
+  it('an error made from a fractional wait keeps whole ms (Infinity stays Infinity)', () => {
+    expect(new CircuitOpenError('open', 10.0001).retryAfterMs).toBe(11);
+    expect(new CircuitOpenError('half-open', 250).retryAfterMs).toBe(250);
+    expect(new CircuitOpenError('open', Infinity, { isolated: true }).retryAfterMs).toBe(Infinity);
+  });
+
   it('the guard recognises an error from another copy of herdless, and nothing else', () => {
     const foreign = Object.assign(new Error('x'), { code: 'ERR_HERDLESS_CIRCUIT_OPEN' });
     Object.defineProperty(foreign, Symbol.for('herdless.error'), { value: true });
@@ -443,7 +461,7 @@ describe('shell', () => {
   it.each([
     [null, 'circuitBreaker.execute: options must be an object, got null'],
     ['fast', 'circuitBreaker.execute: options must be an object, got "fast"'],
-    [{ sigal: 1 }, 'circuitBreaker.execute: sigal is not an option of circuitBreaker.execute (check the spelling; options: signal), got 1'],
+    [{ sigal: 1 }, 'circuitBreaker.execute: sigal is not an option of circuitBreaker.execute (did you mean signal? options: signal), got 1'],
     [{ signal: 5 }, 'circuitBreaker.execute: signal must be an AbortSignal, got 5'],
     [{ signal: {} }, 'circuitBreaker.execute: signal must be an AbortSignal, got an object (Object)'],
   ])('execute(fn, %j) rejects with an InvalidOptionError naming the field, fn not called, nothing counted', async (options, message) => {

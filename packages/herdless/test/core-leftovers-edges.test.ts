@@ -53,7 +53,7 @@ describe('fromSpec (backoffFromSpec): the messages name the kinds and the allowe
 
   it('an unknown field names the kind and its allowed fields', () => {
     expect(() => backoffFromSpec({ kind: 'exponential', initialMs: 5 })).toThrow(
-      'backoffFromSpec: backoff.initialMs is not an option of "exponential" (allowed: initialBackoffMs, backoffMultiplier, maxBackoffMs), got 5',
+      'backoffFromSpec: backoff.initialMs is not an option of "exponential" (check the spelling; options: initialBackoffMs, backoffMultiplier, maxBackoffMs), got 5',
     );
   });
 

@@ -6,10 +6,12 @@
 import Fastify from 'fastify';
 import { Hono } from 'hono';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RetryError } from 'herdless';
+import { RetryError, constantBackoff } from 'herdless';
 import { fastifyLoadShedder } from 'herdless/fastify';
+import { throwIfNotOk, withRetry } from 'herdless/http';
 import { honoLoadShedder } from 'herdless/hono';
 import { PyRandom } from 'herdless/sim';
+import { startLoopback, stopLoopback } from './support/loopback.js';
 
 /** A promise the test opens when it likes. */
 function gate(): { wait: Promise<void>; open: () => void } {
@@ -51,6 +53,90 @@ describe('herdless/fastify', () => {
     const after = await fetch(`${origin}/fast`);
     expect([after.status, await after.text()]).toEqual([200, 'fast']);
     expect(app.loadShedder.stats()).toMatchObject({ inFlight: 0, admitted: 2, shed: 2, shedDoNotRetry: 1 });
+  });
+
+  /** A downstream that answers 502 to everything, asking for a wait longer than a caller takes (120 s): withRetry() gives up at once. */
+  async function failingDownstream(): Promise<{ url: string; api: typeof fetch }> {
+    const { server, origin } = await startLoopback((req, res) => {
+      req.resume();
+      res.writeHead(502, { 'content-type': 'text/plain', 'retry-after': '120' }).end('bad gateway');
+    });
+    closers.push(() => stopLoopback(server));
+    return { url: `${origin}/db`, api: withRetry(fetch, { maxAttempts: 2, backoff: constantBackoff({ delayMs: 1 }) }) };
+  }
+
+  it('a route whose downstream call gave up answers with its status and "don\'t retry", thrown or returned', async () => {
+    const { url, api } = await failingDownstream();
+    const app = Fastify({ logger: false });
+    closers.push(() => app.close());
+    await app.register(fastifyLoadShedder, { maxInFlight: 4 });
+    // What throwIfNotOk() throws for the given-up 502, and a RetryError with no status at all.
+    app.get('/thrown', async () => throwIfNotOk(await api(url)).text());
+    app.get('/exhausted', async () => {
+      throw new RetryError('exhausted', 3, new Error('ECONNRESET'), 'all 3 attempts failed');
+    });
+    // The given-up Response itself, returned as it came.
+    app.get('/returned', async () => api(url));
+    app.get('/bug', async () => {
+      throw new RetryError('fatal', 1, new TypeError('x is undefined'), 'a bug');
+    });
+    app.get('/plain', async () => {
+      throw new Error('an ordinary failure');
+    });
+    const origin = await app.listen({ host: '127.0.0.1', port: 0 });
+    const thrown = await fetch(`${origin}/thrown`);
+    expect([thrown.status, thrown.headers.get('x-herdless-retry')]).toEqual([502, 'no']);
+    const exhausted = await fetch(`${origin}/exhausted`);
+    expect([exhausted.status, exhausted.headers.get('x-herdless-retry')]).toEqual([503, 'no']);
+    const returned = await fetch(`${origin}/returned`);
+    // The downstream's own answer goes on (its body, its Retry-After), with the mark added.
+    expect([returned.status, returned.headers.get('x-herdless-retry'), returned.headers.get('retry-after'), await returned.text()]).toEqual([502, 'no', '120', 'bad gateway']);
+    // Not give-ups: a bug wrapped by retry() and an ordinary failure stay fastify's 500, unmarked.
+    for (const path of ['/bug', '/plain']) {
+      const r = await fetch(`${origin}${path}`);
+      expect([r.status, r.headers.get('x-herdless-retry')]).toEqual([500, null]);
+    }
+    expect(app.loadShedder.stats()).toMatchObject({ inFlight: 0, admitted: 5, givenUp: 3 });
+    // What a caller using herdless does with the mark: it does not retry (one request, not 3).
+    let calls = 0;
+    const caller = withRetry(
+      (input: RequestInfo | URL, init?: RequestInit) => {
+        calls++;
+        return fetch(input, init);
+      },
+      { maxAttempts: 3, backoff: constantBackoff({ delayMs: 1 }) },
+    );
+    expect((await caller(`${origin}/thrown`)).status).toBe(502);
+    expect(calls).toBe(1);
+  });
+
+  it('propagate: false (the edge) keeps the downstream status without the mark; a custom error handler finds both on the reply', async () => {
+    const { url, api } = await failingDownstream();
+    const edge = Fastify({ logger: false });
+    closers.push(() => edge.close());
+    await edge.register(fastifyLoadShedder, { maxInFlight: 4, propagate: false });
+    edge.get('/thrown', async () => throwIfNotOk(await api(url)).text());
+    edge.get('/returned', async () => api(url));
+    const edgeOrigin = await edge.listen({ host: '127.0.0.1', port: 0 });
+    for (const path of ['/thrown', '/returned']) {
+      const r = await fetch(`${edgeOrigin}${path}`);
+      expect([r.status, r.headers.get('x-herdless-retry')]).toEqual([502, null]);
+    }
+    expect(edge.loadShedder.stats().givenUp).toBe(2);
+
+    const app = Fastify({ logger: false });
+    closers.push(() => app.close());
+    await app.register(fastifyLoadShedder, { maxInFlight: 4 });
+    const seen: [number, unknown][] = [];
+    app.setErrorHandler(async (_error, _request, reply) => {
+      seen.push([reply.statusCode, reply.getHeader('x-herdless-retry')]);
+      return reply.send({ message: 'downstream unavailable' });
+    });
+    app.get('/thrown', async () => throwIfNotOk(await api(url)).text());
+    const origin = await app.listen({ host: '127.0.0.1', port: 0 });
+    const r = await fetch(`${origin}/thrown`);
+    expect([r.status, r.headers.get('x-herdless-retry'), await r.json()]).toEqual([502, 'no', { message: 'downstream unavailable' }]);
+    expect(seen).toEqual([[502, 'no']]);
   });
 
   it('refuses bad options when registered, naming the field', async () => {

@@ -77,7 +77,6 @@ const DEVIATIONS = {
   'throttling-below-0.001': 'rejects', // a maxTokens / tokenRatio that keeps no thousandth (grpc-js rounds to 0 or 0.001)
   'huge-max-backoff': 'values', // maxBackoff above 2^31 − 1 ms is held there (the longest timer)
   'initial-above-max': 'waits', // initialBackoff > maxBackoff: A6's first wait is maxBackoff, grpc-js's initialBackoff
-  'hedging-streams': 'behaviour', // a streaming method with a hedgingPolicy: grpc-js hedges it, herdless sends it once
   'malformed-pushback': 'behaviour', // "abc": A6 says do not retry; grpc-js parses NaN and retries at once
   'pushback-beyond-int32': 'behaviour', // 99999999999: not A6's 32-bit integer; grpc-js's timer fires after 1 ms
   'pushback-over-max-retry-after': 'behaviour', // above maxRetryAfterMs (60 s): the call ends; grpc-js waits

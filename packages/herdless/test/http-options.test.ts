@@ -80,7 +80,7 @@ describe('per-request options: a bad one rejects (fetch never throws synchronous
   it('fetchWithRetry checks its options on each call (as a rejection)', async () => {
     await expect(fetchWithRetry('http://127.0.0.1:9/', undefined, { maxAttempts: 0 })).rejects.toThrow('fetchWithRetry: maxAttempts must be ≥ 1, got 0');
     await expect(fetchWithRetry('http://127.0.0.1:9/', undefined, { bodyFactory: 1 as never })).rejects.toThrow('fetchWithRetry: bodyFactory must be a function, got 1');
-    await expect(fetchWithRetry('http://127.0.0.1:9/', undefined, { maxAttemps: 2 } as never)).rejects.toThrow('fetchWithRetry: maxAttemps is not an option of fetchWithRetry (check the spelling; options: ');
+    await expect(fetchWithRetry('http://127.0.0.1:9/', undefined, { maxAttemps: 2 } as never)).rejects.toThrow('fetchWithRetry: maxAttemps is not an option of fetchWithRetry (did you mean maxAttempts? options: ');
   });
 });
 

@@ -84,6 +84,19 @@ describe('parseRetryAfter: HTTP-date', () => {
     expect(parseRetryAfter('Thu Oct  1 07:28:10 2015', NOW)).toBeUndefined();
   });
 
+  it('a wall clock with fractions of a ms: the wait is whole ms, rounded up, and never ends before the date', () => {
+    const date = 'Wed, 21 Oct 2015 07:28:10 GMT';
+    const at = Date.UTC(2015, 9, 21, 7, 28, 10);
+    for (const nowMs of [NOW + 0.25, NOW + 0.999, NOW + 9_999.5, at - 0.001]) {
+      const wait = parseRetryAfter(date, nowMs)!;
+      expect(Number.isInteger(wait), String(nowMs)).toBe(true);
+      expect(nowMs + wait).toBeGreaterThanOrEqual(at);
+      expect(nowMs + wait - 1).toBeLessThan(at); // the least whole wait that gets there
+    }
+    expect(parseRetryAfter(date, NOW + 0.25)).toBe(10_000);
+    expect(parseRetryAfter(date, at - 0.001)).toBe(1);
+  });
+
   it('leap day and leap second', () => {
     expect(parseHttpDate('Mon, 29 Feb 2016 00:00:00 GMT')).toBe(Date.UTC(2016, 1, 29));
     expect(parseHttpDate('Sat, 29 Feb 2000 00:00:00 GMT')).toBe(Date.UTC(2000, 1, 29));

@@ -29,7 +29,7 @@ describe('a misspelt option names every option of its entry point', () => {
 
   it('fetchWithRetry() adds its per-request bodyFactory (idempotencyKey listed once)', async () => {
     await expect(fetchWithRetry('http://127.0.0.1:9/', undefined, { maxAttemps: 2 } as never)).rejects.toThrow(
-      `fetchWithRetry: maxAttemps is not an option of fetchWithRetry (check the spelling; options: ${POLICY}, ${HTTP}, bodyFactory), got 2`,
+      `fetchWithRetry: maxAttemps is not an option of fetchWithRetry (did you mean maxAttempts? options: ${POLICY}, ${HTTP}, bodyFactory), got 2`,
     );
   });
 });

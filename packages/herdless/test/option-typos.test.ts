@@ -20,7 +20,7 @@ import { invalidOption } from './support/invalid-option.js';
 // would otherwise retry at once: the herd).
 describe('misspelled options are errors that name the option', () => {
   it.each<[string, () => unknown, string]>([
-    ['constantBackoff', () => constantBackoff({ delay: 5 } as never), 'constantBackoff: delay is not an option of constantBackoff (check the spelling; options: delayMs), got 5'],
+    ['constantBackoff', () => constantBackoff({ delay: 5 } as never), 'constantBackoff: delay is not an option of constantBackoff (did you mean delayMs? options: delayMs), got 5'],
     ['exponentialBackoff', () => exponentialBackoff({ maxBackoff: 1000 } as never), 'exponentialBackoff: maxBackoff is not an option'],
     ['fullJitterBackoff', () => fullJitterBackoff({ initialBackoff: 5 } as never), 'fullJitterBackoff: initialBackoff is not an option'],
     ['proportionalJitterBackoff', () => proportionalJitterBackoff({ jiter: 0.1 } as never), 'proportionalJitterBackoff: jiter is not an option'],

@@ -100,6 +100,22 @@ describe('metastableRun: the model’s bookkeeping', () => {
     expect(sum(run.fresh) - sum(run.goodput)).toBeLessThanOrEqual(5);
   });
 
+  it('adaptive throttling (one per process): sends everything while the server keeps up, refuses attempts locally once timeouts pile up', () => {
+    const adaptive: PolicySpec = { ...policy('3 retries + jitter'), name: 'adaptive', throttle: { kind: 'adaptive throttling', k: 2, windowMs: 10_000, buckets: 10, maxRejectionProbability: 1 } };
+    const calm = metastableRun(adaptive, metastableSetup({ trigger: { factor: 1 } }), 0);
+    // A cold throttle (no accepts yet) refuses some of the first second's requests, by the SRE book's rule; then hardly any.
+    expect(calm.offered[0]!).toBeLessThan(calm.fresh[0]!);
+    expect(calm.gaveUp).toBeLessThan(0.01 * sum(calm.fresh));
+    expect(sum(calm.offered.slice(2))).toBeGreaterThanOrEqual(sum(calm.fresh.slice(2)));
+    const run = metastableRun(adaptive, METASTABLE_SETUP, 0);
+    const plain = metastableRun(policy('3 retries + jitter'), METASTABLE_SETUP, 0);
+    // Refused attempts are not offered: after the trigger the server sees less than the new requests, plain retries 4×.
+    expect(run.gaveUp).toBeGreaterThan(1000);
+    expect(sum(run.offered.slice(20))).toBeLessThan(sum(run.fresh.slice(20)));
+    expect(sum(plain.offered.slice(20))).toBeGreaterThan(3 * sum(plain.fresh.slice(20)));
+    expect(invalidOption(() => metastableRun({ ...adaptive, throttle: { ...adaptive.throttle!, k: 0.5 } }, METASTABLE_SETUP, 0)).message).toContain('policy.throttle.k');
+  });
+
   it('shedding: herdless/server’s LoadShedder without a queue never lets one build, and sheds during the trigger', () => {
     const run = metastableRun(policy('3 retries'), metastableSetup({ server: { shedding: true } }), 0);
     expect(Math.max(...run.queue)).toBe(0);

@@ -11,13 +11,13 @@ describe('herdless/sim experiments: unknown names and options', () => {
     ['runHerd', () => runHerd(['ful jitter' as never], [0]), 'herdBackoff: strategy must be one of immediate, fixed 1s, exponential, full jitter, equal jitter, decorrelated, got "ful jitter"'],
     ['herdScenario', () => herdScenario('full jitter', { spreed: 900 } as never), 'herdScenario: spreed is not an option of herdScenario (check the spelling; options: clients, spreadMs, horizonMs, server), got 900'],
     ['budgetPolicy', () => budgetPolicy('4 attempt' as never), 'budgetPolicy: name must be one of no retry, 4 attempts, 4 attempts + gRPC throttling, 4 attempts + 10% retry ratio, 4 attempts + 10% retry ratio (at decision), 4 attempts + Finagle budget, 4 attempts + AWS retry quota, 4 attempts + adaptive throttling, 4 attempts + ratio + adaptive throttling, got "4 attempt"'],
-    ['budgetScenario', () => budgetScenario('no retry', { client: 5 } as never), 'budgetScenario: client is not an option of budgetScenario (check the spelling; options: clients, ratePerSecond, outage, horizonMs), got 5'],
+    ['budgetScenario', () => budgetScenario('no retry', { client: 5 } as never), 'budgetScenario: client is not an option of budgetScenario (did you mean clients? options: clients, ratePerSecond, outage, horizonMs), got 5'],
   ])('%s', (_name, call, message) => {
     expect(invalidOption(call).message).toBe(message);
   });
 
   it('runLayers: a misspelt option or options that are not an object reject', async () => {
-    await expect(runLayers({ dept: 5 } as never)).rejects.toThrow('runLayers: dept is not an option of runLayers (check the spelling; options: depth, attempts, seed), got 5');
+    await expect(runLayers({ dept: 5 } as never)).rejects.toThrow('runLayers: dept is not an option of runLayers (did you mean depth? options: depth, attempts, seed), got 5');
     await expect(runLayers(null as never)).rejects.toThrow('runLayers: options must be an object, got null');
   });
 

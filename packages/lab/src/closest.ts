@@ -19,6 +19,16 @@ export function closestName(typo: string, names: readonly string[]): string | un
   return best?.name;
 }
 
+/**
+ * ` (did you mean "full jitter"?)` for a misspelt or miscased word of a file's enumeration. A file
+ * keeps the exact spelling (it is data other tools read back); the refusal names the fix.
+ */
+export function nearValue(value: unknown, values: readonly unknown[]): string {
+  const words = values.filter((v): v is string => typeof v === 'string');
+  const near = typeof value === 'string' ? closestName(value, words) : undefined;
+  return near === undefined ? '' : ` (did you mean ${JSON.stringify(near)}?)`;
+}
+
 /** Levenshtein distance (insertions, deletions, substitutions), for short names; bounded work for long ones. */
 function editDistance(a: string, b: string): number {
   // Field names are short; a long key in a hostile file is no misspelling of one.

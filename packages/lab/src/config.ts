@@ -3,7 +3,7 @@ import { isInvalidOptionError } from 'herdless';
 import { BACKOFF_KINDS, BUDGET_KINDS, backoffFromSpec, budgetFromSpec, throttleFromSpec } from 'herdless/sim';
 import { HERD_STRATEGIES, herdBackoff, type PolicySpec, type ScenarioSpec, type ServerModel } from 'herdless/sim';
 import { MAX_SEEDS } from './seeds.js';
-import { closestName } from './closest.js';
+import { closestName, nearValue } from './closest.js';
 import { MAX_FIRST_SENDS } from './estimate.js';
 import { hasControls, quote } from './text.js';
 import { UsageError } from './usage-error.js';
@@ -229,6 +229,7 @@ export function knownFields(path: readonly PropertyKey[], root: z.core.$ZodType 
 /** A value in a message: short, escaped, and bounded in work whatever its size or depth. */
 const render = (value: unknown): string => quote(value);
 
+
 function pathText(path: readonly PropertyKey[]): string {
   return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i === 0 ? '' : '.'}${String(p)}`)).join('') || '(top level)';
 }
@@ -256,7 +257,7 @@ function describeIssue(issue: z.core.$ZodIssue, root: unknown): string {
       return `${path === '(top level)' ? '' : `${path}.`}${key} is not a known field (${hint})`;
     }
     case 'invalid_value':
-      return `${path} must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, got ${render(value)}`;
+      return `${path} must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, got ${render(value)}${nearValue(value, issue.values)}`;
     case 'invalid_union':
       if (path === 'seeds') {
         if (Array.isArray(value) && value.length > MAX_SEEDS) return `seeds must list at most ${MAX_SEEDS} seeds (each is a run per policy), got ${value.length}`;
@@ -264,7 +265,7 @@ function describeIssue(issue: z.core.$ZodIssue, root: unknown): string {
         return `seeds must be text such as "0-19" or a non-empty array of integers ≥ 0, got ${render(value)}`;
       }
       if (issue.path[issue.path.length - 1] === 'kind' && issue.path[0] === 'arrivals') {
-        return `${path} must be "together" or "poisson", got ${render(value)}`;
+        return `${path} must be "together" or "poisson", got ${render(value)}${nearValue(value, ['together', 'poisson'])}`;
       }
       if (issue.path.length && /policies\[\d+\]$/.test(path)) {
         if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
@@ -275,7 +276,7 @@ function describeIssue(issue: z.core.$ZodIssue, root: unknown): string {
             return describeIssue({ ...first, path: [...issue.path, ...first.path] } as z.core.$ZodIssue, root);
           }
         }
-        return `${path} must be a herd strategy name (${HERD_STRATEGIES.join(', ')}) or {name, backoff, maxAttempts}, got ${render(value)}`;
+        return `${path} must be a herd strategy name (${HERD_STRATEGIES.join(', ')}) or {name, backoff, maxAttempts}, got ${render(value)}${nearValue(value, HERD_STRATEGIES)}`;
       }
       return `${path} ${issue.message}, got ${render(value)}`;
     default:

@@ -57,7 +57,8 @@ function withSuggestion(message: string, program: Command, argv: readonly string
 }
 
 /**
- * For an option the command run does not take, the like-named option other commands take: `all`
+ * For an option commander found nothing like: the command's own option it starts or misspells
+ * (`fleet --flush` → `--flush-interval`), else the like-named option other commands take: `all`
  * has no `--format`, so commander offers nothing for `all --frmat json`, yet the user meant the
  * experiments' `--format`. Says which commands take it, so the fix is plain.
  */
@@ -71,6 +72,10 @@ function optionElsewhere(program: Command, argv: readonly string[], typo: string
   }
   if (command === program) command = program.commands.find((c) => c.name() === 'all') ?? program;
   const own = new Set(command.options.map((o) => o.long));
+  // Commander offers a name only within its own similarity bound: `--flush` is the start of
+  // `--flush-interval`, which closestName counts as one edit.
+  const ownNear = closestName(typo.replace(/^--?/, ''), [...own].filter((f) => f !== undefined).map((f) => f.slice(2)));
+  if (ownNear !== undefined) return `did you mean --${ownNear}?`;
   const takers = new Map<string, string[]>();
   const visit = (c: Command, path: string): void => {
     for (const o of c.options) if (o.long !== undefined && !own.has(o.long) && c !== command) takers.set(o.long, [...(takers.get(o.long) ?? []), path]);
@@ -110,8 +115,10 @@ try {
     for (const [i, word] of path.entries()) {
       const sub = command.commands.find((c) => c.name() === word);
       if (sub === undefined) {
-        const choices = command.commands.map((c) => c.name()).join(', ');
-        throw new UsageError(`help ${path.slice(0, i + 1).join(' ')}: ${quote(word)} is not a command of ${path.slice(0, i).join(' ')}${choices === '' ? ', which has none' : ` (choose from ${choices})`}`);
+        const names = command.commands.map((c) => c.name());
+        const near = closestName(word, names);
+        const hint = names.length === 0 ? ', which has none' : ` (${near === undefined ? '' : `did you mean ${near}? `}choose from ${names.join(', ')})`;
+        throw new UsageError(`help ${path.slice(0, i + 1).join(' ')}: ${quote(word)} is not a command of ${path.slice(0, i).join(' ')}${hint}`);
       }
       command = sub;
     }

@@ -1,18 +1,17 @@
-import { basename } from 'node:path';
 import { z } from 'zod';
 import { isInvalidOptionError } from 'herdless';
-import { BACKOFF_KINDS, BUDGET_KINDS, METASTABLE_POLICIES, backoffFromSpec, budgetFromSpec, metastableSetup, type MetastableCombination, type MetastableServer, type PolicySpec } from 'herdless/sim';
+import { BACKOFF_KINDS, BUDGET_KINDS, METASTABLE_POLICIES, backoffFromSpec, budgetFromSpec, metastableSetup, throttleFromSpec, type MetastableCombination, type MetastableServer, type PolicySpec } from 'herdless/sim';
 import { MAX_SEEDS, parseSeeds } from './seeds.js';
-import { closestName } from './closest.js';
+import { closestName, nearValue } from './closest.js';
 import { ConfigError, firstIssue, knownFields } from './config.js';
-import { readJsonFile } from './json-file.js';
-import { describePath, userPath } from './paths.js';
 import { hasControls, quote } from './text.js';
 import type { MetastableSettings } from './experiments/metastable.js';
 
 /*
  * The metastable experiment's scenario file: every knob of the model, each optional (the default
  * setup fills the rest), the client policies and the server variants to cross. See docs/lab.md.
+ * Pure (no file system): the lab page checks its metastable form with it; `metastable-config-file.ts`
+ * reads a file for the CLI.
  */
 
 const finite = z.number().refine(Number.isFinite, { message: 'must be finite' });
@@ -43,6 +42,7 @@ const fileSchema = z.strictObject({
         backoff: z.looseObject({ kind: z.enum(BACKOFF_KINDS) }),
         maxAttempts: z.number().int().min(1).max(1000),
         budget: z.looseObject({ kind: z.enum(BUDGET_KINDS) }).optional(),
+        throttle: z.looseObject({ kind: z.literal('adaptive throttling') }).optional(),
       }),
     )
     .min(1)
@@ -90,7 +90,7 @@ export function parseMetastableConfig(json: unknown, where = 'config'): Metastab
       value === undefined
         ? `${field} is missing`
         : issue.code === 'invalid_value'
-          ? `${field} must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, got ${quote(value)}`
+          ? `${field} must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, got ${quote(value)}${nearValue(value, issue.values)}`
           : issue.code === 'invalid_type'
             ? `${field} must be ${issue.expected === 'int' ? 'an integer' : `a ${issue.expected}`}, got ${quote(value)}`
             : `${field} ${issue.message.replace(/^Too (small|big): expected \w+ to (have )?/, 'must be ')}, got ${quote(value)}`;
@@ -115,9 +115,10 @@ export function parseMetastableConfig(json: unknown, where = 'config'): Metastab
     filePolicies?.map((p, i) => {
       if (names.has(p.name)) throw new ConfigError(where, `policies[${i}].name`, `policies[${i}].name ${quote(p.name)} is used twice`);
       names.add(p.name);
-      const spec = { name: p.name, backoff: p.backoff, maxAttempts: p.maxAttempts, ...(p.budget ? { budget: p.budget } : {}) } as PolicySpec;
+      const spec = { name: p.name, backoff: p.backoff, maxAttempts: p.maxAttempts, ...(p.budget ? { budget: p.budget } : {}), ...(p.throttle ? { throttle: p.throttle } : {}) } as PolicySpec;
       fromLibrary(() => backoffFromSpec(spec.backoff, `policies[${i}].backoff`));
       if (spec.budget) fromLibrary(() => budgetFromSpec(spec.budget, `policies[${i}].budget`));
+      if (spec.throttle) fromLibrary(() => throttleFromSpec(spec.throttle, `policies[${i}].throttle`));
       return spec;
     }) ?? [...METASTABLE_POLICIES];
   const servers = Object.entries(fileServers ?? { server: {} }) as [string, Partial<MetastableServer>][];
@@ -131,17 +132,4 @@ export function parseMetastableConfig(json: unknown, where = 'config'): Metastab
     seeds = c.seeds;
   }
   return { settings: { name: c.name ?? 'scenario', setup, combinations }, ...(seeds === undefined ? {} : { seeds }) };
-}
-
-/**
- * Reads and validates a metastable scenario file; a relative path is resolved against the folder
- * the command was started from.
- * @throws UsageError `--config FILE: field <requirement>, got <value>` for any problem.
- */
-export function loadMetastableConfig(file: string): MetastableConfig {
-  const where = userPath('--config', file);
-  const json = readJsonFile(where.path, describePath(where));
-  const config = parseMetastableConfig(json, `--config ${JSON.stringify(file)}`);
-  if ((json as { name?: unknown }).name === undefined) config.settings = { ...config.settings, name: basename(file) };
-  return config;
 }

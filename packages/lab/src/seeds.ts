@@ -47,3 +47,9 @@ export function parseSeeds(text: string, flag = '--seeds'): number[] {
   }
   return seeds;
 }
+
+/** Seeds as the `--seeds` flag takes them: `0-19` for a contiguous range, else `1,5,9`. */
+export function seedText(seeds: readonly number[]): string {
+  const contiguous = seeds.every((s, i) => i === 0 || s === seeds[i - 1]! + 1);
+  return contiguous && seeds.length > 1 ? `${seeds[0]}-${seeds[seeds.length - 1]}` : seeds.join(',');
+}

@@ -45,6 +45,13 @@ describe('herdless-lab metastable', () => {
     expect(table.stdout).toContain('trigger: new requests at 2× the rate 10–15 s');
   });
 
+  it('reads names in any letter case (--servers lifo is LIFO) and prints them as the lab spells them', () => {
+    const typed = lab('metastable', '--seeds', '0', '--policies', 'No Retry', '--servers', 'lifo', '--trigger', 'SPIKE', '--format', 'csv');
+    expect(typed.status).toBe(0);
+    expect(typed.stdout).toBe(lab('metastable', '--seeds', '0', '--policies', 'no retry', '--servers', 'LIFO', '--trigger', 'spike', '--format', 'csv').stdout);
+    expect(typed.stdout.split('\n')[1]).toMatch(/^no retry,LIFO,1,1,/);
+  });
+
   it('--trace SEED: per-second CSV of each combination, one line a second', () => {
     const r = lab('metastable', '--trace', '0', '--policies', '3 retries', '--servers', 'FIFO');
     expect(r.status).toBe(0);
@@ -61,6 +68,10 @@ describe('herdless-lab metastable', () => {
     [['--policies', 'retry forever'], '--policies "retry forever": unknown policy "retry forever"'],
     [['--servers', 'PRIORITY'], '--servers "PRIORITY": unknown server "PRIORITY" (choose from FIFO, LIFO, drop expired, shedding)'],
     [['--trigger', 'flood'], '--trigger "flood": expected capacity'],
+    [['--trigger', 'spik'], '--trigger "spik": expected capacity (the server at half speed 10–15 s) or spike (new requests at twice the rate 10–15 s) (did you mean spike?)'],
+    [['--servers', 'lfo'], '--servers "lfo": unknown server "lfo" (did you mean LIFO? choose from FIFO, LIFO, drop expired, shedding)'],
+    [['--servers', 'LIFO,lifo'], '--servers "LIFO,lifo": a server is listed twice'],
+    [['--policies', 'no retyr'], '--policies "no retyr": unknown policy "no retyr" (did you mean no retry?'],
     [['--trace', '0-3'], '--trace "0-3": give one seed'],
     [['--trace', '0', '--seeds', '1'], 'traces one seed: it cannot be combined with --seeds'],
     [['--trace', '0', '--format', 'table'], '--format table has no trace form'],
@@ -98,6 +109,12 @@ describe('metastable scenario files', () => {
     expect(r.stdout).toMatch(/^two tries {3}FIFO \+ deadline +2\/2 {3}0\.0 /m);
   });
 
+  it('a policy may hold an adaptive throttle (one per client process), checked and run', () => {
+    const throttle = { kind: 'adaptive throttling', k: 2, windowMs: 10_000, buckets: 10, maxRejectionProbability: 1 };
+    const { settings } = parseMetastableConfig({ policies: [{ name: 'adaptive', backoff: { kind: 'full jitter' }, maxAttempts: 4, throttle }] }, 'f.json');
+    expect(settings.combinations[0]!.policy.throttle).toEqual(throttle);
+  });
+
   it.each([
     [{ workers: 5 }, 'workers is not a known field'],
     [{ horizon: 5000 }, 'horizon is not a known field (did you mean horizonMs?)'],
@@ -106,6 +123,8 @@ describe('metastable scenario files', () => {
     [{ policies: [{ name: 'x', backof: { kind: 'exponential' }, maxAttempts: 2 }] }, 'policies[0].backof is not a known field (did you mean backoff?)'],
     [{ server: { workers: 0 } }, 'server.workers must be'],
     [{ server: { discipline: 'random' } }, 'server.discipline must be one of "fifo", "lifo", got "random"'],
+    // A file keeps the exact spelling (other tools read it back); the refusal names it.
+    [{ server: { discipline: 'LIFO' } }, 'server.discipline must be one of "fifo", "lifo", got "LIFO" (did you mean "lifo"?)'],
     [{ trigger: { kind: 'spike', factor: 0.5 } }, 'trigger.factor must be'],
     [{ horizonMs: 4500 }, 'horizonMs must be a whole number of seconds, got 4500'],
     [{ policies: [{ name: 'x', backoff: { kind: 'exponential', initialBackoffMs: -1 }, maxAttempts: 2 }] }, 'policies[0].backoff.initialBackoffMs'],
@@ -113,6 +132,8 @@ describe('metastable scenario files', () => {
     [{ servers: { slow: { workers: 0 } } }, 'servers.slow: server.workers must be'],
     [{ servers: {} }, 'servers must name at least one server variant'],
     [{ seeds: [1, 1] }, 'seeds must list each seed once'],
+    [{ policies: [{ name: 'x', backoff: { kind: 'exponential' }, maxAttempts: 2, throttle: { kind: 'adaptive throttling', k: 0.5 } }] }, 'policies[0].throttle.k'],
+    [{ policies: [{ name: 'x', backoff: { kind: 'exponential' }, maxAttempts: 2, throttle: { kind: 'throttle' } }] }, 'policies[0].throttle.kind must be'],
   ])('%j is refused, naming the field', (json, message) => {
     expect(() => parseMetastableConfig(json, 'f.json')).toThrow(message);
   });

@@ -194,6 +194,8 @@ describe('herdless-lab herd', () => {
     [['--frmat', 'json'], "unknown option '--frmat' (did you mean --format? all has no --format; it is an option of herd,"],
     [['all', '--format', 'json'], "unknown option '--format' (all has no --format; it is an option of herd,"],
     [['herd', '--lve'], "unknown option '--lve' (did you mean --live? herd has no --live; it is an option of all, layers)"],
+    [['fleet', '--flush', '50'], "unknown option '--flush' (did you mean --flush-interval?)"],
+    [['budget', '--grpc-service', 'x.json'], "unknown option '--grpc-service' (did you mean --grpc-service-config?)"],
     [['--out', '/dev/null'], '--out "/dev/null": is a file, not a folder'],
     [['all', '--workers', 'x'], '--workers "x": expected an integer'],
     [['herd', '--bins', '100'], '--bins "100" bins one run per policy: give one seed with --seeds (got 0-19)'],
@@ -204,8 +206,23 @@ describe('herdless-lab herd', () => {
     [['waits', '--strategies', 'lots'], '--strategies "lots": unknown strategy "lots"'],
     [['waits', '--format', 'table'], 'waits prints CSV or JSON'],
     [['waits', '--format', 'xml'], "option '--format <format>' argument 'xml' is invalid. Allowed choices are csv, json."],
-    [['live', 'herdd'], 'live: unknown experiment "herdd" (experiments: herd, budget'],
-    [['live'], 'live: name the experiment: `live herd` or `live budget`'],
+    [['waits', '--format', 'jsn'], "option '--format <format>' argument 'jsn' is invalid. Did you mean json? Allowed choices are csv, json."],
+    [['waits', '--format', 'TABLE'], 'waits prints CSV or JSON'],
+    [['herd', '--format', 'jsn'], "option '--format <format>' argument 'jsn' is invalid. Did you mean json? Allowed choices are table, json, csv."],
+    // One flag name for a run's seed in every command: waits draws one, and says so to a list.
+    [['waits', '--seed', '3'], "unknown option '--seed' (did you mean --seeds?)"],
+    [['waits', '--seeds', '0-3'], '--seeds "0-3": waits draws every strategy\'s waits from one seed: give one seed, e.g. --seeds 0'],
+    [['waits', '--seeds', 'x'], '--seeds "x": "x" is not a seed or a range'],
+    [['herd', '--strategies', 'full jiter'], '--strategies "full jiter": unknown strategy "full jiter" (did you mean full jitter? choose from immediate, fixed 1s, exponential, full jitter, equal jitter, decorrelated)'],
+    [['herd', '--strategies', 'full jitter,FULL JITTER'], '--strategies "full jitter,FULL JITTER": a strategy is listed twice'],
+    [['budget', '--policies', 'no retyr'], '--policies "no retyr": unknown policy "no retyr" (did you mean no retry?'],
+    [['budget', '--trace', '0', '--series', 'tokns'], '--series "tokns": unknown series "tokns" (did you mean tokens? choose from tokens, per-second)'],
+    [['fleet', '--policies', '4 atempts'], '--policies "4 atempts": unknown policy "4 atempts" (did you mean 4 attempts?'],
+    [['contention', '--strategies', 'no backof'], '--strategies "no backof": unknown strategy "no backof" (did you mean no backoff?'],
+    [['hedging', '--policies', 'fixed dealy'], '--policies "fixed dealy": unknown policy "fixed dealy" (did you mean fixed delay?'],
+    [['herd', '--config', scenarioFile({ policies: ['full jitter', 'exponential'] }), '--strategies', 'ful jitter'], 'the config has no policy named "ful jitter" (did you mean full jitter? it has full jitter, exponential)'],
+    [['live', 'herdd'], 'live: unknown experiment "herdd" (did you mean herd?)'],
+    [['live'], 'live: name the experiment: `live herd`, `live budget` or `live metastable`'],
     [['live', 'herd', 'extra'], "too many arguments for 'herd'"],
   ])('%j exits 2 with one line', (args, message) => {
     const r = lab(...args);
@@ -262,6 +279,30 @@ describe('herdless-lab herd', () => {
   });
 });
 
+describe('names on the command line: letter case is not part of a name', () => {
+  it('herd --strategies "Full Jitter" --format JSON runs full jitter and prints its name as the lab spells it', () => {
+    const typed = lab('herd', '--strategies', 'Full Jitter', '--seeds', '0', '--format', 'JSON', '--workers', '0');
+    const exact = lab('herd', '--strategies', 'full jitter', '--seeds', '0', '--format', 'json', '--workers', '0');
+    expect(typed.status).toBe(0);
+    expect(typed.stdout).toBe(exact.stdout);
+    expect(JSON.parse(typed.stdout).rows[0].strategy).toBe('full jitter');
+  });
+
+  it('budget --trace 0 --series TOKENS --format CSV is the tokens block', () => {
+    const typed = lab('budget', '--trace', '0', '--series', 'TOKENS', '--format', 'CSV');
+    expect(typed.status).toBe(0);
+    expect(typed.stdout).toBe(lab('budget', '--trace', '0', '--series', 'tokens').stdout);
+    expect(typed.stdout.split('\n')[0]).toBe('tick,time_s,tokens');
+  });
+
+  it('a config\'s policy named in --strategies with other case is that policy', () => {
+    const file = scenarioFile({ clients: 10, horizonMs: 2000, policies: ['full jitter', 'exponential'] });
+    const r = lab('herd', '--config', file, '--strategies', 'EXPONENTIAL', '--seeds', '0', '--format', 'csv');
+    expect(r.status).toBe(0);
+    expect(r.stdout.trim().split('\n').slice(1).map((l) => l.split(',')[0])).toEqual(['exponential']);
+  });
+});
+
 describe('herdless-lab herd --bins and waits (the figures’ data)', () => {
   it('--bins 100 --format json: seed 0 of exponential is one bar of 1000 per return', () => {
     const r = lab('herd', '--strategies', 'exponential', '--seeds', '0', '--bins', '100', '--format', 'json', '--workers', '0');
@@ -283,5 +324,13 @@ describe('herdless-lab herd --bins and waits (the figures’ data)', () => {
     expect(r.status).toBe(0);
     expect(r.stdout).toBe(`strategy,client,failure,waitS,noJitterS\nfull jitter,0,1,${(0.8444218515250481 * 200) / 1000},0.2\n${r.stdout.split('\n')[2]}\n`);
     expect(r.stdout.split('\n')).toHaveLength(4);
+  });
+
+  it('waits --seeds 3: PyRandom(3)’s first draw (CPython: random.Random(3).random() = 0.23796462709189137) times 200 ms', () => {
+    const r = lab('waits', '--strategies', 'full jitter', '--clients', '1', '--failures', '1', '--seeds', '3', '--format', 'json');
+    expect(r.status).toBe(0);
+    const json = JSON.parse(r.stdout);
+    expect(json.seed).toBe(3);
+    expect(json.points).toEqual([{ strategy: 'full jitter', client: 0, failure: 1, waitS: (0.23796462709189137 * 200) / 1000, noJitterS: 0.2 }]);
   });
 });

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import fc from 'fast-check';
 import { isInvalidOptionError } from 'herdless';
+import { CONTENTION_STRATEGIES, HEDGING_POLICIES, METASTABLE_POLICIES, METASTABLE_SERVERS } from 'herdless/sim';
 import { afterAll, describe, expect, it } from 'vitest';
 import { herdRunFromFlags } from '../src/cli/program.js';
 import { MAX_SEEDS, parseSeeds } from '../src/seeds.js';
@@ -13,7 +14,7 @@ import { decodeUtf8, parseJsonText } from '../src/json-file.js';
 import { writeReport } from '../src/report/write.js';
 import { hasControls } from '../src/text.js';
 import { UsageError } from '../src/usage-error.js';
-import { defaultForm, validateForm, type FormValues } from '../src/web/form.js';
+import { defaultForm, MAX_HEDGING_RUN_SECONDS, PAGE_CONTENTION_MAX_WORK, PAGE_METASTABLE_MAX_REQUESTS, validateForm, validatePage, type FormValues } from '../src/web/form.js';
 
 /*
  * Fuzzing every lab input path: scenario files (bytes, JSON and shapes), the herd command's flags,
@@ -190,6 +191,62 @@ describe('fuzz: every lab input path accepts or refuses with one short line', ()
         }
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it('the page’s hedging, contention and metastable forms: every input as arbitrary text, any boxes checked', () => {
+    const text = fc.oneof(hostile.map(String), fc.string({ maxLength: 12 }), fc.constantFrom('0', '1', '0.5', '3', '10,90', '0-1', '57', '1000', '1e3'));
+    // Each input keeps the preset's value four times in five, so that the later inputs are reached
+    // (validation stops at the first problem) and some forms are accepted.
+    const d = defaultForm();
+    const field = (name: keyof FormValues) => fc.oneof({ weight: 1, arbitrary: text }, { weight: 4, arbitrary: fc.constant(d[name] as string) });
+    const some = (names: readonly string[]) => fc.oneof({ weight: 1, arbitrary: fc.subarray([...names, 'x']) }, { weight: 3, arbitrary: fc.subarray([...names], { minLength: 1, maxLength: 3 }) });
+    const form = fc.record({
+      experiment: fc.constantFrom('hedging', 'contention', 'metastable'),
+      hedgingPolicies: some(HEDGING_POLICIES),
+      loads: field('loads'),
+      hedgeAttempts: field('hedgeAttempts'),
+      delayMs: field('delayMs'),
+      percentile: field('percentile'),
+      budgetRatio: field('budgetRatio'),
+      durationS: field('durationS'),
+      hedgingSeeds: field('hedgingSeeds'),
+      contentionStrategies: some(CONTENTION_STRATEGIES),
+      contentionClients: field('contentionClients'),
+      contentionSeeds: field('contentionSeeds'),
+      metastableTable: fc.constantFrom('report', 'cross', 'x'),
+      metastablePolicies: some(METASTABLE_POLICIES.map((p) => p.name)),
+      metastableServers: some(Object.keys(METASTABLE_SERVERS)),
+      triggerKind: fc.constantFrom('capacity', 'spike', 'x'),
+      triggerStartS: field('triggerStartS'),
+      triggerEndS: field('triggerEndS'),
+      triggerFactor: field('triggerFactor'),
+      metastableRate: field('metastableRate'),
+      timeoutS: field('timeoutS'),
+      metastableSeeds: field('metastableSeeds'),
+    });
+    const inputs = new Set(Object.keys(defaultForm()));
+    fc.assert(
+      fc.property(form, (f) => {
+        const result = validatePage({ ...defaultForm(), ...f });
+        if (!result.ok) {
+          // Refused beside an input of the form, in one short printable line.
+          expect(inputs.has(result.error.input) || result.error.input === 'form', result.error.input).toBe(true);
+          expect(result.error.message.length).toBeLessThan(1000);
+          expect(hasControls(result.error.message)).toBe(false);
+        } else if (result.kind === 'hedging') {
+          const r = result.run;
+          expect(r.loads.length * r.policies.length * r.seeds.length * (r.durationMs / 1000)).toBeLessThanOrEqual(MAX_HEDGING_RUN_SECONDS);
+        } else if (result.kind === 'contention') {
+          const r = result.run;
+          expect(r.seeds.length * r.strategies.length * r.clients.reduce((a, n) => a + n * n, 0)).toBeLessThanOrEqual(PAGE_CONTENTION_MAX_WORK);
+        } else if (result.kind === 'metastable') {
+          const { setup, combinations, seeds } = result.run;
+          const spike = setup.trigger.kind === 'spike' ? setup.trigger.factor : 1;
+          expect(combinations.length * seeds.length * setup.ratePerSecond * (setup.horizonMs / 1000) * spike).toBeLessThanOrEqual(PAGE_METASTABLE_MAX_REQUESTS);
+        }
+      }),
+      { numRuns: 400 },
     );
   });
 

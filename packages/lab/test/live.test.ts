@@ -212,17 +212,27 @@ describe('lab server --config', () => {
 
 describe('lab live / server: bad input exits 2 with one line', () => {
   it.each([
-    [['live'], /^herdless-lab: live: name the experiment: `live herd` or `live budget`/],
+    [['live'], /^herdless-lab: live: name the experiment: `live herd`, `live budget` or `live metastable`/],
     [['live', 'herd', '--horizon', '0'], /^herdless-lab: --horizon "0": expected a number from 0\.01 to 3600\n$/],
     [['live', 'herd', '--target', 'ftp://127.0.0.1/x'], /^herdless-lab: --target "ftp:\/\/127\.0\.0\.1\/x": not an HTTP URL \(expected http:\/\/ or https:\/\/, got ftp:\)\n$/],
     [['live', 'herd', '--target', 'not a url'], /^herdless-lab: --target "not a url": not a URL/],
     [['live', 'herd', '--strategies', 'full jitter,slow'], /^herdless-lab: --strategies "full jitter,slow": unknown strategy "slow"/],
     [['live', 'herd', '--clients', '0'], /^herdless-lab: --clients "0": expected an integer from 1 to 10000\n$/],
-    // --seed has one range everywhere (PyRandom takes any safe integer): live herd's was 2^32 − 1.
-    [['live', 'herd', '--seed', '9007199254740992'], /^herdless-lab: --seed "9007199254740992": expected an integer from 0 to 9007199254740991\n$/],
-    [['waits', '--seed', '9007199254740992'], /^herdless-lab: --seed "9007199254740992": expected an integer from 0 to 9007199254740991\n$/],
+    // A seed has one range everywhere (PyRandom takes any safe integer): live herd's was 2^32 − 1.
+    [['live', 'herd', '--seeds', '9007199254740992'], /^herdless-lab: --seeds "9007199254740992": seeds must be ≤ 9007199254740991\n$/],
+    [['waits', '--seeds', '9007199254740992'], /^herdless-lab: --seeds "9007199254740992": seeds must be ≤ 9007199254740991\n$/],
+    // One flag name for a run's seed in every command: a live run takes one, the simulator's beside it a list.
+    [['live', 'herd', '--seeds', '0-19'], /^herdless-lab: --seeds "0-19": a live run draws its waits from one seed \(the simulator's seeds beside it are --sim-seeds\): give one seed, e.g. --seeds 0\n$/],
+    [['live', 'herd', '--seed', '3'], /^herdless-lab: unknown option '--seed' \(did you mean --seeds\?\)\n$/],
+    [['live', 'budget', '--sim-seeds', '5-1'], /^herdless-lab: --sim-seeds "5-1": the range 5-1 goes down; write 1-5\n$/],
     [['live', 'budget', '--horizon', '10'], /^herdless-lab: --horizon "10": expected a number from 18 to 3600\n$/],
     [['live', 'budget', '--policies', 'none'], /^herdless-lab: --policies "none": unknown policy "none"/],
+    [['live', 'budget', '--policies', '4 attempt'], /^herdless-lab: --policies "4 attempt": unknown policy "4 attempt" \(did you mean 4 attempts\? choose from no retry, /],
+    [['live', 'herd', '--format', 'tabel'], /^herdless-lab: option '--format <format>' argument 'tabel' is invalid\. Did you mean table\? Allowed choices are table, json, csv\.\n$/],
+    [['live', 'herdd'], /^herdless-lab: live: unknown experiment "herdd" \(did you mean herd\?\)\n$/],
+    [['live', 'budgett', '--seeds', '1'], /^herdless-lab: live: unknown experiment "budgett" \(did you mean budget\?\)\n$/],
+    [['live', 'quux'], /^herdless-lab: live: unknown experiment "quux" \(experiments: herd, budget, metastable; see `live herd --help`\)\n$/],
+    [['help', 'live', 'herdd'], /^herdless-lab: help live herdd: "herdd" is not a command of live \(did you mean herd\? choose from herd, budget, metastable\)\n$/],
     [['server', '--outage', '15-5'], /^herdless-lab: --outage "15-5": expected START-END in seconds/],
     [['server', '--startup', '-1'], /^herdless-lab: --startup "-1": expected a number from 0 to 3600\n$/],
   ])('%j', (args, message) => {

@@ -47,6 +47,10 @@ async function read(page: Page, download = 'herd-json') {
       perSecond: labels('#chart-per-second'),
       tokens: labels('#chart-tokens'),
       layers: labels('#chart-layers'),
+      hedging: labels('#chart-hedging'),
+      contention: labels('#chart-contention'),
+      metastable: labels('#chart-metastable'),
+      queue: labels('#chart-queue'),
     };
   }, download);
 }
@@ -398,6 +402,242 @@ describe.skipIf(!haveChromium && !process.env.CI)('the lab page in chromium', ()
     expect(await page.isVisible('#no-results')).toBe(false);
     expect((await read(page)).table).toContain('# scenario');
   }, 120_000);
+
+  /** Checks exactly the boxes of `name` whose values are in `values`. */
+  async function check(name: string, values: readonly string[]): Promise<void> {
+    for (const box of await page.locator(`input[name=${name}]`).all()) await box.setChecked(values.includes((await box.getAttribute('value'))!));
+  }
+
+  /**
+   * `actual` equals `expected` with every non-integer number within 1e-12 of it, relatively.
+   * ECMAScript leaves Math.log, Math.exp and Math.cos implementation-approximated: this machine's
+   * Node 20 (V8 11.3, fdlibm) and Chromium 156 differ in the last bit for 3–10% of arguments (the
+   * browser's agree with CPython's libm). The hedging model's lognormal latencies go through them, so
+   * its percentiles may differ in the 16th digit; counts, and what the table prints, do not.
+   */
+  function closeTo(actual: unknown, expected: unknown, path = 'json'): void {
+    if (typeof expected === 'number' && !Number.isInteger(expected) && typeof actual === 'number') {
+      expect(Math.abs(actual - expected), `${path}: ${actual} against ${expected}`).toBeLessThanOrEqual(1e-12 * Math.abs(expected));
+    } else if (expected !== null && typeof expected === 'object') {
+      expect(typeof actual, path).toBe('object');
+      expect(Object.keys(actual as object).sort(), path).toEqual(Object.keys(expected).sort());
+      for (const [k, v] of Object.entries(expected)) closeTo((actual as Record<string, unknown>)[k], v, `${path}.${k}`);
+    } else {
+      expect(actual, path).toEqual(expected);
+    }
+  }
+
+  /** The charts shown fit their containers (no sideways scroll) and the page fits the window. */
+  async function fits(width: number): Promise<void> {
+    const fit = await page.evaluate(() => ({
+      page: document.documentElement.scrollWidth,
+      charts: [...document.querySelectorAll<HTMLElement>('.chart')].filter((c) => c.offsetParent !== null).map((c) => [c.id, c.scrollWidth, c.clientWidth] as const),
+    }));
+    expect(fit.page).toBeLessThanOrEqual(width);
+    expect(fit.charts.length).toBeGreaterThan(0);
+    for (const [id, scroll, client] of fit.charts) expect(scroll, id).toBeLessThanOrEqual(client);
+  }
+
+  /** Vega's `.3~r`: three significant digits, trailing zeros dropped. */
+  const r3 = (x: number): string => String(Number(x.toPrecision(3)));
+
+  it('hedging: clients, loads, delay and budget run to the CLI’s table and JSON, and the figure carries its numbers', async () => {
+    await page.selectOption('select[name=experiment]', 'hedging');
+    expect(await page.isVisible('input[name=delayMs]')).toBe(true);
+    expect(await page.isVisible('input[name=seeds]')).toBe(false);
+    await check('hedgingPolicies', ['no hedging', 'fixed delay', 'fixed delay + budget']);
+    await page.fill('input[name=loads]', '90,10');
+    await page.fill('input[name=durationS]', '5');
+    await page.fill('input[name=hedgingSeeds]', '0');
+    await run(page);
+    const flags = ['--seeds', '0', '--loads', '10,90', '--policies', 'no hedging,fixed delay,fixed delay + budget', '--duration', '5'];
+    const first = await read(page, 'hedging-json');
+    expect(first.cli).toBe('npm run lab -- hedging --seeds 0 --loads 10,90 --policies "no hedging,fixed delay,fixed delay + budget" --duration 5');
+    expect(first.table).toBe(cli('hedging', ...flags).trimEnd());
+    const cliJson = JSON.parse(cli('hedging', ...flags, '--format', 'json'));
+    closeTo(first.json, cliJson);
+    // The figure's data, offered as a download, is `--figure-data`'s.
+    const figure = await page.evaluate(() => decodeURIComponent(document.querySelector<HTMLAnchorElement>('#download-hedging-figure-csv')!.href.split(',').slice(1).join(',')));
+    const cliFigure = cli('hedging', ...flags, '--figure-data');
+    const cells = (csv: string) => csv.trimEnd().split('\n').map((line) => line.split(/,(?=[^,]*$)/));
+    expect(cells(figure).map((c) => c[0])).toEqual(cells(cliFigure).map((c) => c[0]));
+    closeTo(cells(figure).slice(1).map((c) => Number(c[1])), cells(cliFigure).slice(1).map((c) => Number(c[1])), 'figure');
+    // At 10% load the fixed delay cuts the p99 (the experiment's point, seen through the page).
+    const at = (load: number, policy: string) => cliJson.rows.find((r: { load: number; policy: string }) => r.load === load && r.policy === policy);
+    expect(at(0.1, 'fixed delay').p99.mean).toBeLessThan(at(0.1, 'no hedging').p99.mean / 2);
+    // The figure: a point per row and metric, labelled with the row's mean.
+    for (const row of cliJson.rows as { policy: string; load: number; p99: { mean: number }; amplification: { mean: number } }[]) {
+      expect(first.hedging).toContain(`${row.policy}, load ${Math.round(row.load * 100)}%: ${r3(row.p99.mean)}`);
+      expect(first.hedging).toContain(`${row.policy}, load ${Math.round(row.load * 100)}%: ${r3(row.amplification.mean)}`);
+    }
+
+    // Another delay and budget: new numbers, still the CLI's.
+    await page.fill('input[name=delayMs]', '20');
+    await page.fill('input[name=budgetRatio]', '0.02');
+    await run(page);
+    const second = await read(page, 'hedging-json');
+    expect(second.cli).toBe('npm run lab -- hedging --seeds 0 --loads 10,90 --policies "no hedging,fixed delay,fixed delay + budget" --delay 20 --budget-ratio 0.02 --duration 5');
+    closeTo(second.json, JSON.parse(cli('hedging', ...flags, '--delay', '20', '--budget-ratio', '0.02', '--format', 'json')));
+    expect(second.json.rows).not.toEqual(first.json.rows);
+
+    await page.fill('input[name=loads]', '10,150');
+    await refused(page, 'loads', 'each offered load (% of capacity) must be a number from 1 to 100 in plain decimal, got "150"');
+    await page.fill('input[name=loads]', '10,90');
+    await page.fill('input[name=budgetRatio]', '-1');
+    await refused(page, 'budgetRatio', 'budget ratio must be a number from 0 to 1');
+    await page.fill('input[name=budgetRatio]', '0.1');
+    await fits(1280);
+    await screenshot('lab-page-hedging.png', '#chart-hedging');
+  }, 120_000);
+
+  it('contention: strategies, client counts and seeds run to the CLI’s table and JSON, and both charts carry its means', async () => {
+    await page.selectOption('select[name=experiment]', 'contention');
+    await check('contentionStrategies', ['exponential', 'equal jitter', 'full jitter']);
+    await page.fill('input[name=contentionClients]', '5,15');
+    await page.fill('input[name=contentionSeeds]', '0-9');
+    await run(page);
+    const flags = ['--seeds', '0-9', '--clients', '5,15', '--strategies', 'exponential,equal jitter,full jitter'];
+    const mine = await read(page, 'contention-json');
+    expect(mine.cli).toBe('npm run lab -- contention --seeds 0-9 --clients 5,15 --strategies "exponential,equal jitter,full jitter"');
+    expect(mine.table).toBe(cli('contention', ...flags).trimEnd());
+    const cliJson = JSON.parse(cli('contention', ...flags, '--format', 'json'));
+    expect(mine.json).toEqual(cliJson);
+    expect(cliJson.rows).toHaveLength(6);
+    for (const row of cliJson.rows as { clients: number; strategy: string; timeMs: { mean: number }; calls: { mean: number } }[]) {
+      expect(mine.contention).toContain(`${row.strategy}, ${row.clients} clients: time ${row.timeMs.mean}`);
+      expect(mine.contention).toContain(`${row.strategy}, ${row.clients} clients: calls ${row.calls.mean}`);
+    }
+    await page.fill('input[name=contentionClients]', '5,5');
+    await refused(page, 'contentionClients', 'client counts: 5 is listed twice');
+    await page.fill('input[name=contentionClients]', '5,15');
+    await fits(1280);
+    await screenshot('lab-page-contention.png', '#chart-contention');
+  }, 120_000);
+
+  it('metastable: the report’s table, then policies × servers and the trigger, run to the CLI’s table, JSON and trace; a trigger of its own through the scenario file', async () => {
+    await page.selectOption('select[name=experiment]', 'metastable');
+    // The preset: the report's table, which is no cross (its checkboxes hidden) and has no scenario file.
+    expect(await page.isVisible('input[name=metastablePolicies]')).toBe(false);
+    await page.fill('input[name=metastableSeeds]', '0-1');
+    await run(page);
+    const table = await read(page, 'metastable-json');
+    expect(table.cli).toBe('npm run lab -- metastable --seeds 0-1');
+    expect(table.table).toBe(cli('metastable', '--seeds', '0-1').trimEnd());
+    expect(table.json).toEqual(JSON.parse(cli('metastable', '--seeds', '0-1', '--format', 'json')));
+    expect(table.json.rows).toHaveLength(10);
+    expect(table.scenario).toBeUndefined();
+    // A trigger of its own needs a cross: refused beside the choice.
+    await page.fill('input[name=triggerEndS]', '12');
+    await refused(page, 'metastableTable', 'the report’s table runs with the default trigger, rate and timeout');
+    await page.fill('input[name=triggerEndS]', '15');
+
+    await page.selectOption('select[name=metastableTable]', 'cross');
+    expect(await page.isVisible('input[name=metastablePolicies]')).toBe(true);
+    const policies = ['3 retries', '3 retries + gRPC throttling'];
+    await check('metastablePolicies', policies);
+    await check('metastableServers', ['FIFO', 'drop expired']);
+    await page.fill('input[name=metastableSeeds]', '0-1');
+    await run(page);
+    const flags = ['--policies', policies.join(','), '--servers', 'FIFO,drop expired'];
+    const mine = await read(page, 'metastable-json');
+    expect(mine.cli).toBe('npm run lab -- metastable --policies "3 retries,3 retries + gRPC throttling" --servers "FIFO,drop expired" --seeds 0-1');
+    expect(mine.table).toBe(cli('metastable', ...flags, '--seeds', '0-1').trimEnd());
+    const cliJson = JSON.parse(cli('metastable', ...flags, '--seeds', '0-1', '--format', 'json'));
+    expect(mine.json).toEqual(cliJson);
+    // Plain retries on a FIFO server stay down; the budget and dropping expired requests recover.
+    expect(cliJson.rows.map((r: { policy: string; server: string; recovered: number }) => [r.policy, r.server, r.recovered])).toEqual([
+      ['3 retries', 'FIFO', 0],
+      ['3 retries + gRPC throttling', 'FIFO', 2],
+      ['3 retries', 'drop expired', 2],
+      ['3 retries + gRPC throttling', 'drop expired', 2],
+    ]);
+    // The figures' data, offered as a download, is seed 0's seconds as `--trace 0` prints them…
+    const figure = await page.evaluate(() => decodeURIComponent(document.querySelector<HTMLAnchorElement>('#download-metastable-trace-csv')!.href.split(',').slice(1).join(',')));
+    expect(figure).toBe(cli('metastable', ...flags, '--trace', '0'));
+    expect(figure.trimEnd().split('\n')).toHaveLength(1 + 4 * 60);
+    // …and the charts draw it: a line per combination and series (labelled by its first second), a queue line per combination.
+    const trace = JSON.parse(cli('metastable', ...flags, '--trace', '0', '--format', 'json')).seconds as { policy: string; server: string; second: number; offered: number; goodput: number; wasted: number; queue: number }[];
+    for (const s of trace.filter((x) => x.second === 0)) {
+      const c = `${s.policy} · ${s.server} at 0 s:`;
+      expect(mine.metastable).toContain(`${c} offered ${s.offered} per s`);
+      expect(mine.metastable).toContain(`${c} goodput ${s.goodput} per s`);
+      expect(mine.metastable).toContain(`${c} wasted ${s.wasted} per s`);
+      expect(mine.queue).toContain(`${c} queue ${s.queue}`);
+    }
+    expect(mine.metastable.filter((l) => / at 0 s: (offered|goodput|wasted) \d+ per s$/.test(l))).toHaveLength(4 * 3);
+    expect(mine.queue.filter((l) => / at 0 s: queue \d+$/.test(l))).toHaveLength(4);
+    await fits(1280);
+    await screenshot('lab-page-metastable.png', '#chart-metastable');
+
+    // A spike of 3× from 10 s to 12 s: no flag says that, the scenario file does.
+    await page.selectOption('select[name=triggerKind]', 'spike');
+    expect(await page.inputValue('input[name=triggerFactor]')).toBe('2');
+    await page.fill('input[name=triggerFactor]', '3');
+    await page.fill('input[name=triggerEndS]', '12');
+    await run(page);
+    const spike = await read(page, 'metastable-json');
+    expect(spike.cli).toBe('npm run lab -- metastable --config scenario.json --seeds 0-1');
+    const file = join(tempDir('herdless-page-'), 'scenario.json');
+    writeFileSync(file, spike.scenario!);
+    expect(spike.table).toBe(cli('metastable', '--config', file, '--seeds', '0-1').trimEnd());
+    expect(spike.json).toEqual(JSON.parse(cli('metastable', '--config', file, '--seeds', '0-1', '--format', 'json')));
+    expect(spike.json.setup.trigger).toEqual({ kind: 'spike', startMs: 10_000, endMs: 12_000, factor: 3 });
+
+    await page.fill('input[name=triggerFactor]', '0.5');
+    await refused(page, 'triggerFactor', 'trigger.factor must be ≥ 1, got 0.5');
+    await page.fill('input[name=triggerFactor]', '3');
+    await page.fill('input[name=triggerEndS]', '58');
+    await refused(page, 'triggerEndS', 'trigger.endMs must be ≤ 57000, got 58000');
+    await page.fill('input[name=triggerEndS]', '12');
+    await check('metastableServers', []);
+    await refused(page, 'metastableServers', 'pick at least one server');
+    await check('metastableServers', ['FIFO']);
+  }, 180_000);
+
+  it('metastable: the progress names the combination under way, and Cancel stops the run', async () => {
+    await page.selectOption('select[name=experiment]', 'metastable');
+    await page.selectOption('select[name=metastableTable]', 'cross');
+    await page.selectOption('select[name=triggerKind]', 'capacity');
+    await page.fill('input[name=triggerEndS]', '15');
+    await check('metastablePolicies', await page.locator('input[name=metastablePolicies]').evaluateAll((boxes) => boxes.map((b) => (b as HTMLInputElement).value)));
+    await check('metastableServers', ['FIFO', 'LIFO', 'drop expired', 'shedding']);
+    await page.fill('input[name=metastableSeeds]', '0-19'); // 28 combinations × 20 seeds: many seconds of work
+    await page.evaluate(() => {
+      const status = document.querySelector('#status')!;
+      const seen: string[] = [];
+      (window as unknown as { statuses: string[] }).statuses = seen;
+      new MutationObserver(() => seen.push(status.textContent!)).observe(status, { childList: true, characterData: true, subtree: true });
+    });
+    await page.click('#run');
+    const id = await page.evaluate(() => document.body.dataset.runId!);
+    // The first combination done (1 of 28): the run has 27 more to go when Cancel is pressed.
+    await page.waitForFunction((id) => document.body.dataset.runId === id && Number(document.body.dataset.progress) > 0, id, { timeout: 120_000 });
+    await page.click('#cancel');
+    expect(await page.evaluate(() => document.body.dataset.state)).toBe('cancelled');
+    const statuses = (await page.evaluate(() => (window as unknown as { statuses: string[] }).statuses)).filter((s) => s.startsWith('running combination'));
+    expect(statuses.slice(0, 2)).toEqual(['running combination 1 of 28: no retry · FIFO, seeds 0-19', 'running combination 2 of 28: 3 retries · FIFO, seeds 0-19']);
+    expect(await page.textContent('#status')).toMatch(/^cancelled at combination \d+ of 28: .+ · .+, seeds 0-19; change an input or press Run to start again$/);
+    expect(await page.evaluate(() => document.body.dataset.stale)).toBe('true');
+    await page.fill('input[name=metastableSeeds]', '0-1');
+    await check('metastableServers', ['FIFO']);
+  }, 120_000);
+
+  it('at 360 px the hedging, contention and metastable charts fit the screen', async () => {
+    await page.setViewportSize({ width: 360, height: 800 });
+    // Small runs of each (the form's values, whatever the tests before left in it).
+    const small: Record<string, [string, string][]> = {
+      hedging: [['loads', '10,90'], ['durationS', '5'], ['hedgingSeeds', '0']],
+      contention: [['contentionSeeds', '0-9']],
+      metastable: [['metastableSeeds', '0-1']],
+    };
+    for (const experiment of ['hedging', 'contention', 'metastable']) {
+      await page.selectOption('select[name=experiment]', experiment);
+      for (const [name, value] of small[experiment]!) await page.fill(`input[name=${name}]`, value);
+      await run(page); // redrawn for the narrow screen
+      await fits(360);
+    }
+    await page.setViewportSize({ width: 1280, height: 1400 });
+  }, 180_000);
 
   it('logged no errors (a CSP violation or a failed load would show here)', () => {
     expect(problems).toEqual([]);

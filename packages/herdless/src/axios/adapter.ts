@@ -5,6 +5,7 @@ import { DRAIN_LIMIT } from '../http/body.js';
 import { IDEMPOTENCY_KEY_HEADER } from '../http/data.js';
 import { bodyBlock, idempotency, runExchange, type ExchangeResult, type HeaderReader, type HttpExchange } from '../http/exchange.js';
 import { parseCallOptions, parseHttpOptions, type HttpConfig } from '../http/options.js';
+import { retryAttemptHeader } from '../http/attempt-header.js';
 import { recordRetryInfo } from '../http/retry-info.js';
 import type { AxiosRequestRetryOptions, AxiosRetryOptions } from './options.js';
 
@@ -261,7 +262,7 @@ function callerSignal(config: InternalAxiosRequestConfig): AbortSignal | undefin
  */
 export function retryAdapter(options?: AxiosRetryOptions): AxiosAdapter {
   const { base, httpOptions } = splitAdapter(options, 'retryAdapter');
-  const config = parseHttpOptions(httpOptions, 'retryAdapter', false);
+  const config = parseHttpOptions(httpOptions, 'retryAdapter', false, ['adapter']);
   return axiosAdapter('retryAdapter', config, base, runExchange, true);
 }
 
@@ -312,6 +313,9 @@ export function axiosAdapter(owner: string, adapterConfig: HttpConfig, baseAdapt
     let result;
     try {
       let url: string | undefined;
+      // As the retrying fetch: in a browser (the xhr or fetch adapter), the default attempt header
+      // stays off cross-origin requests, whose retries it would turn into preflighted ones.
+      const attemptHeader = retryAttemptHeader(config, () => (url ??= axios.getUri(request)));
       result = await run(config, {
         client: 'axios',
         method,
@@ -323,11 +327,11 @@ export function axiosAdapter(owner: string, adapterConfig: HttpConfig, baseAdapt
         blocked,
         // Every attempt resolves with its response, whatever the status: the call settles the last one.
         send: (attempt, attemptSignal, extra, traced) => {
-          const numbered = attempt > 1 && config.attemptHeader !== undefined;
+          const numbered = attempt > 1 && attemptHeader !== undefined;
           // Each attempt gets headers of its own only when it changes them (axios's adapters do not change the config's).
           const attemptHeaders = numbered || extra !== undefined || traced !== undefined ? AxiosHeaders.from(headers) : headers;
           // A retry carries its number in the attempt header (none on the first attempt).
-          if (numbered) attemptHeaders.set(config.attemptHeader!, String(attempt));
+          if (numbered) attemptHeaders.set(attemptHeader!, String(attempt));
           if (extra !== undefined) for (const name in extra) attemptHeaders.set(name, extra[name]!);
           // A traced attempt carries its own trace context, replacing any the caller's headers had.
           traced?.inject((name, value) => attemptHeaders.set(name, value));

@@ -5,7 +5,7 @@ import { axiosAdapter, splitAdapter } from './adapter.js';
 
 /**
  * Options of {@link hedgingAdapter}: those of `withHedging()` (`delayMs` required, `maxAttempts`,
- * `budget`, `retryMethods`, `retryStatuses`, `idempotencyKey`…), plus the `adapter` that sends each attempt.
+ * `budget`, `throttle`, `breaker`, `retryMethods`, `retryStatuses`, `idempotencyKey`…), plus the `adapter` that sends each attempt.
  * @example
  * ```ts
  * const options: AxiosHedgingOptions = { delayMs: 50, budget: retryRatioBudget({ ratio: 0.1 }) };
@@ -28,6 +28,9 @@ export type AxiosHedgingOptions = HttpHedgingOptions & {
  *   codes) is a failed attempt: the next hedge goes at once. When every attempt ends with a retried
  *   status, that response is settled by `validateStatus` as axios does.
  * - Every hedge beyond the first is admitted by `budget`; the request's `signal` aborts every attempt.
+ * - With `throttle`, every attempt is asked first (a refused first try rejects with a `HedgeError`,
+ *   reason `'throttled'`, unsent); with `breaker`, every attempt goes through it (an open circuit
+ *   stops further hedges).
  *
  * @throws InvalidOptionError for an invalid option (names the field and the value).
  * @example
@@ -41,6 +44,6 @@ export type AxiosHedgingOptions = HttpHedgingOptions & {
 export function hedgingAdapter(options: AxiosHedgingOptions): AxiosAdapter {
   const owner = 'hedgingAdapter';
   const { base, httpOptions } = splitAdapter(options, owner);
-  const { config, hedger } = parseHttpHedgingOptions(httpOptions as HttpHedgingOptions, owner);
+  const { config, hedger } = parseHttpHedgingOptions(httpOptions as HttpHedgingOptions, owner, ['adapter']);
   return axiosAdapter(owner, config, base, (c, exchange) => runHedgedExchange<AxiosResponse>(hedger, c, exchange));
 }

@@ -2,7 +2,7 @@ import type { Interceptor, StreamRequest, StreamResponse, UnaryRequest, UnaryRes
 import { grpcRetryPlanner, type GrpcRetryInterceptorOptions, type GrpcRetryPlanner } from '../grpc/interceptor-options.js';
 import { grpcServerName } from '../grpc/throttles.js';
 import { ConnectCall, overflowReason, sizeOf } from './connect-call.js';
-import { hedgedUnaryCall } from './hedged-call.js';
+import { hedgedStream, hedgedUnaryCall } from './hedged-call.js';
 import { streamCall } from './stream-call.js';
 
 const OWNER = 'connectRetryInterceptor';
@@ -53,11 +53,13 @@ async function unaryCall(call: ConnectCall, req: UnaryRequest, next: (req: Unary
  * unary API hands over a response or an error whole, so a unary failure is retried whether or not
  * the server had sent headers first: the caller never sees a failed attempt.
  *
- * A method whose service config entry has a `hedgingPolicy` instead is hedged, for unary calls (A6,
- * "Hedging Policy"): the next attempt `hedgingDelay` after the last, at once after a status in
+ * A method whose service config entry has a `hedgingPolicy` instead is hedged, every kind of call
+ * (A6, "Hedging Policy"): the next attempt `hedgingDelay` after the last, at once after a status in
  * `nonFatalStatusCodes` (after the pushback, if any), up to `maxAttempts`, under the
- * `retryThrottling` bucket; the first successful response wins and the others are aborted. A
- * streaming method with only a hedging policy is sent once.
+ * `retryThrottling` bucket, the request held in the retry buffer and replayed by each hedge; the
+ * first successful unary response, or the first stream whose response begins (headers on gRPC and
+ * gRPC-web, a message on the Connect protocol), wins and the others are aborted. Hedged calls report to `onHedge` and `onGiveUp`
+ * (with `hedged: true`), never to `onRetry`, and to `telemetry` as the layer `'hedge'`.
  *
  * It works with every Connect transport — Connect, gRPC and gRPC-web, in browsers
  * (`@connectrpc/connect-web`) and Node (`@connectrpc/connect-node`): it imports only
@@ -85,11 +87,13 @@ export function connectRetryInterceptor(options: ConnectRetryInterceptorOptions)
     const path = `/${req.service.typeName}/${req.method.name}`;
     const serverName = grpcServerName(req.url);
     const plan = planner.planFor(path, serverName);
-    if (plan.hedging !== undefined) {
-      // gRFC A6 hedging, for unary calls; a streaming method with only a hedging policy is sent once.
-      return req.stream ? next(req) : hedgedUnaryCall(req, next as (req: UnaryRequest) => Promise<UnaryResponse>, plan, planner);
-    }
     const breaker = planner.breaker?.get(serverName);
+    if (plan.hedging !== undefined) {
+      // gRFC A6 hedging, for every kind of call: the request is replayed by each hedge until the call commits.
+      return req.stream
+        ? hedgedStream(req, next as (req: StreamRequest) => Promise<StreamResponse>, plan, planner, breaker)
+        : hedgedUnaryCall(req, next as (req: UnaryRequest) => Promise<UnaryResponse>, plan, planner, breaker);
+    }
     if (plan.policy.maxAttempts <= 1 && plan.policy.budget === undefined && planner.throttle === undefined && breaker === undefined) return next(req);
     const call = new ConnectCall(planner, plan, path, req, breaker);
     return req.stream

@@ -1,4 +1,5 @@
 import { InvalidOptionError } from './errors.js';
+import { unknownOption } from './validate.js';
 
 /**
  * Builds an object from a `{ kind, ...options }` spec (a lab config file, the lab page, JSON
@@ -28,7 +29,7 @@ export function fromSpec<K extends string, R>(
   const allowed = fields[known];
   for (const key of Object.keys(options)) {
     if (!allowed.includes(key)) {
-      throw new InvalidOptionError(owner, `${path}.${key}`, options[key], `is not an option of "${known}" (allowed: ${allowed.join(', ')})`);
+      throw new InvalidOptionError(owner, `${path}.${key}`, options[key], unknownOption(`an option of "${known}"`, key, allowed));
     }
   }
   try {

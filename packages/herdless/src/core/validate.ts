@@ -1,3 +1,4 @@
+import { closestOption } from './closest-option.js';
 import { InvalidOptionError } from './errors.js';
 
 /** Constraints for {@link numberOption}. Bounds are inclusive unless marked exclusive. */
@@ -51,7 +52,7 @@ export function objectOption<T extends object>(owner: string, field: string, val
     if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
     const v = (value as Record<string, unknown>)[key];
     if (v !== undefined && !known.includes(key)) {
-      throw new InvalidOptionError(owner, key, v, `is not an option of ${owner} (check the spelling; options: ${known.join(', ')})`);
+      throw new InvalidOptionError(owner, key, v, unknownOption(`an option of ${owner}`, key, known));
     }
   }
   return value;
@@ -68,4 +69,15 @@ export function hasMethods(value: unknown, names: readonly string[]): boolean {
   if (typeof value !== 'object' || value === null) return false;
   for (const name of names) if (typeof (value as Record<string, unknown>)[name] !== 'function') return false;
   return true;
+}
+
+/**
+ * The requirement of an {@link InvalidOptionError} for an option that is not one: `is not an option
+ * of circuitBreaker (did you mean failureThreshold? options: …)` with the closest known name
+ * ({@link closestOption}), or `(check the spelling; options: …)` when none is close. `what` names
+ * whose option it is not (`an option of circuitBreaker`, `a hedging option`).
+ */
+export function unknownOption(what: string, key: string, known: readonly string[]): string {
+  const near = closestOption(key, known);
+  return `is not ${what} (${near === undefined ? 'check the spelling;' : `did you mean ${near}?`} options: ${known.join(', ')})`;
 }

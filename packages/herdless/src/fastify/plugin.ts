@@ -1,5 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { parseAttempt, requestSource, shedAnswer } from '../server/answers.js';
+import { isGivenUp } from '../core/classify/hints.js';
+import { DO_NOT_RETRY_HEADER } from '../core/wire.js';
+import { giveUpAnswer, parseAttempt, requestSource, shedAnswer } from '../server/answers.js';
 import type { LoadShedderOptions } from '../server/options.js';
 import { LoadShedder } from '../server/shedder.js';
 
@@ -20,6 +22,19 @@ const slots = new WeakMap<FastifyRequest, () => void>();
  *
  * A client that hangs up does not free its slot at once — the route is still working — but at
  * most `maxHoldAfterCloseMs` after it left, if the route never sends a response.
+ *
+ * When a route's own call through herdless gave up, the answer says so, as `loadShedder`'s
+ * `errorHandler` and the Hono middleware do (SRE book, "Handling Overload": one layer retries):
+ * - a route that throws a give-up (`isGivenUp()`: a `RetryError`, what `throwIfNotOk()` throws
+ *   for a given-up response…) is answered with the downstream status (503 when it carries none)
+ *   and, with `propagate` (default true), `X-Herdless-Retry: no`. Both are set on the reply in an
+ *   `onError` hook, before fastify's error handler runs: the default one keeps them (its body is
+ *   fastify's JSON error); your own `setErrorHandler` finds them on `reply` and keeps them unless
+ *   it calls `reply.code()`. A `RetryError` with reason `'fatal'` and no downstream status (a bug
+ *   `retry()` wrapped) stays a 500, unmarked;
+ * - a route that returns a given-up `Response` (what `withRetry()` returned after its last
+ *   attempt) passes it on with the mark added (an `onSend` hook).
+ * Each counts in `stats().givenUp`.
  *
  * @throws InvalidOptionError (when the plugin is registered) naming the field and the value.
  * @example
@@ -59,6 +74,26 @@ export async function fastifyLoadShedder(fastify: FastifyInstance, options: Fast
       raw.once('finish', () => config.clock.clearTimeout(timer));
     });
     return undefined;
+  });
+  fastify.addHook('onError', async (_request: FastifyRequest, reply: FastifyReply, error: unknown) => {
+    const answer = giveUpAnswer(error, config.propagate);
+    if (answer === undefined) return;
+    shedder.countGivenUp();
+    // Headers only, not the body: fastify's error handler (the default or the user's) sends it,
+    // and it reads the status from the reply when the error itself carries none in 400–599.
+    reply.code(answer.status);
+    if (config.propagate) reply.header(DO_NOT_RETRY_HEADER, 'no');
+  });
+  fastify.addHook('onSend', async (_request: FastifyRequest, _reply: FastifyReply, payload: unknown) => {
+    // A downstream Response the route returned as it was: fastify copies its status and headers
+    // after this hook, so the mark goes on a copy of it (the body stream is passed along unread).
+    if (!isGivenUp(payload) || Object.prototype.toString.call(payload) !== '[object Response]') return payload;
+    shedder.countGivenUp();
+    const response = payload as Response;
+    if (!config.propagate || response.headers.has(DO_NOT_RETRY_HEADER)) return payload;
+    const headers = new Headers(response.headers);
+    headers.set(DO_NOT_RETRY_HEADER, 'no');
+    return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
   });
   fastify.addHook('onResponse', async (request: FastifyRequest) => {
     release(request);

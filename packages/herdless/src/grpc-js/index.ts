@@ -5,4 +5,4 @@
  */
 export { grpcRetryInterceptor, type GrpcJsRetryInterceptorOptions } from './interceptor.js';
 export type { GrpcRetryInterceptorOptions } from '../grpc/interceptor-options.js';
-export type { GrpcRetryEvent, GrpcGiveUpEvent } from '../grpc/interceptor-options.js';
+export type { GrpcRetryEvent, GrpcGiveUpEvent, GrpcHedgeEvent } from '../grpc/interceptor-options.js';

@@ -37,13 +37,15 @@ export interface GrpcJsRetryInterceptorOptions extends GrpcRetryInterceptorOptio
  * committed: the attempt in flight goes on, and a later failure is returned, not retried. The
  * caller sees the last attempt's status, as without the interceptor.
  *
- * A method whose service config entry has a `hedgingPolicy` instead is hedged, for unary calls (A6,
- * "Hedging Policy"; `hedge()` runs the attempts): the next attempt `hedgingDelay` after the last,
- * or at once after a status in `nonFatalStatusCodes` (after the pushback, if the server sent one),
- * up to `maxAttempts`; every hedge admitted by the `retryThrottling` bucket; the first attempt to
- * receive response headers (or an OK status) commits the call and the others are cancelled. A
- * streaming method with only a hedging policy is sent once. The `onRetry` / `onGiveUp` hooks do not
- * see hedged calls; `telemetry` does (layer `'hedge'`). Turn grpc-js's own retries off
+ * A method whose service config entry has a `hedgingPolicy` instead is hedged, every kind of call
+ * (A6, "Hedging Policy"; `hedge()` runs the attempts): the next attempt `hedgingDelay` after the
+ * last, or at once after a status in `nonFatalStatusCodes` (after the pushback, if the server sent
+ * one), up to `maxAttempts`; every hedge admitted by the `retryThrottling` bucket; the request — a
+ * stream's messages as they are written — held in the retry buffer and replayed by each hedge (a
+ * request that outgrows it commits the call to the attempt that has sent the most); the first
+ * attempt to receive response headers (or an OK status) commits the call and the others are
+ * cancelled. Hedged calls report each hedge to `onHedge` and their end to `onGiveUp` (with `hedged: true`),
+ * never to `onRetry`; `telemetry` sees them as the layer `'hedge'`. Turn grpc-js's own retries off
  * (`'grpc.enable_retries': 0`) so that calls are not retried twice.
  *
  * @param options see {@link GrpcJsRetryInterceptorOptions}.
@@ -79,14 +81,12 @@ export function grpcRetryInterceptor(options: GrpcJsRetryInterceptorOptions): In
   // keyed breakers see it used and never drop it as idle while calls flow).
   const serverName = target === undefined ? '' : grpcServerName(target);
   return (callOptions: InterceptorOptions, nextCall: NextCall) => {
-    const definition = callOptions.method_definition;
-    const plan = planner.planFor(definition.path, target);
-    if (plan.hedging !== undefined) {
-      // gRFC A6 hedging, for unary calls; a streaming method with only a hedging policy is sent once.
-      if (definition.requestStream || definition.responseStream) return new InterceptingCall(nextCall(callOptions));
-      return new InterceptingCall(new HedgingCall(planner, plan, callOptions, nextCall));
-    }
+    const plan = planner.planFor(callOptions.method_definition.path, target);
     const breaker = planner.breaker?.get(serverName);
+    if (plan.hedging !== undefined) {
+      // gRFC A6 hedging, for every kind of call: the request is replayed by each hedge until the call commits.
+      return new InterceptingCall(new HedgingCall(planner, plan, callOptions, nextCall, breaker));
+    }
     if (plan.policy.maxAttempts <= 1 && plan.policy.budget === undefined && planner.throttle === undefined && breaker === undefined) return new InterceptingCall(nextCall(callOptions));
     return new InterceptingCall(new RetryingCall(planner, plan, callOptions, nextCall, breaker));
   };

@@ -20,8 +20,8 @@ export function grpcVerdict(plan: GrpcMethodPlan, code: number, pushback: unknow
   return retryAfter(ms < MAX_DELAY_MS ? ms : MAX_DELAY_MS + 1);
 }
 
-/** DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, UNAVAILABLE: answers about load, never accepts. */
-const LOAD_STATUSES: ReadonlySet<number> = /* @__PURE__ */ new Set([4, 8, 14]);
+/** @internal DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, UNAVAILABLE: answers about load, never accepts (adaptive throttling). */
+export const LOAD_STATUSES: ReadonlySet<number> = /* @__PURE__ */ new Set([4, 8, 14]);
 
 /**
  * @internal One call's retry state across its attempts, shared by the grpc-js and Connect

@@ -21,4 +21,4 @@ export {
 export { parseGrpcPushback, GRPC_PUSHBACK_HEADER, type GrpcPushback } from './pushback.js';
 export { grpcServerName, grpcThrottleFor, grpcThrottleOf } from './throttles.js';
 export type { GrpcRetryInterceptorOptions } from './interceptor-options.js';
-export type { GrpcRetryEvent, GrpcGiveUpEvent } from './interceptor-options.js';
+export type { GrpcRetryEvent, GrpcGiveUpEvent, GrpcHedgeEvent } from './interceptor-options.js';

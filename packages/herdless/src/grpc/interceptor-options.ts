@@ -48,6 +48,38 @@ export interface GrpcGiveUpEvent {
   readonly reason: GiveUpReason | 'committed';
   /** A human sentence, e.g. `all 4 attempts failed (maxAttempts 4)`. */
   readonly message: string;
+  /**
+   * `true` for a call hedged by its method's `hedgingPolicy` (absent for a retried call). `attempts`
+   * then counts the first attempt and its hedges; `reason` is `'exhausted'`, `'fatal'`, `'budget'`,
+   * `'throttled'`, `'do-not-retry'`, `'hint-too-long'` or `'circuit-open'` when no attempt committed (`message` is the `HedgeError`'s),
+   * `'committed'` when the attempt that committed ended with a status other than OK, `'aborted'`
+   * when the caller cancelled.
+   */
+  readonly hedged?: true;
+}
+
+/**
+ * What `onHedge` hears when a hedged call (its method's `hedgingPolicy`, gRFC A6) sends a hedge.
+ * @example
+ * ```ts
+ * onHedge: ({ method, attempt, trigger, code }: GrpcHedgeEvent) => log.debug({ method, attempt, trigger, code }, 'hedged');
+ * ```
+ */
+export interface GrpcHedgeEvent {
+  /** The method's path. */
+  readonly method: string;
+  /** The hedge's attempt number, from 2 (the first attempt is 1). */
+  readonly attempt: number;
+  /**
+   * Why it was sent: `'delay'` — no attempt had committed `hedgingDelay` after the previous one was
+   * sent; `'failure'` — an attempt ended with a status in `nonFatalStatusCodes` (the hedge goes at
+   * once, or after the server's pushback).
+   */
+  readonly trigger: 'delay' | 'failure';
+  /** When it was sent, in ms after the call's first attempt. */
+  readonly afterMs: number;
+  /** For `'failure'`: the non-fatal status code that started it. */
+  readonly code?: number;
 }
 
 /**
@@ -103,9 +135,12 @@ export interface GrpcRetryInterceptorOptions {
   maxRetryAfterMs?: number | undefined;
   /**
    * Client-side adaptive throttling (`adaptiveThrottling()`), shared by the calls that use it and
-   * asked before every attempt, the first included. A refused first try ends the call with
-   * UNAVAILABLE ("adaptive throttling rejected the call locally") without sending it; a refused
-   * retry ends it with the last attempt's status. OK and statuses that say nothing about load
+   * asked before every attempt, the first included — of a retried call, and of a hedged call (each
+   * hedge is asked after its `retryThrottling` bucket admitted it). A refused first try ends the
+   * call with UNAVAILABLE ("adaptive throttling rejected the call locally") without sending it; a
+   * refused retry ends it with the last attempt's status; a refused hedge is not sent and no more
+   * follow, while the attempts in flight go on (if they all fail, the last status is the call's;
+   * give-up reason `'throttled'`). OK and statuses that say nothing about load
    * count as accepts; UNAVAILABLE, RESOURCE_EXHAUSTED, DEADLINE_EXCEEDED and the retryable
    * statuses as rejections. Works with a service config too. Default: none.
    */
@@ -114,10 +149,20 @@ export interface GrpcRetryInterceptorOptions {
   clock?: Scheduler | undefined;
   /** The jitter's uniform source. Default `systemRandom`. */
   random?: Rng | undefined;
-  /** Called before each retry's wait. A throw is reported (`onHookError`), never fails the call. */
+  /** Called before each retry's wait (retried calls only: see `onHedge`). A throw is reported (`onHookError`), never fails the call. */
   onRetry?: ((event: GrpcRetryEvent) => unknown) | undefined;
-  /** Called when a failed attempt ends the call. */
+  /**
+   * Called when a failed attempt ends the call, retried or hedged (a hedged call's event has
+   * `hedged: true`). A throw is reported (`onHookError`), never fails the call.
+   */
   onGiveUp?: ((event: GrpcGiveUpEvent) => unknown) | undefined;
+  /**
+   * Called when a hedged call (a method with a `hedgingPolicy`) sends a hedge: which attempt, why
+   * (`'delay'` or `'failure'`, with the non-fatal status), when. A hedge is not a retry — it may go
+   * while earlier attempts are still running, and waits out no backoff — so hedged calls never call
+   * `onRetry`. A throw is reported (`onHookError`), never fails the call.
+   */
+  onHedge?: ((event: GrpcHedgeEvent) => unknown) | undefined;
   /** Where a throwing hook is reported. Default: a process warning (or the console). */
   onHookError?: ((error: unknown, hook: HookName) => void) | undefined;
   /**
@@ -128,7 +173,7 @@ export interface GrpcRetryInterceptorOptions {
    */
   telemetry?: TelemetryObserver | undefined;
   /**
-   * A circuit breaker every attempt goes through: a `CircuitBreaker`, or `keyedBreakers()` for one
+   * A circuit breaker every attempt goes through, retried or hedged: a `CircuitBreaker`, or `keyedBreakers()` for one
    * breaker per server name (the request URL's host for Connect, `target` for grpc-js), so that
    * one failing server opens only its own. A status the breaker's `isFailure` counts (by default
    * UNAVAILABLE) is a failure, OK and other statuses a success, the caller's cancellation nothing.
@@ -145,7 +190,7 @@ export interface GrpcRetryInterceptorOptions {
 }
 
 const POLICY_KEYS = ['maxAttempts', 'backoff', 'retryableStatusCodes', 'budget'] as const;
-const COMMON_KEYS = ['serviceConfig', 'jitter', 'maxRetryAttempts', ...POLICY_KEYS, 'throttle', 'perRpcBufferLimit', 'retryBufferSize', 'maxRetryAfterMs', 'clock', 'random', 'onRetry', 'onGiveUp', 'onHookError', 'telemetry', 'breaker', 'name'];
+const COMMON_KEYS = ['serviceConfig', 'jitter', 'maxRetryAttempts', ...POLICY_KEYS, 'throttle', 'perRpcBufferLimit', 'retryBufferSize', 'maxRetryAfterMs', 'clock', 'random', 'onRetry', 'onGiveUp', 'onHedge', 'onHookError', 'telemetry', 'breaker', 'name'];
 
 /** @internal One method's retry rules, resolved from the options. */
 export interface GrpcMethodPlan {
@@ -200,7 +245,7 @@ export function grpcRetryPlanner(
   client = 'grpc-js',
 ): GrpcRetryPlanner {
   const o = objectOption(owner, 'options', options, [...COMMON_KEYS, ...extraKeys]);
-  for (const hook of ['onRetry', 'onGiveUp', 'onHookError'] as const) {
+  for (const hook of ['onRetry', 'onGiveUp', 'onHedge', 'onHookError'] as const) {
     if (!isFunctionOrUndefined(o[hook])) throw new InvalidOptionError(owner, hook, o[hook], 'must be a function');
   }
   const clock = o.clock ?? systemScheduler;

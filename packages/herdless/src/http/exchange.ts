@@ -350,8 +350,8 @@ export function attemptHeaders(change: HttpAttemptChange | undefined | void, own
   return out;
 }
 
-/** A URL's host (with its port when one is given), the default dependency name; the URL itself when it has none. */
-function hostOf(url: string): string {
+/** @internal A URL's host (with its port when one is given), the default dependency name; the URL itself when it has none. */
+export function hostOf(url: string): string {
   try {
     const host = new URL(url).host;
     return host === '' ? url : host;

@@ -1,5 +1,6 @@
 import { InvalidOptionError } from '../core/errors.js';
 import type { AttemptContext } from '../runtime/telemetry.js';
+import { retryAttemptHeader } from './attempt-header.js';
 import { bodyKind } from './body.js';
 import { IDEMPOTENCY_KEY_HEADER } from './data.js';
 import { bodyBlock, idempotency, runExchange, type HttpExchange } from './exchange.js';
@@ -48,22 +49,6 @@ export interface Plan {
   readonly blocked: string | undefined;
   /** The header a retry carries its attempt number in, or `undefined` for none. */
   readonly attemptHeader: string | undefined;
-}
-
-/**
- * Whether `url` is cross-origin for a browser's page or web worker. A non-safelisted header turns a
- * cross-origin request into a preflighted one (Fetch standard, "CORS-safelisted request-header"),
- * which a server that does not allow the header refuses. Runtimes without a `location` (Node, Bun,
- * Deno, Workers) apply no CORS to their own requests.
- */
-function crossOriginInBrowser(url: string): boolean {
-  const origin = (globalThis as { location?: { origin?: unknown } }).location?.origin;
-  if (typeof origin !== 'string') return false;
-  try {
-    return origin === 'null' || new URL(url, origin).origin !== origin;
-  } catch {
-    return true; // fetch() rejects an unparsable URL on its own
-  }
 }
 
 function isRequest(input: unknown): input is Request {
@@ -117,9 +102,7 @@ export function plan(input: FetchInput, init: RequestInit | undefined, call: Htt
       headers = given;
     }
   }
-  // The default attempt header stays off cross-origin requests in a browser: a retry must not need a
-  // preflight its first attempt did not. A header the caller named is sent everywhere.
-  const attemptHeader = config.attemptHeader !== undefined && (config.attemptHeaderNamed || !crossOriginInBrowser(url)) ? config.attemptHeader : undefined;
+  const attemptHeader = retryAttemptHeader(config, () => url);
   return { config, method, url, input, request, init, headers, body, bodyFactory, signal, blocked, attemptHeader };
 }
 

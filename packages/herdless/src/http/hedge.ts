@@ -1,5 +1,9 @@
 import { InvalidOptionError, isInvalidOptionError } from '../core/errors.js';
-import { createHedger, type Hedger, type HedgerOptions } from '../runtime/hedge.js';
+import { HEDGE_POLICY_KEYS } from '../core/hedge/policy.js';
+import { unknownOption } from '../core/validate.js';
+import type { CircuitBreaker } from '../runtime/breaker.js';
+import { createHedger, HEDGE_RUNTIME_KEYS, type Hedger, type HedgerOptions } from '../runtime/hedge.js';
+import type { KeyedBreakers } from '../runtime/keyed-breakers.js';
 import { fetchExchange, plan, type Plan } from './fetch.js';
 import { isClientTransient, runHedgedExchange } from './hedged-exchange.js';
 import { isHttpStatusError } from './status-error.js';
@@ -8,9 +12,10 @@ import { parseCallOptions, parseHttpOptions, type FetchFunction, type FetchInput
 
 /**
  * Options of {@link withHedging}: the hedging options of `createHedger()` (`delayMs` required,
- * `maxAttempts`, `budget`, `retryable`, `ignoreHints`, `maxRetryAfterMs`, `clock`, `unref`,
- * `onHedge`, `onGiveUp`, `onHookError`, `telemetry`) and the HTTP rules of `withRetry()` that decide
- * which requests may be sent twice and which responses are failures.
+ * `maxAttempts`, `budget`, `throttle`, `random`, `retryable`, `ignoreHints`, `maxRetryAfterMs`,
+ * `clock`, `unref`, `onHedge`, `onGiveUp`, `onHookError`, `telemetry`), the HTTP rules of
+ * `withRetry()` that decide which requests may be sent twice and which responses are failures, and
+ * its `breaker`.
  * @example
  * ```ts
  * const options: HttpHedgingOptions = { delayMs: 50, budget: retryRatioBudget({ ratio: 0.1 }) };
@@ -27,6 +32,22 @@ export interface HttpHedgingOptions extends HedgerOptions {
   now?: (() => number) | undefined;
   /** The header carrying the attempt number on hedges (attempt ≥ 2). Default `x-herdless-attempt`; `false` sends none. */
   attemptHeader?: string | false | undefined;
+  /**
+   * The dependency the requests go to, on every telemetry event (`TelemetryCall.name`,
+   * `herdless.name` in `herdless/otel`). Default: the request URL's host (`api.example.com:8443`).
+   * 1–128 characters, no control characters.
+   */
+  name?: string | undefined;
+  /**
+   * A circuit breaker every attempt goes through, hedges included: a `CircuitBreaker` shared by all
+   * requests, or `keyedBreakers()` for one breaker per request host (`host:port` of the URL). A
+   * retried status (503…) or a network failure counts as a failure, any other response as a
+   * success; a loser aborted by the winner, and the caller's abort, not at all. A refused attempt is
+   * not sent, and no more hedges follow (the attempts in flight go on); with nothing in flight the
+   * call rejects with a `HedgeError`, reason `'circuit-open'`, whose `cause` is the
+   * `CircuitOpenError`. A request sent once (a POST without a key) goes through it too. Default: none.
+   */
+  breaker?: CircuitBreaker | KeyedBreakers | undefined;
 }
 
 /**
@@ -38,7 +59,9 @@ export interface HttpHedgingOptions extends HedgerOptions {
  */
 export type HedgingFetch = (input: FetchInput, init?: RequestInit, options?: { idempotencyKey?: IdempotencyKeyOption | undefined }) => Promise<Response>;
 
-const HTTP_KEYS = ['retryMethods', 'retryStatuses', 'idempotencyKey', 'now', 'attemptHeader'];
+const HTTP_KEYS: readonly string[] = ['retryMethods', 'retryStatuses', 'idempotencyKey', 'now', 'attemptHeader', 'name', 'breaker'];
+/** Every option of the hedging adapters: the hedger's, then the HTTP rules. */
+const OPTION_NAMES: readonly string[] = [...HEDGE_POLICY_KEYS, ...HEDGE_RUNTIME_KEYS, ...HTTP_KEYS];
 
 /**
  * Wraps `fetch` so that each idempotent request is hedged by `hedge()`'s rules: when the response
@@ -56,6 +79,10 @@ const HTTP_KEYS = ['retryMethods', 'retryStatuses', 'idempotencyKey', 'now', 'at
  *   the last response**, and `retryInfo(response)` says why (as `withRetry()`).
  * - **Budget**: every hedge beyond the first is admitted by `budget` (gRFC A6: hedged attempts count
  *   against retry throttling).
+ * - **Throttle**: with `throttle` (`adaptiveThrottling()`), every attempt is asked first, the first
+ *   included: a refused first try rejects with a `HedgeError` (reason `'throttled'`) unsent; a
+ *   refused hedge is not sent. A retried status is the server's refusal, any other response an accept.
+ * - **Breaker**: with `breaker`, every attempt goes through it; an open circuit stops further hedges.
  * - **Abort**: the request's `signal` aborts every attempt; the promise rejects with its reason.
  *
  * Use it instead of `withRetry()` for latency-sensitive idempotent reads; see docs/hedging.md.
@@ -95,15 +122,32 @@ function hedgeCall(config: HttpConfig, options: unknown, owner: string): HttpCal
   return parseCallOptions(config, options as HttpCallOptions | undefined, owner, 'options', false);
 }
 
-/** @internal The HTTP hedging options, checked: the HTTP rules as `withRetry()` reads them, and a hedger made of the rest. */
-export function parseHttpHedgingOptions(options: HttpHedgingOptions, owner: string): { config: HttpConfig; hedger: Hedger } {
+/**
+ * @internal The HTTP hedging options, checked: the HTTP rules as `withRetry()` reads them, and a
+ * hedger made of the rest. `ownKeys`: the options the adapter took out before (axios's `adapter`),
+ * named with the others when a key is not an option.
+ */
+export function parseHttpHedgingOptions(options: HttpHedgingOptions, owner: string, ownKeys: readonly string[] = []): { config: HttpConfig; hedger: Hedger } {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new InvalidOptionError(owner, 'options', options, 'must be an object');
   const httpOptions: Record<string, unknown> = {};
   const hedgeOptions: Record<string, unknown> = {};
   for (const key in options) {
     const value = (options as unknown as Record<string, unknown>)[key];
     if (HTTP_KEYS.includes(key)) httpOptions[key] = value;
-    else hedgeOptions[key] = value;
+    else if (OPTION_NAMES.includes(key)) hedgeOptions[key] = value;
+    else if (key === 'signal') throw new InvalidOptionError(owner, key, value, 'is per request: pass it in init (or in the Request)');
+    // Checked here against every name the adapter takes: the hedger alone would suggest only its own.
+    else throw new InvalidOptionError(owner, key, value, unknownOption(`a hedging option of ${owner}`, key, [...OPTION_NAMES, ...ownKeys]));
+  }
+  // The hedger reports the call; the HTTP rules describe it (method, URL, name, statuses), and
+  // report a request sent once, unhedged, on the same clock.
+  httpOptions.telemetry = hedgeOptions.telemetry;
+  httpOptions.clock = hedgeOptions.clock;
+  httpOptions.onHookError = hedgeOptions.onHookError;
+  // A request sent once, unhedged, is asked of the same throttle (checked again by the hedger).
+  if (hedgeOptions.throttle !== undefined) {
+    httpOptions.throttle = hedgeOptions.throttle;
+    httpOptions.random = hedgeOptions.random;
   }
   const config = parseHttpOptions(httpOptions, owner, false);
   const user = hedgeOptions.retryable;

@@ -1,7 +1,7 @@
 import type { RetryableOverride } from '../core/classify/classify.js';
 import { InvalidOptionError } from '../core/errors.js';
 import type { GiveUpReason } from '../core/retry/errors.js';
-import { functionOption } from '../core/validate.js';
+import { functionOption, unknownOption } from '../core/validate.js';
 import { checkedNow } from '../core/time.js';
 import type { HookName } from '../runtime/hooks.js';
 import { RETRY_OBSERVER_KEYS, RETRY_POLICY_KEYS, type RetrierOptions } from '../runtime/retry.js';
@@ -391,9 +391,10 @@ function checkedWallClock(owner: string, now: (() => number) | undefined): () =>
 /**
  * @internal Checks and normalises `withRetry()`'s options. The options `retry()` knows are checked
  * by `createRetry()` itself (errors re-issued under `owner`); `callKeys` says whether per-request
- * options may be present too (`fetchWithRetry`).
+ * options may be present too (`fetchWithRetry`). `ownKeys`: the options the caller took out before
+ * (axios's `adapter`), named with the others when a key is not an option.
  */
-export function parseHttpOptions(options: FetchWithRetryOptions | HttpRetryOptions<never> | undefined, owner: string, callKeys: boolean): HttpConfig {
+export function parseHttpOptions(options: FetchWithRetryOptions | HttpRetryOptions<never> | undefined, owner: string, callKeys: boolean, ownKeys: readonly string[] = []): HttpConfig {
   if (options === undefined) options = {};
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new InvalidOptionError(owner, 'options', options, 'must be an object');
@@ -406,7 +407,7 @@ export function parseHttpOptions(options: FetchWithRetryOptions | HttpRetryOptio
     } else if (key === 'signal') {
       throw new InvalidOptionError(owner, key, value, 'is per request: pass it in init (or in the Request)');
     } else if (!HTTP_KEYS.includes(key) && !(callKeys && CALL_KEYS.includes(key))) {
-      throw new InvalidOptionError(owner, key, value, `is not an option of ${owner} (check the spelling; options: ${optionNames(callKeys).join(', ')})`);
+      throw new InvalidOptionError(owner, key, value, unknownOption(`an option of ${owner}`, key, [...optionNames(callKeys), ...ownKeys]));
     }
   }
   const settings = readRetryOptions(retryOptions as RetrierOptions, owner, false);

@@ -17,7 +17,9 @@ const MAX_HINT_MS = Number.MAX_SAFE_INTEGER;
  *   A huge value (`9999999999`) stays a huge wait, never a date and never a crash; values beyond
  *   2^53 − 1 ms are held there.
  * - **HTTP-date** (IMF-fixdate or one of the two obsolete forms, see {@link parseHttpDate}): the
- *   time from `nowMs` to that date. A date at or before `nowMs` is no hint (`undefined`): the
+ *   time from `nowMs` to that date, in whole ms rounded up (a `nowMs` with fractions, such as
+ *   `performance.timeOrigin + performance.now()`, never makes a wait that ends before the date).
+ *   A date at or before `nowMs` is no hint (`undefined`): the
  *   backoff applies, with its jitter — every client retrying at once is the herd to avoid.
  * - anything else (`soon`, an ISO date, two values `5, 5`) → `undefined`.
  *
@@ -46,7 +48,7 @@ export function parseRetryAfter(value: string | null | undefined, nowMs: number)
   const at = parseHttpDate(text, nowMs);
   // Stryker disable next-line ConditionalExpression: `undefined > nowMs` is false, so the next line returns undefined as well.
   if (at === undefined) return undefined;
-  return at > nowMs ? Math.min(at - nowMs, MAX_HINT_MS) : undefined;
+  return at > nowMs ? Math.min(Math.ceil(at - nowMs), MAX_HINT_MS) : undefined;
 }
 
 /**

@@ -134,6 +134,26 @@ function rpcAttributes(call: TelemetryCall): Attributes {
   return attributes;
 }
 
+/**
+ * Which conventions a call's attempts follow: `'http'` (the HTTP layers, and HTTP requests hedged by
+ * `withHedging`, `hedgingInterceptor`, `hedgingAdapter`), `'rpc'` (the gRPC layers, and gRPC calls
+ * hedged by a service config's `hedgingPolicy`), or `undefined` for the caller's own code
+ * (`retry()`, a bare `hedge()`), which sends no request of its own.
+ */
+function protocolOf(call: TelemetryCall): 'http' | 'rpc' | undefined {
+  switch (call.layer) {
+    case 'http':
+      return 'http';
+    case 'grpc':
+      return 'rpc';
+    case 'hedge':
+      if (call.client === undefined) return undefined;
+      return call.client === 'grpc-js' || call.client === 'connect' ? 'rpc' : 'http';
+    default:
+      return undefined;
+  }
+}
+
 function layerAttributes(call: TelemetryCall): Attributes {
   const attributes: Attributes = { 'herdless.layer': call.layer };
   if (call.client !== undefined) attributes['herdless.client'] = call.client;
@@ -147,7 +167,7 @@ function layerAttributes(call: TelemetryCall): Attributes {
  */
 function errorType(event: AttemptEndEvent): string | undefined {
   if (event.outcome === 'aborted') return undefined;
-  if (event.call.layer === 'grpc') return event.outcome === 'success' || event.status === undefined ? undefined : String(event.status);
+  if (protocolOf(event.call) === 'rpc') return event.outcome === 'success' || event.status === undefined ? undefined : String(event.status);
   if (event.status !== undefined && event.status >= 400) return String(event.status);
   if (event.outcome === 'success') return undefined;
   if (event.outcome === 'timeout') return 'timeout';
@@ -246,12 +266,12 @@ class OtelAdapter implements OtelTelemetry {
     switch (event.type) {
       case 'attempt-start':
         if (event.attempt === 1) this.#callCount.add(1, layerAttributes(event.call));
-        if (event.call.layer !== 'retry') this.#startAttempt(event);
+        if (protocolOf(event.call) !== undefined) this.#startAttempt(event);
         return;
       case 'attempt-end': {
         const attributes = layerAttributes(event.call);
         attributes['herdless.outcome'] = event.outcome;
-        if (event.status !== undefined) attributes[event.call.layer === 'grpc' ? 'rpc.grpc.status_code' : 'http.response.status_code'] = event.status;
+        if (event.status !== undefined) attributes[protocolOf(event.call) === 'rpc' ? 'rpc.grpc.status_code' : 'http.response.status_code'] = event.status;
         this.#attempts.add(1, attributes);
         this.#duration.record(event.durationMs, attributes);
         this.#endAttempt(event);
@@ -306,17 +326,18 @@ class OtelAdapter implements OtelTelemetry {
   #startAttempt(event: AttemptStartEvent): void {
     const call = event.call;
     const tracer = this.#tracer;
-    if (tracer === undefined && call.layer !== 'http') return;
+    const http = protocolOf(call) === 'http';
+    if (tracer === undefined && !http) return;
     let entry = this.#calls.get(call);
     if (entry === undefined) {
       entry = { parent: context.active(), spans: new Map(), http: new Map() };
       this.#calls.set(call, entry);
     }
-    const attributes = call.layer === 'http' ? this.#httpAttributes(call) : rpcAttributes(call);
-    if (call.layer === 'http') entry.http.set(event.attempt, { ...attributes });
+    const attributes = http ? this.#httpAttributes(call) : rpcAttributes(call);
+    if (http) entry.http.set(event.attempt, { ...attributes });
     if (tracer === undefined) return;
     let name: string;
-    if (call.layer === 'http') {
+    if (http) {
       attributes['http.request.resend_count'] = event.attempt - 1;
       if (call.url !== undefined) attributes['url.full'] = this.#redact(call.url);
       name = attributes['http.request.method'] === '_OTHER' ? 'HTTP' : String(attributes['http.request.method']);
@@ -385,7 +406,7 @@ class OtelAdapter implements OtelTelemetry {
     const span = entry.spans.get(event.attempt);
     if (span === undefined) return;
     entry.spans.delete(event.attempt);
-    if (event.status !== undefined) span.setAttribute(event.call.layer === 'grpc' ? 'rpc.grpc.status_code' : 'http.response.status_code', event.status);
+    if (event.status !== undefined) span.setAttribute(protocolOf(event.call) === 'rpc' ? 'rpc.grpc.status_code' : 'http.response.status_code', event.status);
     if (type !== undefined) {
       span.setAttribute('error.type', type);
       span.setStatus({ code: SpanStatusCode.ERROR });
@@ -457,10 +478,13 @@ function budgetLevel(budget: RetryBudget, measure: 'tokens' | 'ratio' | 'balance
  * | `herdless.breaker.rejections` | counter | `{call}` | `herdless.breaker.name`, `herdless.breaker.state` |
  * | `herdless.server.shed` | counter | `{request}` | `herdless.layer`, `herdless.shed.reason`, `herdless.retry`, `herdless.do_not_retry` |
  *
- * Retry amplification is `herdless.attempts ÷ herdless.calls` per `herdless.name`.
+ * Retry amplification is `herdless.attempts ÷ herdless.calls` per `herdless.name`; with
+ * `herdless.layer` = `hedge`, the same ratio is hedging's load amplification.
  *
  * Traces (OTel HTTP and RPC semantic conventions): every attempt of an HTTP layer (the retrying
- * fetch, the undici interceptor, the axios adapter) or a gRPC interceptor is its own `CLIENT` span,
+ * fetch, the undici interceptor, the axios adapter, and their hedging forms `withHedging`,
+ * `hedgingInterceptor`, `hedgingAdapter`, whose calls are the layer `'hedge'`) or a gRPC
+ * interceptor (retried or hedged) is its own `CLIENT` span,
  * a child of the span that was active when the call started, with `http.request.resend_count` (0
  * on the first try, then 1, 2…) or the `rpc.*` attributes. The attempt's request carries that
  * span's context (the registered propagator's fields, e.g. W3C `traceparent`, in the headers or

@@ -1,28 +1,19 @@
 import { classify } from '../core/classify/classify.js';
-import { HerdlessError } from '../core/errors.js';
-import { hedgeAfterFailure, hedgeDelay, type HedgePolicy } from '../core/hedge/policy.js';
-import { FailureLog, RetryError, type GiveUpReason } from '../core/retry/errors.js';
+import { hedgeAfterFailure, hedgeDelay } from '../core/hedge/policy.js';
+import { FailureLog, type GiveUpReason } from '../core/retry/errors.js';
 import { checkedNow } from '../core/time.js';
 import { subscribe, unsubscribe } from './abort-link.js';
-import type { HedgeOperation } from './hedge-types.js';
-import type { HedgeRunner } from './hedge-options.js';
+import type { HedgeCallReport, HedgeRunner } from './hedge-options.js';
+import { Attempt, HedgeTimer, hedgeError, lost, throttleAnswer } from './hedge-parts.js';
+import type { HedgeContext, HedgeOperation } from './hedge-types.js';
 import { callHook } from './hooks.js';
-import { CallTelemetry } from './telemetry.js';
+import { CallTelemetry, type AttemptContext } from './telemetry.js';
 
-// One hedged call, run: attempts in flight, the hedge timer, the caller's abort, the first success.
+// One hedged call, run: attempts in flight, the hedge timer, the caller's abort, the throttle and the
+// budget asked before each hedge, the first success. Its pieces are hedge-parts.ts.
 
-/** The abort reason of an attempt that another one beat (or that a fatal failure elsewhere ended). */
-const HEDGE_LOST = 'ERR_HERDLESS_HEDGE_LOST';
-
-/** One attempt in flight. */
-class Attempt {
-  readonly controller = new AbortController();
-  ended = false;
-  constructor(
-    readonly number: number,
-    readonly startedAt: number,
-  ) {}
-}
+/** @internal An operation of a protocol layer: it also receives the attempt's trace context, to carry in its request. */
+type ReportedOperation<T> = (context: HedgeContext, trace: AttemptContext | undefined) => T | PromiseLike<T>;
 
 /**
  * @internal One hedged call: a small event-driven state machine (attempts in flight, the hedge timer, the
@@ -34,9 +25,8 @@ export class HedgedCall<T> {
   readonly #log = new FailureLog();
   readonly #tel: CallTelemetry | undefined;
   readonly #startedAt: number;
+  readonly #timer: HedgeTimer;
   #inFlight = 0;
-  #timer: unknown;
-  #hasTimer = false;
   #settled = false;
   /** Why no more hedges may be sent (undefined: more may be). */
   #stopped: GiveUpReason | undefined;
@@ -50,8 +40,10 @@ export class HedgedCall<T> {
     readonly signal: AbortSignal | undefined,
     readonly resolve: (value: T) => void,
     readonly reject: (reason: unknown) => void,
+    readonly report: HedgeCallReport | undefined,
   ) {
-    this.#tel = runner.telemetry === undefined ? undefined : new CallTelemetry(runner.telemetry, { layer: 'hedge' }, runner.clock, runner.onHookError);
+    this.#tel = runner.telemetry === undefined ? undefined : new CallTelemetry(runner.telemetry, report?.call ?? { layer: 'hedge' }, runner.clock, runner.onHookError);
+    this.#timer = new HedgeTimer(runner.clock, runner.unref);
     this.#startedAt = this.#now();
   }
 
@@ -70,7 +62,30 @@ export class HedgedCall<T> {
       }
       subscribe(signal, this);
     }
-    this.#send();
+    if (this.#admitted(1)) this.#send();
+  }
+
+  /**
+   * Asks the throttle (if any) whether attempt `number` may be sent. A refusal is reported and
+   * stops hedging; with nothing in flight (a first try, or a hedge after the last failure) the call
+   * gives up with reason `'throttled'`.
+   */
+  #admitted(number: number): boolean {
+    const throttle = this.runner.throttle;
+    if (throttle === undefined) return true;
+    let admitted: boolean;
+    try {
+      admitted = throttle.admit(this.#now(), this.runner.random, number > 1);
+    } catch (error) {
+      // A throttle that throws (or an Rng drawing outside [0, 1)): the call ends with what it threw —
+      // from a hedge timer too, where a throw would otherwise escape as an uncaught exception.
+      this.#endWith(error);
+      return false;
+    }
+    if (admitted) return true;
+    this.#tel?.throttleRejection(throttle, number);
+    this.#stop('throttled');
+    return false;
   }
 
   /** The caller's signal aborted. */
@@ -89,10 +104,10 @@ export class HedgedCall<T> {
     this.#attempts.push(attempt);
     this.#inFlight++;
     policy.budget?.onAttempt(attempt.startedAt, attempt.number > 1);
-    this.#tel?.attemptStart(attempt.number);
+    const trace = this.#tel?.attemptStart(attempt.number);
     let result: T | PromiseLike<T>;
     try {
-      result = this.operation({ attempt: attempt.number, signal: attempt.controller.signal });
+      result = (this.operation as ReportedOperation<T>)({ attempt: attempt.number, signal: attempt.controller.signal }, trace);
     } catch (error) {
       result = Promise.reject(error);
     }
@@ -101,27 +116,7 @@ export class HedgedCall<T> {
       (value) => this.#succeeded(attempt, value),
       (error: unknown) => this.#failed(attempt, error),
     );
-    if (!this.#settled && attempt.number < policy.maxAttempts && this.#stopped === undefined) this.#arm(hedgeDelay(policy), 'delay');
-  }
-
-  /** Sets the hedge timer (replacing any): the next hedge goes `ms` ms from now. */
-  #arm(ms: number, trigger: 'delay' | 'failure'): void {
-    this.#clearTimer();
-    this.#timer = this.runner.clock.setTimeout(() => {
-      this.#hasTimer = false;
-      this.#hedge(trigger);
-    }, ms);
-    this.#hasTimer = true;
-    if (this.runner.unref) {
-      const handle = this.#timer as { unref?: () => unknown } | null;
-      if (typeof handle === 'object' && handle !== null) handle.unref?.();
-    }
-  }
-
-  #clearTimer(): void {
-    if (!this.#hasTimer) return;
-    this.#hasTimer = false;
-    this.runner.clock.clearTimeout(this.#timer);
+    if (!this.#settled && attempt.number < policy.maxAttempts && this.#stopped === undefined) this.#timer.set(hedgeDelay(policy), () => this.#hedge('delay'));
   }
 
   /** Time for a hedge: ask the budget, then send (or stop, and end the call if nothing is in flight). */
@@ -129,30 +124,48 @@ export class HedgedCall<T> {
     if (this.#settled || this.#stopped !== undefined || this.#confirming) return;
     const policy = this.runner.policy;
     if (this.#attempts.length >= policy.maxAttempts) return;
-    const budget = policy.budget;
-    if (budget !== undefined) {
-      const now = this.#now();
-      if (!budget.allowRetry(now)) return this.#refused();
-      if (budget.confirmRetry !== undefined) {
-        // A budget kept outside the process answers asynchronously; it bounds its wait and never rejects.
-        const answer = budget.confirmRetry(now);
-        if (answer !== true) {
-          this.#confirming = true;
-          Promise.resolve(answer).then((allowed) => {
-            this.#confirming = false;
-            if (this.#settled || this.#stopped !== undefined) return;
-            if (allowed) this.#sendHedge(trigger);
-            else this.#refused();
-          });
-          return;
+    // This runs from a timer: a budget (or an operation's synchronous setup) that throws here would
+    // escape as an uncaught exception and leave the call pending, so the call ends with what it threw.
+    try {
+      const budget = policy.budget;
+      if (budget !== undefined) {
+        const now = this.#now();
+        if (!budget.allowRetry(now)) return this.#refused();
+        if (budget.confirmRetry !== undefined) {
+          // A budget kept outside the process answers asynchronously; it bounds its wait.
+          const answer = budget.confirmRetry(now);
+          if (answer !== true) {
+            this.#confirming = true;
+            Promise.resolve(answer).then(
+              (allowed) => {
+                this.#confirming = false;
+                if (this.#settled || this.#stopped !== undefined) return;
+                try {
+                  if (allowed) this.#sendHedge(trigger);
+                  else this.#refused();
+                } catch (error) {
+                  this.#endWith(error);
+                }
+              },
+              // A custom budget whose answer rejects: the call ends with its reason, never unhandled.
+              (error: unknown) => {
+                this.#confirming = false;
+                if (!this.#settled) this.#endWith(error);
+              },
+            );
+            return;
+          }
         }
       }
+      this.#sendHedge(trigger);
+    } catch (error) {
+      if (!this.#settled) this.#endWith(error);
     }
-    this.#sendHedge(trigger);
   }
 
   #sendHedge(trigger: 'delay' | 'failure'): void {
     const attempt = this.#attempts.length + 1;
+    if (!this.#admitted(attempt)) return;
     const afterMs = Math.max(0, this.#now() - this.#startedAt);
     this.#tel?.hedge(attempt, trigger, afterMs);
     callHook(this.runner.onHedge, { attempt, trigger, afterMs }, 'onHedge', this.runner.onHookError);
@@ -169,7 +182,7 @@ export class HedgedCall<T> {
   /** No more hedges; if nothing is in flight, the call gives up now. */
   #stop(reason: GiveUpReason): void {
     if (this.#stopped === undefined) this.#stopped = reason;
-    this.#clearTimer();
+    this.#timer.clear();
     if (this.#inFlight === 0) this.#giveUp(this.#stopped);
   }
 
@@ -180,8 +193,9 @@ export class HedgedCall<T> {
     if (this.#settled) return;
     const now = this.#now();
     this.#settle();
-    this.#tel?.attemptEnd(attempt.number, 'success');
+    this.#tel?.attemptEnd(attempt.number, 'success', undefined, this.report?.status(value));
     this.runner.policy.budget?.onSuccess(now, attempt.number > 1);
+    this.runner.throttle?.onAnswer(now, true);
     const delay = this.runner.policy.delayMs;
     // The first attempt's latency, or — when a hedge beat it — its age now, a lower bound: recording
     // only winners' latencies would let the percentile fall as hedging hides the tail, and hedge ever more.
@@ -197,7 +211,7 @@ export class HedgedCall<T> {
     if (this.#settled) return;
     const runner = this.runner;
     const policy = runner.policy;
-    this.#tel?.attemptEnd(attempt.number, 'failure', error);
+    this.#tel?.attemptEnd(attempt.number, 'failure', error, this.report?.status(error));
     this.#log.add(attempt.number, error);
     this.#lastError = error;
     let verdict;
@@ -205,11 +219,13 @@ export class HedgedCall<T> {
       verdict = classify(error, policy.retryable, attempt.number, !policy.ignoreHints);
     } catch (overrideError) {
       // A throwing `retryable` override: the call ends with what it threw, as retry() does.
-      this.#settle();
-      this.#abortAll(lost(), 'aborted');
-      this.#reportGiveUp('fatal', this.#attempts.length, overrideError);
-      this.reject(overrideError);
+      this.#endWith(overrideError);
       return;
+    }
+    const throttle = runner.throttle;
+    if (throttle !== undefined) {
+      const accepted = throttleAnswer(verdict, error, runner.loadFailure);
+      if (accepted !== undefined) throttle.onAnswer(this.#now(), accepted);
     }
     const step = hedgeAfterFailure(policy, verdict);
     if (step.budgetFailure) policy.budget?.onFailure(this.#now(), verdict.kind === 'retryable' && verdict.timeout === true);
@@ -226,14 +242,22 @@ export class HedgedCall<T> {
           return;
         }
         if (step.delayMs === 0) {
-          this.#clearTimer();
+          this.#timer.clear();
           this.#hedge('failure');
           // The budget refused and stopped the call, or the hedge went: either way, nothing more here.
           if (!this.#settled && this.#stopped === undefined && this.#inFlight === 0 && !this.#confirming) this.#giveUp('exhausted');
         } else {
-          this.#arm(step.delayMs, 'failure');
+          this.#timer.set(step.delayMs, () => this.#hedge('failure'));
         }
     }
+  }
+
+  /** Ends the call with `error` itself (what a hook of the policy threw), aborting the attempts in flight. */
+  #endWith(error: unknown): void {
+    this.#settle();
+    this.#abortAll(lost(), 'aborted');
+    this.#reportGiveUp('fatal', this.#attempts.length, error);
+    this.reject(error);
   }
 
   #giveUp(reason: GiveUpReason): void {
@@ -242,12 +266,12 @@ export class HedgedCall<T> {
     this.#abortAll(lost(), 'aborted');
     const attempts = this.#attempts.length;
     this.#reportGiveUp(reason, attempts, this.#lastError);
-    this.reject(new RetryError(reason, attempts, this.#lastError, describe(reason, this.runner.policy), this.#log.kept, this.#log.omitted));
+    this.reject(hedgeError(reason, attempts, this.#lastError, this.runner.policy, this.#log));
   }
 
   #settle(): void {
     this.#settled = true;
-    this.#clearTimer();
+    this.#timer.clear();
     if (this.signal !== undefined) unsubscribe(this.signal, this);
   }
 
@@ -264,30 +288,7 @@ export class HedgedCall<T> {
 
   #reportGiveUp(reason: GiveUpReason, attempts: number, error: unknown): void {
     // The budget's refusal was reported when it happened; the give-up itself here.
-    this.#tel?.giveUp(reason, attempts, error, undefined);
+    this.#tel?.giveUp(reason, attempts, error, undefined, reason === 'aborted' ? undefined : this.report?.status(error));
     callHook(this.runner.onGiveUp, { reason, attempts, error }, 'onGiveUp', this.runner.onHookError);
-  }
-}
-
-function lost(): HerdlessError {
-  return new HerdlessError(HEDGE_LOST, 'hedged call: another attempt answered first, or the call ended');
-}
-
-function describe(reason: GiveUpReason, policy: HedgePolicy): string {
-  switch (reason) {
-    case 'exhausted':
-      return `all ${policy.maxAttempts} hedged attempt${policy.maxAttempts === 1 ? '' : 's'} failed (maxAttempts ${policy.maxAttempts})`;
-    case 'fatal':
-      return 'the failure is not retryable';
-    case 'budget':
-      return `the retry budget "${policy.budget?.name ?? ''}" refused a hedge and the attempts in flight failed`;
-    case 'do-not-retry':
-      return 'a failure said not to retry, and the attempts in flight failed';
-    case 'circuit-open':
-      return 'the circuit is open';
-    case 'hint-too-long':
-      return `the server asked to wait longer than maxRetryAfterMs (${policy.maxRetryAfterMs} ms)`;
-    default:
-      return reason;
   }
 }

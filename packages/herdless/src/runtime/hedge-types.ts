@@ -1,4 +1,6 @@
+import type { AttemptThrottle } from '../core/budget/adaptive-throttling.js';
 import type { HedgePolicy, HedgePolicyOptions } from '../core/hedge/policy.js';
+import type { Rng } from '../core/rng.js';
 import type { GiveUpEvent, HookName } from './hooks.js';
 import type { Scheduler } from './scheduler.js';
 import type { TelemetryObserver } from './telemetry.js';
@@ -58,6 +60,20 @@ export interface HedgeEvent {
  * ```
  */
 export interface HedgerOptions extends HedgePolicyOptions {
+  /**
+   * Client-side adaptive throttling shared by many calls (`adaptiveThrottling()`, the SRE book's
+   * "Handling Overload"), asked before *every* attempt, as `retry()` asks it: before the first
+   * (a refusal ends the call unsent: a {@link HedgeError} with reason `'throttled'`, 0 attempts,
+   * no `cause`) and before each hedge (a refused hedge is not sent, and no more follow; the attempts
+   * in flight go on, and if they all fail the call gives up with `'throttled'`). Each answer is
+   * reported to it: a success, or a failure that is not about load (a 404), as accepted; a
+   * non-fatal failure (503, 429, a timeout), a transient failure `retryable` calls fatal, or
+   * "don't retry" pushback as rejected. Losers aborted by the winner report nothing (no answer came).
+   * Default: none.
+   */
+  throttle?: AttemptThrottle | undefined;
+  /** The randomness `throttle` draws from. Default `systemRandom` (`Math.random`); pass a seeded `Rng` (`new PyRandom(seed)`) in tests. */
+  random?: Rng | undefined;
   /** The clock and timers. Default `systemScheduler`; pass a `ManualClock` in tests. */
   clock?: Scheduler | undefined;
   /** `true` unrefs the hedge timer, so a pending hedge does not keep a Node.js process alive. Default false. */
@@ -70,7 +86,8 @@ export interface HedgerOptions extends HedgePolicyOptions {
   onHookError?: ((error: unknown, hook: HookName) => void) | undefined;
   /**
    * Receives the call's events (layer `'hedge'`): each attempt's start and end (a loser's outcome is
-   * `'aborted'`), each hedge (`type: 'hedge'`), a budget's refusal of a hedge, the give-up.
+   * `'aborted'`), each hedge (`type: 'hedge'`), a budget's refusal of a hedge, a throttle's
+   * rejection of an attempt (`throttle-rejection`), the give-up.
    */
   telemetry?: TelemetryObserver | undefined;
 }

@@ -138,8 +138,9 @@ export interface BudgetRefusalEvent {
 }
 
 /**
- * Adaptive throttling rejected an attempt locally (the call then gives up with reason
- * `'throttled'`): the attempt was not sent.
+ * Adaptive throttling rejected an attempt locally: the attempt was not sent. A retried call then
+ * gives up with reason `'throttled'`; a hedged call whose hedge was rejected sends no more hedges,
+ * and its attempts in flight go on (it gives up with `'throttled'` only if they all fail).
  */
 export interface ThrottleRejectionEvent {
   readonly type: 'throttle-rejection';

@@ -128,7 +128,8 @@ export class CallTelemetry extends CallReporter {
   /** Reports the attempt's start; returns its trace context when the observer has one to carry. */
   attemptStart(attempt: number): AttemptContext | undefined {
     const event = this.attemptStarted(attempt);
-    if (this.#observer.attemptContext === undefined) return undefined;
+    // A bare hedge() runs the caller's own code: no request of its own to carry a context.
+    if (this.#observer.attemptContext === undefined || (this.call.layer === 'hedge' && this.call.client === undefined)) return undefined;
     try {
       return this.#observer.attemptContext(event) ?? undefined;
     } catch (error) {
@@ -144,5 +145,10 @@ export class CallTelemetry extends CallReporter {
   /** A budget refused an attempt (a hedge) without ending the call. */
   budgetRefusal(budget: { readonly name: string }, attempt: number): void {
     this.emit({ type: 'budget-refusal', call: this.call, budget: budget.name, attempt });
+  }
+
+  /** A throttle rejected attempt `attempt` locally without ending the call (a hedge: the attempts in flight go on). */
+  throttleRejection(throttle: { readonly name: string }, attempt: number): void {
+    this.emit({ type: 'throttle-rejection', call: this.call, throttle: throttle.name, attempt });
   }
 }

@@ -17,6 +17,9 @@ import { UndiciCall, type ExchangeRunner } from './interceptor.js';
  * - A status in `retryStatuses` is a failed attempt: the next hedge goes at once (after its
  *   `Retry-After`, if any); when every attempt ends with one, the last response is delivered.
  * - Every hedge beyond the first is admitted by `budget`; hedges carry `x-herdless-attempt`.
+ * - With `throttle`, every attempt is asked first (a refused first try rejects with a `HedgeError`,
+ *   reason `'throttled'`, unsent); with `breaker`, every attempt goes through it (an open circuit
+ *   stops further hedges).
  * - The request's `signal` aborts every attempt.
  *
  * @param options see {@link HttpHedgingOptions}; `delayMs` is required.

@@ -1,4 +1,4 @@
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import { HEDGING_LOADS, HEDGING_POLICIES, HEDGING_SETTINGS, type HedgingPolicyName } from 'herdless/sim';
 import { rowsToCsv } from '../charts/series.js';
 import { DEFAULT_HEDGING_RUN, hedgingCsv, hedgingPoints, hedgingJson, hedgingTable, hedgingTitle, runHedgingExperiment, type HedgingRun } from '../experiments/hedging.js';
@@ -7,6 +7,7 @@ import type { LiveCli } from '../live/commands.js';
 import { quote } from '../text.js';
 import { UsageError } from '../usage-error.js';
 import { parseSeeds } from '../seeds.js';
+import { FORMATS, choiceOption } from './names.js';
 
 interface HedgingFlags {
   seeds?: string;
@@ -62,7 +63,7 @@ export function addHedgingCommand(program: Command, cli: LiveCli): void {
     .option('--budget-ratio <r>', `the budget: retryRatioBudget's ratio, hedges per request (0–1; default ${HEDGING_SETTINGS.budgetRatio})`)
     .option('--duration <seconds>', 'seconds of arrivals per run, the first 2 s not measured (3–600; default 20)')
     .option('--figure-data', "print the report figure's data instead of the table (CSV): one row per policy, load and metric")
-    .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
+    .addOption(choiceOption('--format <format>', 'output format', FORMATS, 'table'))
     .action((flags: HedgingFlags) => {
       const run = hedgingRunOf(flags, cli);
       const result = runHedgingExperiment(run);

@@ -1,14 +1,16 @@
-import { type Command, Option } from 'commander';
+import type { Command } from 'commander';
 import { CONTENTION_STRATEGIES, METASTABLE_POLICIES, METASTABLE_SERVERS, metastableCombinations, metastableSetup } from 'herdless/sim';
 import { CONTENTION_DEFAULTS, contentionCsv, contentionJson, contentionTable, contentionTitle, runContentionExperiment } from '../experiments/contention.js';
 import type { LiveCli } from '../live/commands.js';
 import { metastableCsv, metastableDefaults, metastableJson, metastableTable, metastableTitle, metastableTrace, runMetastableExperiment, type MetastableSettings } from '../experiments/metastable.js';
 import { LAB_JSON_SCHEMA_VERSION } from '../experiments/schema-version.js';
 import { rowsToCsv } from '../charts/series.js';
-import { loadMetastableConfig } from '../metastable-config.js';
+import { loadMetastableConfig } from '../metastable-config-file.js';
 import { quote } from '../text.js';
 import { UsageError } from '../usage-error.js';
 import { parseSeeds } from '../seeds.js';
+import { closestName } from '../closest.js';
+import { FORMATS, canonicalName, choiceOption } from './names.js';
 
 /** The most clients one contention run may have: no backoff costs about 0.3 × clients² writes a run. */
 export const CONTENTION_MAX_CLIENTS = 1000;
@@ -41,6 +43,9 @@ interface MetastableFlags {
   formatGiven?: boolean;
 }
 
+/** What `--trigger` names: the server slowed down, or a load spike. */
+const TRIGGERS = ['capacity', 'spike'] as const;
+
 const POLICY_NAMES = METASTABLE_POLICIES.map((p) => p.name);
 const SERVER_NAMES = Object.keys(METASTABLE_SERVERS);
 
@@ -56,7 +61,7 @@ export function metastableSettings(flags: MetastableFlags, cli: LiveCli): Metast
   }
   const defaults = metastableDefaults();
   const seeds = flags.seeds === undefined ? defaults.seeds : parseSeeds(flags.seeds);
-  const setup = flags.trigger === undefined ? defaults.setup : metastableSetup({ trigger: { kind: cli.parseNames('--trigger', 'trigger', flags.trigger, ['capacity', 'spike'] as const)[0]! } });
+  const setup = flags.trigger === undefined ? defaults.setup : metastableSetup({ trigger: { kind: cli.parseNames('--trigger', 'trigger', flags.trigger, TRIGGERS)[0]! } });
   if (flags.policies === undefined && flags.servers === undefined) return { setup, seeds, combinations: metastableCombinations() };
   const policies = flags.policies === undefined ? POLICY_NAMES : cli.parseNames('--policies', 'policy', flags.policies, POLICY_NAMES);
   const servers = flags.servers === undefined ? ['FIFO'] : cli.parseNames('--servers', 'server', flags.servers, SERVER_NAMES);
@@ -65,8 +70,10 @@ export function metastableSettings(flags: MetastableFlags, cli: LiveCli): Metast
 }
 
 function metastableCommand(flags: MetastableFlags, cli: LiveCli): void {
-  if (flags.trigger !== undefined && !['capacity', 'spike'].includes(flags.trigger.trim())) {
-    throw new UsageError(`--trigger ${quote(flags.trigger)}: expected capacity (the server at half speed 10–15 s) or spike (new requests at twice the rate 10–15 s)`);
+  if (flags.trigger !== undefined && canonicalName(flags.trigger.trim(), TRIGGERS) === undefined) {
+    const near = closestName(flags.trigger.trim(), TRIGGERS);
+    const hint = near === undefined ? '' : ` (did you mean ${near}?)`;
+    throw new UsageError(`--trigger ${quote(flags.trigger)}: expected capacity (the server at half speed 10–15 s) or spike (new requests at twice the rate 10–15 s)${hint}`);
   }
   if (flags.trace !== undefined) {
     if (flags.seeds !== undefined) throw new UsageError(`--trace ${quote(flags.trace)} traces one seed: it cannot be combined with --seeds ${quote(flags.seeds)}`);
@@ -93,7 +100,7 @@ export function addModelCommands(program: Command, cli: LiveCli): void {
     .option('--seeds <list>', 'seeds, as ranges and lists: 0-99, 1,5,9 (default 0-99; run r draws from CPython\'s random.Random(r))')
     .option('--clients <list>', `client counts, comma-separated, 1–${CONTENTION_MAX_CLIENTS} (default ${CONTENTION_DEFAULTS.clients.join(',')})`)
     .option('--strategies <names>', `comma-separated: ${CONTENTION_STRATEGIES.join(', ')}`)
-    .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
+    .addOption(choiceOption('--format <format>', 'output format', FORMATS, 'table'))
     .action((flags: { seeds?: string; clients?: string; strategies?: string; format: 'table' | 'json' | 'csv' }) => {
       const settings = {
         seeds: flags.seeds === undefined ? CONTENTION_DEFAULTS.seeds : parseSeeds(flags.seeds),
@@ -122,7 +129,7 @@ export function addModelCommands(program: Command, cli: LiveCli): void {
     .option('--servers <names>', `cross these server variants with --policies (default FIFO): ${SERVER_NAMES.join(', ')}`)
     .option('--trigger <kind>', 'capacity (default: the server at half speed 10–15 s) or spike (new requests at twice the rate 10–15 s)')
     .option('--trace <seed>', "print one seed's per-second series (CSV, or JSON with --format json): new, offered, goodput, queue, wasted, shed per combination")
-    .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
+    .addOption(choiceOption('--format <format>', 'output format', FORMATS, 'table'))
     .action((flags: MetastableFlags, command: Command) => {
       if (flags.trace !== undefined && command.getOptionValueSource('format') !== 'cli') flags.format = 'csv';
       metastableCommand({ ...flags, formatGiven: command.getOptionValueSource('format') === 'cli' }, cli);

@@ -3,6 +3,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { HERD_STRATEGIES, type HerdStrategy } from 'herdless/sim';
 import { loadConfig } from '../config-file.js';
 import { MAX_EVENTS, checkWork } from '../estimate.js';
+import { closestName } from '../closest.js';
 import { quote } from '../text.js';
 import { LAB_JSON_SCHEMA_VERSION } from '../experiments/schema-version.js';
 import { UsageError } from '../usage-error.js';
@@ -12,6 +13,7 @@ import { buildReport } from '../report/build.js';
 import { FIGURES, LAB_EXPERIMENTS } from '../report/catalog.js';
 import { checkReportDir, writeReport } from '../report/write.js';
 import { parseSeeds } from '../seeds.js';
+import { FORMATS, canonicalName, choiceOption, parseNames, parseOneSeed, suggestion } from './names.js';
 import { COUNT, DECIMAL, INTEGER } from '../numbers.js';
 import { arrivalBins, rowsToCsv, waitPoints } from '../charts/series.js';
 import { budgetCsv, budgetJson, budgetPolicies, budgetTable, budgetTitle, budgetTraceCsv, budgetTraceJson, configPolicies } from '../experiments/budget.js';
@@ -28,7 +30,7 @@ import { LIVE_LAYERS_MAX_CALLS, runLiveLayers } from '../experiments/layers-live
 /** The title's ending for a live run: what the counts are. */
 const LIVE_SUFFIX = '\n# live: node:http servers on 127.0.0.1, each calling the next with withRetry(fetch); requests counted by the servers';
 
-type Format = 'table' | 'json' | 'csv';
+type Format = (typeof FORMATS)[number];
 
 /** Where the CLI writes; tests pass their own. */
 export interface Io {
@@ -61,18 +63,6 @@ function parseNumberFlag(flag: string, text: string, min: number, max: number, i
     throw new UsageError(`${flag} ${quote(text)}: expected ${integer ? 'an integer' : 'a number'} from ${min} to ${max}${form}`);
   }
   return value;
-}
-
-/** A comma-separated list of names from `allowed`, each at most once. @throws UsageError naming the flag. */
-function parseNames<N extends string>(flag: string, noun: string, text: string, allowed: readonly N[]): N[] {
-  const names = text.split(',').map((s) => s.trim());
-  for (const name of names) {
-    if (!(allowed as readonly string[]).includes(name)) {
-      throw new UsageError(`${flag} ${quote(text)}: unknown ${noun} ${quote(name)} (choose from ${allowed.join(', ')})`);
-    }
-  }
-  if (new Set(names).size !== names.length) throw new UsageError(`${flag} ${quote(text)}: a ${noun} is listed twice`);
-  return names as N[];
 }
 
 const parseStrategies = (text: string): HerdStrategy[] => parseNames('--strategies', 'strategy', text, HERD_STRATEGIES);
@@ -120,12 +110,13 @@ function herdRunOf(flags: HerdFlags): HerdRun {
     const config = loadConfig(flags.config);
     let policies = config.policies;
     if (flags.strategies !== undefined) {
-      const wanted = flags.strategies.split(',').map((s) => s.trim());
-      for (const w of wanted) {
-        if (!policies.some((p) => p.name === w)) {
-          throw new UsageError(`--strategies ${quote(flags.strategies)}: the config has no policy named ${quote(w)} (it has ${policies.map((p) => p.name).join(', ')})`);
-        }
-      }
+      const names = policies.map((p) => p.name);
+      const wanted = flags.strategies.split(',').map((s) => {
+        const w = s.trim();
+        const name = canonicalName(w, names);
+        if (name === undefined) throw new UsageError(`--strategies ${quote(flags.strategies)}: the config has no policy named ${quote(w)}${suggestion(w, names, 'it has')}`);
+        return name;
+      });
       policies = policies.filter((p) => wanted.includes(p.name));
     }
     const seeds = configSeeds(flags.seeds, config, flags.config);
@@ -183,7 +174,7 @@ interface WaitsFlags {
   strategies?: string;
   clients?: string;
   failures?: string;
-  seed?: string;
+  seeds?: string;
   format: 'csv' | 'json';
 }
 
@@ -192,9 +183,11 @@ interface WaitsFlags {
  * would list `table` too; `table` gets its own message, anything else commander's one line.
  */
 function waitsFormat(value: string): 'csv' | 'json' {
-  if (value === 'csv' || value === 'json') return value;
-  if (value === 'table') throw new UsageError('waits prints CSV or JSON: --format table has no waits form (use --format csv or json)');
-  throw new InvalidArgumentError('Allowed choices are csv, json.');
+  const format = canonicalName(value.trim(), ['csv', 'json', 'table'] as const);
+  if (format === 'csv' || format === 'json') return format;
+  if (format === 'table') throw new UsageError('waits prints CSV or JSON: --format table has no waits form (use --format csv or json)');
+  const near = closestName(value.trim(), ['csv', 'json']);
+  throw new InvalidArgumentError(`${near === undefined ? '' : `Did you mean ${near}? `}Allowed choices are csv, json.`);
 }
 
 /** `waits`: each client's successive waits drawn by the herd strategies' backoff objects, the data of the report's waits figure. */
@@ -202,7 +195,7 @@ function waitsCommand(flags: WaitsFlags, io: Io): void {
   const strategies = flags.strategies === undefined ? WAIT_STRATEGIES : parseStrategies(flags.strategies);
   const clients = flags.clients === undefined ? 40 : parseNumberFlag('--clients', flags.clients, 1, 10_000, true);
   const failures = flags.failures === undefined ? 10 : parseNumberFlag('--failures', flags.failures, 1, 100, true);
-  const seed = flags.seed === undefined ? 0 : parseNumberFlag('--seed', flags.seed, 0, Number.MAX_SAFE_INTEGER, true);
+  const seed = flags.seeds === undefined ? 0 : parseOneSeed(flags.seeds, 'waits draws every strategy\'s waits from one seed');
   const points = waitPoints(
     strategies.map((s) => ({ label: s, backoff: herdBackoff(s) })),
     herdBackoff('exponential'),
@@ -387,7 +380,7 @@ export function buildProgram(io: Io): Command {
     .showSuggestionAfterError(true)
     .addHelpText('after', '\nWithout a command it runs `all`, which takes its options too: e.g. `herdless-lab --out report` (see `herdless-lab all --help`).');
 
-  const format = new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table');
+  const format = choiceOption('--format <format>', 'output format', FORMATS, 'table');
 
   program
     .command('all', { isDefault: true })
@@ -439,7 +432,7 @@ export function buildProgram(io: Io): Command {
     .option('--strategies <names>', `comma-separated: ${HERD_STRATEGIES.join(', ')} (default: ${WAIT_STRATEGIES.join(', ')})`)
     .option('--clients <n>', 'clients per strategy (default 40)')
     .option('--failures <n>', 'failure counts 1..n (default 10)')
-    .option('--seed <n>', 'the seed of each strategy\'s PyRandom (default 0)')
+    .option('--seeds <n>', 'the seed of each strategy\'s PyRandom: one seed, as waits draws one set of waits (default 0)')
     .addOption(new Option('--format <format>', 'output format: csv or json').argParser(waitsFormat).default('csv'))
     .action((flags: WaitsFlags) => waitsCommand(flags, io));
 
@@ -452,7 +445,7 @@ export function buildProgram(io: Io): Command {
     .option('--grpc-service-config <file>', 'add a row for the retryPolicy and retryThrottling of a gRPC service config (gRFC A6 JSON)')
     .option('--trace <seed>', "print one seed's figure data (CSV, or JSON with --format json): client 0's tokens per tick under gRPC throttling, per-second new/arrivals/successes/retries per policy (those of --policies, or all)")
     .option('--series <name>', `with --trace, print one block only: ${TRACE_SERIES.join(' or ')}`)
-    .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
+    .addOption(choiceOption('--format <format>', 'output format', FORMATS, 'table'))
     .option('--workers <n>', `${WORKERS_HELP}; --trace runs in this thread`)
     .option('--max-events <n>', `refuse a run estimated above this many request events (default ${MAX_EVENTS.toExponential().replace('e+', 'e')})`)
     .action(async (flags: BudgetFlags, command: Command) => budgetCommand({ ...flags, formatGiven: command.getOptionValueSource('format') === 'cli' }, io));
@@ -466,7 +459,7 @@ export function buildProgram(io: Io): Command {
     .option('--lifetime <seconds>', 'how long each process lives before a new one replaces it (default 2)')
     .option('--flush-interval <ms>', "the batched shared budgets' flushIntervalMs, as herdless/redis has it (0–60000; default 100)")
     .option('--trace <seed>', "print one seed's figure data (CSV, or JSON with --format json): per-second new/arrivals/successes/retries per policy")
-    .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
+    .addOption(choiceOption('--format <format>', 'output format', FORMATS, 'table'))
     .action(async (flags: FleetFlags, command: Command) => {
       // A trace prints CSV unless --format was given.
       if (flags.trace !== undefined && command.getOptionValueSource('format') !== 'cli') flags.format = 'csv';
@@ -479,7 +472,7 @@ export function buildProgram(io: Io): Command {
     .option('--depth <n>', 'services in the chain (1–10), the last always failing', '3')
     .option('--attempts <n>', 'maxAttempts of every caller (1–10), the first try included', '3')
     .option('--live', `run the chain on real sockets: node:http servers on 127.0.0.1, herdless's retrying fetch and herdless/server, requests counted by the servers (attempts^depth ≤ ${LIVE_LAYERS_MAX_CALLS})`)
-    .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
+    .addOption(choiceOption('--format <format>', 'output format', FORMATS, 'table'))
     .option('--workers <n>', 'accepted like the other commands (0–64) and checked, but layers always runs in this thread: it is one chain of at most 100000 calls in virtual time, with nothing to spread over threads')
     .action(async (flags: LayersFlags) => layersCommand(flags, io));
 

@@ -1,6 +1,7 @@
 import { CONTENTION_CLIENTS, CONTENTION_STRATEGIES, formatFixed, runContention, type ContentionRow, type ContentionStrategy } from 'herdless/sim';
+import type { ContentionPoint } from '../charts/specs.js';
 import { LAB_JSON_SCHEMA_VERSION } from './schema-version.js';
-import { seedText } from './herd.js';
+import { seedText } from '../seeds.js';
 
 /** The 2015 post's parameters, printed in the title and the JSON. */
 export const CONTENTION_MODEL = Object.freeze({ baseMs: 5, capMs: 2000, hopMeanMs: 10, hopSdMs: 2 });
@@ -78,4 +79,9 @@ export function contentionJson(result: ContentionResult): object {
     seeds: result.settings.seeds,
     rows: result.rows.map((r) => ({ clients: r.clients, strategy: r.strategy, timeMs: r.timeMs, calls: r.calls })),
   };
+}
+
+/** The figure's points (the 2015 post's two charts): each cell's mean time and mean calls, for the report and the page. */
+export function contentionPoints(result: Pick<ContentionResult, 'rows'>): ContentionPoint[] {
+  return result.rows.map((r) => ({ clients: r.clients, strategy: r.strategy, timeMs: r.timeMs.mean, calls: r.calls.mean }));
 }

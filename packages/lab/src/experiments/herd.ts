@@ -1,7 +1,11 @@
 import { formatFixed, herdScenario, scenarioToSpec, type HerdRow, type PolicySpec, type RunResult, type ScenarioSpec } from 'herdless/sim';
 import { HERD_STRATEGIES, type HerdStrategy } from 'herdless/sim';
 import { herdPolicySpec } from '../config.js';
+import { seedText } from '../seeds.js';
 import { LAB_JSON_SCHEMA_VERSION } from './schema-version.js';
+
+// Where the lab's modules have always found it; it lives with the seed parser, free of the scenario schema.
+export { seedText } from '../seeds.js';
 
 /** Everything a herd-shaped run needs: shared settings, the policies to compare, the seeds. */
 export interface HerdRun {
@@ -124,12 +128,6 @@ export function herdCsv(result: HerdResult, perSeed: boolean): string {
       [q(r.strategy), r.finish.mean, r.finish.min, r.finish.max, r.requests.mean, r.requests.min, r.requests.max, r.crashes.mean, r.crashes.min, r.crashes.max, r.unfinished, r.gaveUp.mean, r.gaveUp.min, r.gaveUp.max].join(','),
     ),
   ].join('\n');
-}
-
-/** Seeds as the `--seeds` flag takes them: `0-19` for a contiguous range, else `1,5,9`. */
-export function seedText(seeds: readonly number[]): string {
-  const contiguous = seeds.every((s, i) => i === 0 || s === seeds[i - 1]! + 1);
-  return contiguous && seeds.length > 1 ? `${seeds[0]}-${seeds[seeds.length - 1]}` : seeds.join(',');
 }
 
 /** The line the CLI prints above a herd table: `# herd: 1000 clients, first sends spread over 0 s, seeds 0-19`. */

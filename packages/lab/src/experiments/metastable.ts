@@ -12,8 +12,9 @@ import {
   type MetastableSetup,
   type Summary,
 } from 'herdless/sim';
+import type { MetastablePoint, QueuePoint } from '../charts/specs.js';
 import { LAB_JSON_SCHEMA_VERSION } from './schema-version.js';
-import { seedText } from './herd.js';
+import { seedText } from '../seeds.js';
 
 /** A metastable run's settings: the setup, the (policy, server) combinations and the seeds. */
 export interface MetastableSettings {
@@ -175,4 +176,17 @@ export function metastableTrace(settings: MetastableSettings, seed: number): Met
       shed: run.shed[second]!,
     }));
   });
+}
+
+/** A combination's name in the figures: `3 retries · FIFO`. */
+export function combinationName(c: { policy: string; server: string }): string {
+  return `${c.policy} · ${c.server}`;
+}
+
+/** The figures' points from one seed's trace: offered load, goodput and wasted work per second, and the queue, per combination. */
+export function metastableFigurePoints(trace: readonly MetastableSecond[]): { seconds: MetastablePoint[]; queue: QueuePoint[] } {
+  return {
+    seconds: trace.map((s) => ({ combination: combinationName(s), second: s.second, fresh: s.fresh, offered: s.offered, goodput: s.goodput, wasted: s.wasted })),
+    queue: trace.map((s) => ({ combination: combinationName(s), second: s.second, queue: s.queue })),
+  };
 }

@@ -1,13 +1,17 @@
 import { Command, Option } from 'commander';
-import { ARTICLE_SERVER, BUDGET_POLICIES, HERD_STRATEGIES, formatFixed, type BudgetPolicyName, type HerdStrategy, type ServerModel } from 'herdless/sim';
+import { ARTICLE_SERVER, BUDGET_POLICIES, HERD_STRATEGIES, formatFixed, metastableSetup, type BudgetPolicyName, type HerdStrategy, type ServerModel } from 'herdless/sim';
 import { loadConfig } from '../config-file.js';
 import { parseSeeds } from '../seeds.js';
 import { UsageError } from '../usage-error.js';
 import { quote } from '../text.js';
+import { closestName } from '../closest.js';
+import { FORMATS, choiceOption, parseOneSeed } from '../cli/names.js';
 // The live runs (and undici, ~0.1 s to load) are imported when one starts, so the lab's start-up
 // (`--help`, the simulated commands) never pays for them.
 import type { LiveSettings } from './experiments.js';
 import { RESET_PATH, STATS_PATH, startLiveServer } from './server.js';
+import { startQueueServer, type QueueServerModel } from './queue-server.js';
+import { loadMetastableConfig } from '../metastable-config-file.js';
 
 const HERD_HORIZON_S = 30;
 const BUDGET_HORIZON_S = 40;
@@ -48,17 +52,39 @@ function describeModel(m: ServerModel): string {
 
 interface ServerFlags {
   port: string;
+  model: 'article' | 'metastable';
   config?: string;
   startup?: string;
   outage?: string[];
+  seeds?: string;
+}
+
+/** The queue model of `lab server --model metastable`: the live lab's setup, or a metastable scenario file's server and trigger. */
+async function queueServerModel(flags: ServerFlags): Promise<QueueServerModel> {
+  if (flags.startup !== undefined || flags.outage !== undefined) throw new UsageError('--startup and --outage belong to the article\'s server: --model metastable has a trigger instead (set it in --config)');
+  const { LIVE_METASTABLE_SETUP } = await import('./queue-experiment.js');
+  const setup = flags.config === undefined ? LIVE_METASTABLE_SETUP : loadMetastableConfig(flags.config).settings.setup;
+  const seed = flags.seeds === undefined ? 0 : parseOneSeed(flags.seeds, 'the server draws its service times from one seed');
+  return { server: setup.server, trigger: setup.trigger, seed };
+}
+
+function describeQueueModel(m: QueueServerModel): string {
+  const v = m.server;
+  const t = m.trigger;
+  const s = (x: number): string => `${formatFixed(x / 1000, 3).replace(/\.?0+$/, '')} s`;
+  const protections = [v.dropExpired ? 'drops expired requests' : '', v.shedding ? "herdless/server's shedding in front" : ''].filter((x) => x !== '').join(', ');
+  return (
+    `model: metastable queue, ${v.workers} workers, service ${v.service} mean ${formatFixed(v.serviceMs, 0)} ms, ${v.discipline.toUpperCase()}${protections === '' ? '' : `, ${protections}`}; ` +
+    `trigger: ${t.kind === 'capacity' ? `the server at ${t.factor}× speed ${s(t.startMs)}–${s(t.endMs)}` : 'a spike (the clients\' doing: none at the server)'}; seed ${m.seed} (POST ${RESET_PATH} with {server?, trigger?, seed?} changes them)`
+  );
 }
 
 interface LiveFlags {
   target?: string;
   clients?: string;
   horizon?: string;
-  seed: string;
   seeds: string;
+  simSeeds: string;
   format: 'table' | 'json' | 'csv';
 }
 
@@ -66,21 +92,40 @@ function liveSettings(flags: LiveFlags, defaults: { clients: number; horizonS: n
   const clients = flags.clients === undefined ? defaults.clients : cli.parseNumber('--clients', flags.clients, 1, 10_000, true);
   const horizonS = flags.horizon === undefined ? defaults.horizonS : cli.parseNumber('--horizon', flags.horizon, defaults.minHorizonS, 3600);
   if (Math.round(horizonS * 100) !== horizonS * 100) throw new UsageError(`--horizon ${JSON.stringify(flags.horizon)}: expected whole ticks (at most 2 decimals)`);
-  const seed = cli.parseNumber('--seed', flags.seed, 0, Number.MAX_SAFE_INTEGER, true); // as every --seed: PyRandom takes any safe integer
-  return { target: flags.target, clients, horizonMs: Math.round(horizonS * 1000), seed, simSeeds: parseSeeds(flags.seeds), progress: cli.err };
+  // One live run per strategy or policy: the simulator's runs beside it take a list (--sim-seeds).
+  const seed = parseOneSeed(flags.seeds, 'a live run draws its waits from one seed (the simulator\'s seeds beside it are --sim-seeds)');
+  return { target: flags.target, clients, horizonMs: Math.round(horizonS * 1000), seed, simSeeds: parseSeeds(flags.simSeeds, '--sim-seeds'), progress: cli.err };
 }
 
 /** Adds `server` and `live herd|budget` to the lab's command line. */
 export function addLiveCommands(program: Command, cli: LiveCli): void {
   program
     .command('server')
-    .description('the article\'s server model as a real HTTP server on 127.0.0.1: 200 or 503 to any request, stats as JSON at /_lab/stats (Ctrl+C stops)')
+    .description('a lab server model as a real HTTP server on 127.0.0.1 — the article\'s (200 or 503 to any request) or, with --model metastable, the metastable queue — stats as JSON at /_lab/stats (Ctrl+C stops)')
     .option('--port <n>', 'the port (0 = any free port, printed)', '0')
-    .option('--config <file>', 'take the server model (capacity, crash rule, start-up, outages) from a scenario file\'s "server"')
+    .addOption(new Option('--model <model>', 'article: the article\'s crashing server; metastable: the metastable experiment\'s queue (workers, service times, FIFO/LIFO, drop expired, shedding, trigger)').choices(['article', 'metastable']).default('article'))
+    .option('--config <file>', 'take the server model from a scenario file: the "server" of a herd/budget file (article), or the server and trigger of a metastable file')
+    .option('--seeds <n>', 'the seed of the service times: one seed (metastable; default 0)')
     .option('--startup <seconds>', 'starting up (every request 503, not a crash) for this long from time 0 (article: 1)')
     .option('--outage <start-end>', 'a downstream outage in seconds from time 0, e.g. 5-15 (repeat for more)', (v: string, prev: string[] | undefined) => [...(prev ?? []), v])
     .action(async (flags: ServerFlags) => {
       const port = cli.parseNumber('--port', flags.port, 0, 65535, true);
+      if (flags.model === 'metastable') {
+        const queue = await queueServerModel(flags);
+        const server = await startQueueServer(queue, port);
+        const stopped = new Promise<string>((resolve) => {
+          process.once('SIGINT', () => resolve('SIGINT'));
+          process.once('SIGTERM', () => resolve('SIGTERM'));
+        });
+        cli.out(`lab server: ${server.url} (stats: ${new URL(STATS_PATH, server.url).href}, POST ${RESET_PATH} restarts its time; Ctrl+C stops)`);
+        cli.out(describeQueueModel(queue));
+        const signal = await stopped;
+        const { totals } = server.stats();
+        await server.close();
+        cli.out(`stopped (${signal}): ${totals.arrivals} arrivals, ${totals.served} served in time, ${totals.wasted} wasted, ${totals.shed} shed since time 0`);
+        return;
+      }
+      if (flags.seeds !== undefined) throw new UsageError('--seeds: the article\'s server draws nothing (it belongs to --model metastable)');
       const model = serverModel(flags, cli);
       const server = await startLiveServer(model, port);
       // Listen for the signals before printing the address: whoever reads it may stop the server at once.
@@ -104,16 +149,18 @@ export function addLiveCommands(program: Command, cli: LiveCli): void {
     .description('the article\'s experiments on real sockets: the library\'s retrying fetch as N clients against a lab server (or --target), beside the simulator')
     .action((_flags: object, command: Command) => {
       const [name] = command.args;
-      if (name !== undefined) throw new UsageError(`live: unknown experiment ${quote(name)} (experiments: herd, budget; see \`live herd --help\`)`);
-      throw new UsageError('live: name the experiment: `live herd` or `live budget` (see `live herd --help`)');
+      const experiments = command.commands.map((c) => c.name());
+      const near = name === undefined ? undefined : closestName(name, experiments);
+      if (name !== undefined && !name.startsWith('-')) throw new UsageError(`live: unknown experiment ${quote(name)} (${near === undefined ? `experiments: ${experiments.join(', ')}; see \`live herd --help\`` : `did you mean ${near}?`})`);
+      throw new UsageError('live: name the experiment: `live herd`, `live budget` or `live metastable` (see `live herd --help`)');
     });
   const common = (command: Command, what: string, horizonS: number): Command =>
     command
       .option('--target <url>', `send to this server instead of starting a lab server (http or https; ${what})`)
       .option('--horizon <seconds>', `each run stops by itself here (default ${horizonS})`)
-      .option('--seed <n>', 'the seed of the live runs\' waits (and arrivals)', '0')
-      .option('--seeds <list>', 'the simulator\'s seeds for the side-by-side figures', '0-19')
-      .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'));
+      .option('--seeds <n>', 'the seed of the live runs\' waits (and arrivals): one seed', '0')
+      .option('--sim-seeds <list>', 'the simulator\'s seeds for the side-by-side figures, as ranges and lists: 0-19, 1,5,9', '0-19')
+      .addOption(choiceOption('--format <format>', 'output format', FORMATS, 'table'));
 
   common(
     live
@@ -148,8 +195,54 @@ export function addLiveCommands(program: Command, cli: LiveCli): void {
     print(flags.format, result, { table: live.liveBudgetTable, json: live.liveBudgetJson, csv: live.liveBudgetCsv });
   });
 
+  live
+    .command('metastable')
+    .description('the metastable queue on real sockets beside the simulator: open-loop clients that time out and retry against a queueing lab server, a trigger, and which policies and servers recover (30 s per combination)')
+    .option('--target <url>', 'send to this server instead of starting a lab server (a `lab server --model metastable` is reset to each run\'s server variant; any other server must bring its own trigger)')
+    .option('--horizon <seconds>', 'each run\'s length, whole seconds (default 30)')
+    .option('--seeds <n>', 'the seed of the live runs\' arrivals, jitter and service times: one seed', '0')
+    .option('--sim-seeds <list>', 'the simulator\'s seeds for the side-by-side figures, as ranges and lists: 0-19, 1,5,9', '0-19')
+    .option('--policies <names>', 'cross these policies with --servers: the simulator\'s metastable policies and "3 retries + adaptive throttling"')
+    .option('--servers <names>', 'cross these server variants with --policies (default FIFO): FIFO, LIFO, drop expired, shedding')
+    .option('--trigger <kind>', 'capacity (default: the server at half speed 5–10 s) or spike (new requests at twice the rate 5–10 s)')
+    .option('--config <file>', 'a metastable scenario file (setup, trigger, policies, servers) in place of the live setup')
+    .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
+    .action(async (flags: LiveFlags & { policies?: string; servers?: string; trigger?: string; config?: string }) => {
+      const q = await import('./queue-experiment.js');
+      let setup = q.LIVE_METASTABLE_SETUP;
+      let combinations;
+      if (flags.config !== undefined) {
+        if (flags.policies !== undefined || flags.servers !== undefined || flags.trigger !== undefined) {
+          throw new UsageError('--config runs the file\'s own policies, servers and trigger: it cannot be combined with --policies, --servers or --trigger');
+        }
+        const config = loadMetastableConfig(flags.config).settings;
+        setup = config.setup;
+        combinations = config.combinations;
+      } else {
+        const names = (flag: string, noun: string, text: string | undefined, allowed: readonly string[]) => (text === undefined ? undefined : cli.parseNames(flag, noun, text, allowed));
+        combinations = q.liveMetastableCross(
+          names('--policies', 'policy', flags.policies, q.LIVE_METASTABLE_POLICIES.map((p) => p.name)),
+          names('--servers', 'server', flags.servers, q.LIVE_METASTABLE_SERVERS),
+        );
+        if (flags.trigger !== undefined) {
+          const [kind] = cli.parseNames('--trigger', 'trigger', flags.trigger, ['capacity', 'spike'] as const);
+          setup = { ...setup, trigger: { ...setup.trigger, kind: kind!, factor: kind === 'spike' ? 2 : 0.5 } };
+        }
+      }
+      if (flags.horizon !== undefined) {
+        const min = Math.ceil(setup.trigger.endMs / 1000) + 3;
+        const horizonS = cli.parseNumber('--horizon', flags.horizon, min, 3600, true);
+        setup = metastableSetup({ ...setup, horizonMs: horizonS * 1000 });
+      }
+      const seed = parseOneSeed(flags.seeds, 'a live run draws its arrivals and service times from one seed (the simulator\'s seeds beside it are --sim-seeds)');
+      const result = await q.runLiveMetastable({ target: flags.target, setup, combinations, seed, simSeeds: parseSeeds(flags.simSeeds, '--sim-seeds'), progress: cli.err });
+      print(flags.format, result, { table: q.liveMetastableTable, json: q.liveMetastableJson, csv: q.liveMetastableCsv });
+    });
+
   // A misspelt experiment reaches live's own action, which names it (commander would say only "too
   // many arguments"). Set after the subcommands: they inherit it when created, and `live herd x`
   // must stay an error.
   live.allowExcessArguments();
+  // And with the experiment's options after it (`live budgett --seeds 1`), which are live's own unknowns.
+  live.allowUnknownOption();
 }

@@ -1,6 +1,6 @@
 import { formatFixed, type ContentionStrategy } from 'herdless/sim';
 import { contentionSpec, type ContentionPoint } from '../charts/specs.js';
-import { CONTENTION_DEFAULTS, contentionCsv, contentionJson, contentionTable, contentionTitle, runContentionExperiment, type ContentionResult } from '../experiments/contention.js';
+import { CONTENTION_DEFAULTS, contentionCsv, contentionPoints, contentionJson, contentionTable, contentionTitle, runContentionExperiment, type ContentionResult } from '../experiments/contention.js';
 import { defineExperiment, defineFigure, resultOf } from './registry.js';
 
 /** Clients contending for one row: Brooker's 2015 model, beside the herd's ranking. */
@@ -51,8 +51,7 @@ const contentionFigure = defineFigure<ContentionPoint>({
     );
   },
   command: 'npm run lab -- contention --format csv',
-  data: (results) =>
-    resultOf<ContentionResult>(results, 'contention').rows.map((r) => ({ clients: r.clients, strategy: r.strategy, timeMs: r.timeMs.mean, calls: r.calls.mean })),
+  data: (results) => contentionPoints(resultOf<ContentionResult>(results, 'contention')),
   spec: (points, size) => contentionSpec(points, CONTENTION_DEFAULTS.strategies, size),
 });
 

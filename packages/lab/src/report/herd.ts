@@ -109,7 +109,7 @@ const waitsFigure = defineFigure({
     '200 ms × 2^(n−1) capped at 10 s; decorrelated from a 100 ms base); the dashed line is the wait without jitter. Full jitter ' +
     'spreads each wait from 0 up to the dashed value, so short waits occur at every count. Equal jitter always waits at least half ' +
     'of it. Decorrelated jitter draws from the previous wait rather than the count, so clients at the same count are spread widest.',
-  command: 'npm run lab -- waits --strategies "full jitter,equal jitter,decorrelated" --clients 40 --failures 10 --seed 0',
+  command: 'npm run lab -- waits --strategies "full jitter,equal jitter,decorrelated" --clients 40 --failures 10 --seeds 0',
   data: () =>
     waitPoints(
       JITTERS.map((s) => ({ label: s, backoff: herdBackoff(s) })),

@@ -1,6 +1,7 @@
-import { ARTICLE_SERVER, formatFixed } from 'herdless/sim';
+import { ARTICLE_SERVER, METASTABLE_POLICIES, METASTABLE_SERVERS, TAIL_SECONDS, formatFixed, metastableRun, type MetastableCombination } from 'herdless/sim';
 import type { ArrivalBin } from '../charts/series.js';
-import { arrivalsSpec, perSecondSpec, type PerSecondPoint } from '../charts/specs.js';
+import { arrivalsSpec, metastableSpec, perSecondSpec, type MetastablePoint, type PerSecondPoint } from '../charts/specs.js';
+import { LIVE_METASTABLE_POLICIES, LIVE_METASTABLE_SETUP, liveMetastableJson, liveMetastableTable, runLiveMetastable, type LiveMetastableResult } from '../live/queue-experiment.js';
 import {
   LIVE_BUDGET_POLICIES,
   fold,
@@ -17,11 +18,20 @@ import {
 import { LAB_JSON_SCHEMA_VERSION } from '../experiments/schema-version.js';
 import { defineExperiment, defineFigure, resultOf } from './registry.js';
 
-/** The live section's result: the two live commands' results. */
+/** The live section's result: the live commands' results. */
 export interface LiveReportResult {
   herd: LiveHerdResult;
   budget: LiveBudgetResult;
+  /** Absent from a `data/live.json` written before the live metastable queue. */
+  metastable?: LiveMetastableResult | undefined;
 }
+
+/** The live metastable queue in the report: plain retries, retry throttling and plain retries against a server dropping expired requests. */
+const METASTABLE_COMBINATIONS: MetastableCombination[] = [
+  { policy: METASTABLE_POLICIES.find((p) => p.name === '3 retries')!, server: 'FIFO', overrides: {} },
+  { policy: METASTABLE_POLICIES.find((p) => p.name === '3 retries + gRPC throttling')!, server: 'FIFO', overrides: {} },
+  { policy: METASTABLE_POLICIES.find((p) => p.name === '3 retries')!, server: 'drop expired', overrides: METASTABLE_SERVERS['drop expired']! },
+];
 
 const SEEDS = Array.from({ length: 20 }, (_, i) => i);
 const HERD_STRATEGIES = ['full jitter', 'exponential'] as const;
@@ -38,22 +48,35 @@ export const liveExperiment = defineExperiment<LiveReportResult>({
     'timers) to `lab server`, the article’s server model as a node:http server in its own process (5 requests served per 10 ms tick, first ' +
     'come first served; a crash above 100 arrivals in 100 ms). The tables put the simulator’s figures (seeds 0–19) beside one live run; the ' +
     'last lines give the instrument’s own lateness — how late the client machine sent each request against the time the policy chose. ' +
-    'When its p99 is above 5 ms, the machine, not the policy, shapes the live figures.',
-  command: 'npm run lab -- live herd --strategies "full jitter,exponential"; npm run lab -- live budget',
+    'When its p99 is above 5 ms, the machine, not the policy, shapes the live figures. The metastable queue runs the same way against ' +
+    '`lab server --model metastable` (workers as timers, a FIFO queue, the server at half speed 5–10 s), with its verdicts beside the ' +
+    'simulator’s on the same setup.',
+  command:
+    'npm run lab -- live herd --strategies "full jitter,exponential"; npm run lab -- live budget; ' +
+    'npm run lab -- live metastable --policies "3 retries,3 retries + gRPC throttling" --servers "FIFO,drop expired"',
   seeds: '0-19 (simulator); live seed 0',
   run: async () => {
     const settings = { clients: 1000, horizonMs: WINDOW_S * 1000, seed: 0, simSeeds: SEEDS, progress: stderr };
     const herd = await runLiveHerd(HERD_STRATEGIES, settings);
     const budget = await runLiveBudget(LIVE_BUDGET_POLICIES, { ...settings, clients: 10, horizonMs: 40_000 });
-    return { herd, budget };
+    const metastable = await runLiveMetastable({ setup: LIVE_METASTABLE_SETUP, combinations: METASTABLE_COMBINATIONS, seed: 0, simSeeds: SEEDS, progress: stderr });
+    return { herd, budget, metastable };
   },
-  table: (r) => `${liveHerdTable(r.herd)}\n\n${liveBudgetTable(r.budget)}`,
-  json: (r) => ({ schemaVersion: LAB_JSON_SCHEMA_VERSION, experiment: 'live', herd: liveHerdJson(r.herd), budget: liveBudgetJson(r.budget) }),
+  table: (r) => `${liveHerdTable(r.herd)}\n\n${liveBudgetTable(r.budget)}${r.metastable === undefined ? '' : `\n\n${liveMetastableTable(r.metastable)}`}`,
+  json: (r) => ({
+    schemaVersion: LAB_JSON_SCHEMA_VERSION,
+    experiment: 'live',
+    herd: liveHerdJson(r.herd),
+    budget: liveBudgetJson(r.budget),
+    ...(r.metastable === undefined ? {} : { metastable: liveMetastableJson(r.metastable) }),
+  }),
   csv: (r) =>
     [
       'experiment,series,t_s,arrivals',
       ...herdBins(r.herd).map((b) => `herd,"${b.series}",${b.t},${b.arrivals}`),
       ...budgetPoints(r.budget).map((p) => `budget,"${p.policy}",${p.second},${p.arrivals}`),
+      // The metastable queue's arrivals are its offered load: the attempts the clients sent each second.
+      ...(r.metastable === undefined ? [] : metastablePoints(r.metastable).filter((p) => p.combination.endsWith(', live')).map((p) => `metastable,"${p.combination}",${p.second},${p.offered}`)),
     ].join('\n'),
 });
 
@@ -121,5 +144,51 @@ const budgetFigure = defineFigure<PerSecondPoint>({
   spec: (points) => perSecondSpec(points, LIVE_BUDGET_POLICIES, { outage: { startS: 5, endS: 15 } }),
 });
 
+/** Per combination: the live run's offered load, goodput and wasted work per second, and the simulator's seed 0 on the same setup. */
+function metastablePoints(result: LiveMetastableResult): MetastablePoint[] {
+  return result.rows.flatMap((row) => {
+    const c = `${row.policy} · ${row.server}`;
+    const setup = result.setup;
+    const policy = LIVE_METASTABLE_POLICIES.find((p) => p.name === row.policy);
+    const live = row.live;
+    const sim = policy === undefined ? undefined : metastableRun(policy, { ...setup, server: { ...setup.server, ...(METASTABLE_SERVERS[row.server] ?? {}) } }, 0);
+    if (sim === undefined) return [];
+    return [
+      ...live.fresh.map((fresh, second) => ({ combination: `${c}, live`, second, fresh, offered: live.offered[second]!, goodput: live.goodput[second]!, wasted: live.wasted[second]! })),
+      ...sim.fresh.map((fresh, second) => ({ combination: `${c}, simulator seed 0`, second, fresh, offered: sim.offered[second]!, goodput: sim.goodput[second]!, wasted: sim.wasted[second]! })),
+    ];
+  });
+}
+
+const metastableFigure = defineFigure<MetastablePoint>({
+  id: 'live-metastable-seconds',
+  section: 'live',
+  title: 'The metastable queue on real sockets: offered load, goodput and wasted work per second (the trigger shaded, new requests dashed)',
+  explanation: (points) => {
+    const from = Math.max(0, ...points.map((p) => p.second)) + 1 - TAIL_SECONDS;
+    const tail = (c: string, f: 'offered' | 'goodput' | 'wasted' | 'fresh'): number => points.filter((p) => p.combination === c && p.second >= from).reduce((a, p) => a + p[f], 0);
+    const share = (c: string): string => formatFixed((100 * tail(c, 'goodput')) / Math.max(1, tail(c, 'fresh')), 0);
+    const plain = '3 retries · FIFO';
+    return (
+      'Each pair is one live run above the simulator’s seed 0 on the same setup (100 new requests a second, 25 workers at 200 ms, the ' +
+      `server at half speed 5–10 s). Over the last ${TAIL_SECONDS} s, plain retries answer ${share(`${plain}, live`)}% of the new requests in time live ` +
+      `and ${share(`${plain}, simulator seed 0`)}% simulated, at ${formatFixed(tail(`${plain}, live`, 'offered') / Math.max(1, tail(`${plain}, live`, 'fresh')), 1)}× ` +
+      `the new requests offered; retry throttling answers ${share('3 retries + gRPC throttling · FIFO, live')}% live, and a server that drops ` +
+      `expired requests ${share('3 retries · drop expired, live')}% live.`
+    );
+  },
+  command: 'npm run -s lab -- live metastable --format json (rows[].live.perSecond)',
+  data: (results) => {
+    const r = resultOf<LiveReportResult>(results, 'live').metastable;
+    return r === undefined ? [] : metastablePoints(r);
+  },
+  spec: (points, size) =>
+    metastableSpec(
+      points,
+      [...new Set(points.map((p) => p.combination))],
+      { trigger: { startS: LIVE_METASTABLE_SETUP.trigger.startMs / 1000, endS: LIVE_METASTABLE_SETUP.trigger.endMs / 1000 }, ...size },
+    ),
+});
+
 /** The live section's figures. */
-export const LIVE_FIGURES = [herdFigure, budgetFigure];
+export const LIVE_FIGURES = [herdFigure, budgetFigure, metastableFigure];

@@ -1,7 +1,9 @@
 import { formatFixed } from 'herdless/sim';
 import { metastableSpec, queueSpec, type MetastablePoint, type QueuePoint } from '../charts/specs.js';
 import {
+  combinationName,
   metastableCsv,
+  metastableFigurePoints,
   metastableDefaults,
   metastableJson,
   metastableTable,
@@ -37,8 +39,6 @@ export const metastableExperiment = defineExperiment<MetastableResult>({
   csv: metastableCsv,
 });
 
-const combinationOf = (s: { policy: string; server: string }): string => `${s.policy} · ${s.server}`;
-
 /** Seed 0's per-second series of every combination of the default table (run once for both figures). */
 let traceCache: MetastableSecond[] | undefined;
 function trace(): MetastableSecond[] {
@@ -51,7 +51,7 @@ const DEFAULT_TRIGGER = (() => {
   return { startS: t.startMs / 1000, endS: t.endMs / 1000 };
 })();
 
-const COMBINATIONS = metastableDefaults().combinations.map((c) => combinationOf({ policy: c.policy.name, server: c.server }));
+const COMBINATIONS = metastableDefaults().combinations.map((c) => combinationName({ policy: c.policy.name, server: c.server }));
 
 const secondsFigure = defineFigure<MetastablePoint>({
   id: 'metastable-seconds',
@@ -71,7 +71,7 @@ const secondsFigure = defineFigure<MetastablePoint>({
     );
   },
   command: 'npm run lab -- metastable --trace 0',
-  data: () => trace().map((s) => ({ combination: combinationOf(s), second: s.second, fresh: s.fresh, offered: s.offered, goodput: s.goodput, wasted: s.wasted })),
+  data: () => metastableFigurePoints(trace()).seconds,
   spec: (points, size) => metastableSpec(points, COMBINATIONS, { trigger: DEFAULT_TRIGGER, ...size }),
 });
 
@@ -88,7 +88,7 @@ const queueFigure = defineFigure<QueuePoint>({
     );
   },
   command: 'npm run lab -- metastable --trace 0',
-  data: () => trace().map((s) => ({ combination: combinationOf(s), second: s.second, queue: s.queue })),
+  data: () => metastableFigurePoints(trace()).queue,
   spec: (points, size) => queueSpec(points, COMBINATIONS, { trigger: DEFAULT_TRIGGER, ...size }),
 });
 

@@ -1,10 +1,15 @@
 import { type BackoffSpec } from 'herdless';
 import { BACKOFF_KINDS, backoffFromSpec } from 'herdless/sim';
+import { CONTENTION_CLIENTS, CONTENTION_STRATEGIES, HEDGING_LOADS, HEDGING_POLICIES, HEDGING_SETTINGS, METASTABLE_POLICIES, METASTABLE_SERVERS, METASTABLE_SETUP, formatFixed, metastableCombinations } from 'herdless/sim';
 import { ARTICLE_SERVER, BUDGET_POLICIES, budgetPolicy, budgetScenario, HERD_STRATEGIES, herdBackoff, type BudgetPolicyName, type HerdStrategy, type PolicySpec, type ScenarioSpec } from 'herdless/sim';
 import { policySpecOf } from '../experiments/policy-spec.js';
-import { parseSeeds } from '../seeds.js';
+import { parseSeeds, seedText } from '../seeds.js';
 import { ConfigError, parseConfig } from '../config.js';
 import type { HerdRun } from '../experiments/herd.js';
+import { DEFAULT_HEDGING_RUN, type HedgingRun } from '../experiments/hedging.js';
+import { CONTENTION_DEFAULTS, type ContentionSettings } from '../experiments/contention.js';
+import type { MetastableSettings } from '../experiments/metastable.js';
+import { parseMetastableConfig } from '../metastable-config.js';
 import { PAGE_MAX_EVENTS, checkWork } from '../estimate.js';
 import { plainNumber } from '../numbers.js';
 import { UsageError } from '../usage-error.js';
@@ -16,17 +21,25 @@ import { UsageError } from '../usage-error.js';
  * messages name the same fields. Pure: runs in the page and in Node tests alike.
  */
 
-/** The experiments the page offers: the two herd presets, the budget experiment and the layers experiment. */
+/** The experiments the page offers: the two herd presets, then one preset per experiment of the CLI. */
 export const PAGE_EXPERIMENTS = [
   { id: 'herd', title: '1,000 clients fail together', spreadMs: 0 },
   { id: 'herd-spread', title: 'the same herd, first sends spread over 0–0.9 s', spreadMs: 900 },
   { id: 'budget', title: 'retry budgets during an outage' },
   { id: 'layers', title: 'retry at every layer or at one' },
+  { id: 'hedging', title: 'hedging against a latency tail' },
+  { id: 'contention', title: 'contention for one row (2015)' },
+  { id: 'metastable', title: 'the metastable queue' },
 ] as const;
 
+/** The page's experiments, as the groups of inputs and results they use (`herd` for both herd presets). */
+export type PageExperiment = 'herd' | 'budget' | 'layers' | 'hedging' | 'contention' | 'metastable';
+
+const OWN_GROUP: readonly string[] = ['budget', 'layers', 'hedging', 'contention', 'metastable'];
+
 /** Which group of inputs an experiment uses: `herd` for both herd presets. */
-export function experimentKind(experiment: string): 'herd' | 'budget' | 'layers' {
-  return experiment === 'budget' ? 'budget' : experiment === 'layers' ? 'layers' : 'herd';
+export function experimentKind(experiment: string): PageExperiment {
+  return OWN_GROUP.includes(experiment) ? (experiment as PageExperiment) : 'herd';
 }
 
 /** The form's values, as the inputs hold them (text). */
@@ -57,6 +70,46 @@ export interface FormValues {
   depth: string;
   /** Layers: maxAttempts of every caller. */
   attempts: string;
+  /** Hedging: the clients to compare (names of HEDGING_POLICIES). */
+  hedgingPolicies: string[];
+  /** Hedging: offered loads, % of capacity, comma-separated (`--loads`). */
+  loads: string;
+  /** Hedging: attempts per hedged call, the first included (`--max-attempts`). */
+  hedgeAttempts: string;
+  /** Hedging: the fixed hedge delay, ms (`--delay`). */
+  delayMs: string;
+  /** Hedging: the percentile policy's percentile (`--percentile`). */
+  percentile: string;
+  /** Hedging: the budget's ratio, hedges per request (`--budget-ratio`). */
+  budgetRatio: string;
+  /** Hedging: seconds of arrivals per run (`--duration`). */
+  durationS: string;
+  hedgingSeeds: string;
+  /** Contention: the strategies (names of CONTENTION_STRATEGIES). */
+  contentionStrategies: string[];
+  /** Contention: client counts, comma-separated (`--clients`). */
+  contentionClients: string;
+  contentionSeeds: string;
+  /**
+   * Metastable: `report`, the report's table (every policy on FIFO, 3 retries on each other server:
+   * `npm run lab -- metastable`), or `cross`, each policy checked on each server checked.
+   */
+  metastableTable: string;
+  /** Metastable, cross: the client policies (names of METASTABLE_POLICIES), each run on every server checked. */
+  metastablePolicies: string[];
+  /** Metastable: the server variants (names of METASTABLE_SERVERS). */
+  metastableServers: string[];
+  /** Metastable: `capacity` (the server slowed) or `spike` (more new requests). */
+  triggerKind: string;
+  /** Metastable: the trigger's window, s, and its factor. */
+  triggerStartS: string;
+  triggerEndS: string;
+  triggerFactor: string;
+  /** Metastable: new requests per second (Poisson). */
+  metastableRate: string;
+  /** Metastable: the client's timeout per attempt, s. */
+  timeoutS: string;
+  metastableSeeds: string;
 }
 
 /** A validation problem: which input it belongs to, and the message that names the field and the value. */
@@ -88,6 +141,55 @@ export function defaultForm(strategy: HerdStrategy = 'exponential'): FormValues 
     ratePerSecond: '30',
     depth: '3',
     attempts: '3',
+    ...hedgingDefaults(),
+    ...contentionDefaults(),
+    ...metastableDefaults(),
+  };
+}
+
+const percent = (load: number): string => formatFixed(load * 100, 0);
+
+/** The hedging inputs at the CLI's defaults (the report's run). */
+function hedgingDefaults(): Pick<FormValues, 'hedgingPolicies' | 'loads' | 'hedgeAttempts' | 'delayMs' | 'percentile' | 'budgetRatio' | 'durationS' | 'hedgingSeeds'> {
+  return {
+    hedgingPolicies: [...HEDGING_POLICIES],
+    loads: HEDGING_LOADS.map(percent).join(','),
+    hedgeAttempts: String(HEDGING_SETTINGS.maxAttempts),
+    delayMs: String(HEDGING_SETTINGS.delayMs),
+    percentile: String(HEDGING_SETTINGS.percentile),
+    budgetRatio: String(HEDGING_SETTINGS.budgetRatio),
+    durationS: String(DEFAULT_HEDGING_RUN.durationMs / 1000),
+    hedgingSeeds: seedText(DEFAULT_HEDGING_RUN.seeds),
+  };
+}
+
+/** The contention inputs at the CLI's defaults (the 2015 post's table). */
+function contentionDefaults(): Pick<FormValues, 'contentionStrategies' | 'contentionClients' | 'contentionSeeds'> {
+  return { contentionStrategies: [...CONTENTION_STRATEGIES], contentionClients: CONTENTION_CLIENTS.join(','), contentionSeeds: seedText(CONTENTION_DEFAULTS.seeds) };
+}
+
+/** The default factor of a trigger kind: the server at half speed, or new requests at twice the rate. */
+export function triggerFactorDefault(kind: string): string {
+  return kind === 'spike' ? '2' : String(METASTABLE_SETUP.trigger.factor);
+}
+
+/** The metastable inputs: the report's table (and, for a cross, every client policy on the FIFO server), the CLI's trigger and seeds. */
+function metastableDefaults(): Pick<
+  FormValues,
+  'metastableTable' | 'metastablePolicies' | 'metastableServers' | 'triggerKind' | 'triggerStartS' | 'triggerEndS' | 'triggerFactor' | 'metastableRate' | 'timeoutS' | 'metastableSeeds'
+> {
+  const u = METASTABLE_SETUP;
+  return {
+    metastableTable: 'report',
+    metastablePolicies: METASTABLE_POLICIES.map((p) => p.name),
+    metastableServers: ['FIFO'],
+    triggerKind: u.trigger.kind,
+    triggerStartS: String(u.trigger.startMs / 1000),
+    triggerEndS: String(u.trigger.endMs / 1000),
+    triggerFactor: String(u.trigger.factor),
+    metastableRate: String(u.ratePerSecond),
+    timeoutS: String(u.timeoutMs / 1000),
+    metastableSeeds: '0-19',
   };
 }
 
@@ -194,6 +296,9 @@ export type PageFormResult =
   | ({ kind: 'herd' } & Extract<FormResult, { ok: true }>)
   | { ok: true; kind: 'budget'; run: BudgetPageRun; scenario: Record<string, unknown> }
   | { ok: true; kind: 'layers'; run: LayersPageRun }
+  | { ok: true; kind: 'hedging'; run: HedgingRun }
+  | { ok: true; kind: 'contention'; run: ContentionSettings }
+  | { ok: true; kind: 'metastable'; run: MetastableSettings; scenario: Record<string, unknown> | null; viaFlags: boolean }
   | { ok: false; error: FormError };
 
 /** The budget experiment's horizon in the page, as in the CLI, ms. */
@@ -275,11 +380,180 @@ export function validateLayersForm(form: FormValues): PageFormResult {
   return { ok: true, kind: 'layers', run: { depth, attempts } };
 }
 
+/** Seeds typed into `input`, read as `--seeds` is. */
+function formSeeds(input: string, text: string): number[] | FormError {
+  try {
+    return parseSeeds(text, 'seeds');
+  } catch (error) {
+    if (error instanceof UsageError) return { input, message: error.message };
+    throw error;
+  }
+}
+
+/** The most hedging runs' seconds (loads × policies × seeds × duration) the page starts: about 25 s of simulation; the report's run is 3,000. */
+export const MAX_HEDGING_RUN_SECONDS = 10_000;
+
+/** Validates the hedging inputs with the CLI's ranges (`hedging --loads --policies --max-attempts --delay --percentile --budget-ratio --duration --seeds`). */
+export function validateHedgingForm(form: FormValues): PageFormResult {
+  const policies = HEDGING_POLICIES.filter((p) => form.hedgingPolicies.includes(p));
+  if (policies.length === 0) return { ok: false, error: { input: 'hedgingPolicies', message: 'pick at least one client' } };
+  const loads: number[] = [];
+  for (const part of form.loads.split(',')) {
+    const load = formNumber('loads', 'each offered load (% of capacity)', part, 1, 100);
+    if (isError(load)) return { ok: false, error: load };
+    if (loads.includes(load / 100)) return { ok: false, error: { input: 'loads', message: `offered loads: ${JSON.stringify(part.trim())} is listed twice` } };
+    loads.push(load / 100);
+  }
+  loads.sort((a, b) => a - b);
+  const maxAttempts = formNumber('hedgeAttempts', 'attempts per call', form.hedgeAttempts, 1, 10, true);
+  if (isError(maxAttempts)) return { ok: false, error: maxAttempts };
+  const delayMs = formNumber('delayMs', 'hedge delay (ms)', form.delayMs, 0, 60_000);
+  if (isError(delayMs)) return { ok: false, error: delayMs };
+  const percentile = formNumber('percentile', 'percentile', form.percentile, 1, 99.9);
+  if (isError(percentile)) return { ok: false, error: percentile };
+  const budgetRatio = formNumber('budgetRatio', 'budget ratio', form.budgetRatio, 0, 1);
+  if (isError(budgetRatio)) return { ok: false, error: budgetRatio };
+  const durationS = formNumber('durationS', 'duration (s)', form.durationS, 3, 600);
+  if (isError(durationS)) return { ok: false, error: durationS };
+  const seeds = formSeeds('hedgingSeeds', form.hedgingSeeds);
+  if (isError(seeds)) return { ok: false, error: seeds };
+  const work = loads.length * policies.length * seeds.length * durationS;
+  if (work > MAX_HEDGING_RUN_SECONDS) {
+    return {
+      ok: false,
+      error: { input: 'hedgingSeeds', message: `loads × clients × seeds × duration is ${formatFixed(work, 0)} s of simulated arrivals; keep it ≤ ${MAX_HEDGING_RUN_SECONDS} in the page, or use the CLI` },
+    };
+  }
+  return { ok: true, kind: 'hedging', run: { policies, loads, seeds, settings: { maxAttempts, delayMs, percentile, budgetRatio }, durationMs: Math.round(durationS * 1000) } };
+}
+
+/** The most contention clients in one run, as the CLI's `--clients`. */
+export const CONTENTION_MAX_CLIENTS = 1000;
+/** The page's bound on seeds × strategies × Σ clients² (the default table's is 2.75e6, well under a second). */
+export const PAGE_CONTENTION_MAX_WORK = 1e8;
+
+/** Validates the contention inputs as the CLI reads `contention --clients --strategies --seeds`. */
+export function validateContentionForm(form: FormValues): PageFormResult {
+  const strategies = CONTENTION_STRATEGIES.filter((s) => form.contentionStrategies.includes(s));
+  if (strategies.length === 0) return { ok: false, error: { input: 'contentionStrategies', message: 'pick at least one strategy' } };
+  const clients: number[] = [];
+  for (const part of form.contentionClients.split(',')) {
+    const n = formNumber('contentionClients', 'each client count', part, 1, CONTENTION_MAX_CLIENTS, true);
+    if (isError(n)) return { ok: false, error: n };
+    if (clients.includes(n)) return { ok: false, error: { input: 'contentionClients', message: `client counts: ${n} is listed twice` } };
+    clients.push(n);
+  }
+  const seeds = formSeeds('contentionSeeds', form.contentionSeeds);
+  if (isError(seeds)) return { ok: false, error: seeds };
+  const work = seeds.length * strategies.length * clients.reduce((a, n) => a + n * n, 0);
+  if (work > PAGE_CONTENTION_MAX_WORK) {
+    return {
+      ok: false,
+      error: { input: 'contentionSeeds', message: `seeds × strategies × the sum of clients² is ${work.toExponential(2).replace('e+', 'e')}; keep it ≤ 1e8 in the page, or use the CLI` },
+    };
+  }
+  return { ok: true, kind: 'contention', run: { strategies, clients, seeds } };
+}
+
+/** The page's bound on metastable work: combinations × seeds × new requests per run (the report's table on seeds 0–19 is 2.4e6, a few seconds). */
+export const PAGE_METASTABLE_MAX_REQUESTS = 2e7;
+
+const METASTABLE_INPUT: Record<string, string> = {
+  'trigger.kind': 'triggerKind',
+  'trigger.startMs': 'triggerStartS',
+  'trigger.endMs': 'triggerEndS',
+  'trigger.factor': 'triggerFactor',
+  ratePerSecond: 'metastableRate',
+  timeoutMs: 'timeoutS',
+};
+
+/**
+ * The metastable scenario file the form stands for (`npm run lab -- metastable --config FILE`): the
+ * trigger, the rate and timeout, the policies checked (as data) and the servers checked (by their
+ * overrides). Numbers that are not plain decimal stay text, so the check names the field.
+ */
+export function metastableScenarioFile(form: FormValues): Record<string, unknown> {
+  const ms = (text: string): number | string | undefined => {
+    const v = numeric(text);
+    return typeof v === 'number' ? Math.round(v * 1000) : v;
+  };
+  return {
+    name: 'lab page',
+    seeds: form.metastableSeeds,
+    ratePerSecond: numeric(form.metastableRate),
+    timeoutMs: ms(form.timeoutS),
+    trigger: { kind: form.triggerKind, startMs: ms(form.triggerStartS), endMs: ms(form.triggerEndS), factor: numeric(form.triggerFactor) },
+    policies: METASTABLE_POLICIES.filter((p) => form.metastablePolicies.includes(p.name)),
+    servers: Object.fromEntries(Object.entries(METASTABLE_SERVERS).filter(([name]) => form.metastableServers.includes(name))),
+  };
+}
+
+/**
+ * Validates the metastable inputs through the CLI's own scenario-file check (`metastable --config`),
+ * naming the input of each problem. `viaFlags` says the run is one the flags can ask for: the
+ * default setup, or the default spike (`--trigger spike`). The report's table is no cross of
+ * policies and servers, so no scenario file says it (`scenario` is null): it runs with those two
+ * set-ups only, as `npm run lab -- metastable [--trigger spike]`.
+ */
+export function validateMetastableForm(form: FormValues): PageFormResult {
+  const report = form.metastableTable === 'report';
+  if (!report && form.metastableTable !== 'cross') return { ok: false, error: { input: 'metastableTable', message: `combinations must be "report" or "cross", got ${JSON.stringify(form.metastableTable)}` } };
+  if (!report && form.metastablePolicies.length === 0) return { ok: false, error: { input: 'metastablePolicies', message: 'pick at least one client policy' } };
+  if (!report && form.metastableServers.length === 0) return { ok: false, error: { input: 'metastableServers', message: 'pick at least one server' } };
+  // An emptied input would take the default setup's value in a scenario file: refused instead.
+  for (const [field, input] of Object.entries(METASTABLE_INPUT)) {
+    if (String(form[input as keyof FormValues]).trim() === '') return { ok: false, error: { input, message: `${field} is empty` } };
+  }
+  // The report's table is checked as the file of all its policies and servers would be.
+  const scenario = metastableScenarioFile(report ? { ...form, metastablePolicies: METASTABLE_POLICIES.map((p) => p.name), metastableServers: Object.keys(METASTABLE_SERVERS) } : form);
+  try {
+    const config = parseMetastableConfig(scenario, 'form');
+    const seeds = config.seeds!;
+    const setup = config.settings.setup;
+    const combinations = report ? metastableCombinations() : config.settings.combinations;
+    const perRun = setup.ratePerSecond * (setup.horizonMs / 1000) * (setup.trigger.kind === 'spike' ? setup.trigger.factor : 1);
+    const work = combinations.length * seeds.length * perRun;
+    if (work > PAGE_METASTABLE_MAX_REQUESTS) {
+      return {
+        ok: false,
+        error: { input: 'metastableSeeds', message: `combinations × seeds × new requests a run is ${work.toExponential(2).replace('e+', 'e')}; keep it ≤ 2e7 in the page, or use the CLI` },
+      };
+    }
+    const t = setup.trigger;
+    const d = METASTABLE_SETUP;
+    const viaFlags =
+      setup.ratePerSecond === d.ratePerSecond &&
+      setup.timeoutMs === d.timeoutMs &&
+      t.startMs === d.trigger.startMs &&
+      t.endMs === d.trigger.endMs &&
+      String(t.factor) === triggerFactorDefault(t.kind);
+    if (report && !viaFlags) {
+      return {
+        ok: false,
+        error: {
+          input: 'metastableTable',
+          message: 'the report’s table runs with the default trigger, rate and timeout, or the default spike (as metastable [--trigger spike]); to change them, cross the policies and servers you check',
+        },
+      };
+    }
+    if (report) return { ok: true, kind: 'metastable', run: { setup, combinations, seeds }, scenario: null, viaFlags };
+    const settings: MetastableSettings = viaFlags ? { setup, combinations, seeds } : { ...config.settings, seeds };
+    return { ok: true, kind: 'metastable', run: settings, scenario, viaFlags };
+  } catch (error) {
+    if (error instanceof ConfigError) return { ok: false, error: { input: METASTABLE_INPUT[error.field] ?? (error.field === 'seeds' ? 'metastableSeeds' : 'form'), message: error.detail } };
+    if (error instanceof UsageError) return { ok: false, error: { input: 'metastableSeeds', message: error.message.replace(/^form: /, '') } };
+    throw error;
+  }
+}
+
 /** Validates the form for its experiment. */
 export function validatePage(form: FormValues): PageFormResult {
   const kind = experimentKind(form.experiment);
   if (kind === 'budget') return validateBudgetForm(form);
   if (kind === 'layers') return validateLayersForm(form);
+  if (kind === 'hedging') return validateHedgingForm(form);
+  if (kind === 'contention') return validateContentionForm(form);
+  if (kind === 'metastable') return validateMetastableForm(form);
   const r = validateForm(form);
   return r.ok ? { ...r, kind: 'herd' } : r;
 }

@@ -6,6 +6,12 @@ export function pageHtml(): string {
         <input name="${name}" value="${value}" autocomplete="off" spellcheck="false">
         <span class="error" role="alert" data-error-for="${name}"></span>
       </label>`;
+  const checks = (name: string, container: string, label: string, hint: string) => `
+      <div class="field" data-input="${name}" role="group" aria-label="${label}">
+        <span class="label">${label} <small>${hint}</small></span>
+        <div id="${container}"></div>
+        <span class="error" role="alert" data-error-for="${name}"></span>
+      </div>`;
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -95,6 +101,41 @@ export function pageHtml(): string {
     <fieldset data-group="herd budget">
       ${field('seeds', 'seeds', 'e.g. 0-19 or 1,5,9')}
     </fieldset>
+    <fieldset data-group="hedging" hidden>
+      <legend>Hedging: 10 replicas with a latency tail, Poisson load</legend>
+      ${checks('hedgingPolicies', 'hedging-policies', 'clients', 'one line per load each')}
+      ${field('loads', 'offered loads', '% of capacity, e.g. 10,50,90 (--loads)')}
+      ${field('delayMs', 'hedge delay', 'ms, the fixed delay (--delay)')}
+      ${field('percentile', 'percentile', 'the p95 policy’s percentile (--percentile)')}
+      ${field('budgetRatio', 'budget ratio', 'retryRatioBudget: hedges per request, 0–1 (--budget-ratio)')}
+      ${field('hedgeAttempts', 'attempts per call', 'the first included, 1–10 (--max-attempts)')}
+      ${field('durationS', 'duration', 's of arrivals per run, 3–600 (--duration)')}
+      ${field('hedgingSeeds', 'seeds', 'e.g. 0-2 or 1,5,9')}
+    </fieldset>
+    <fieldset data-group="contention" hidden>
+      <legend>Contention: N clients update one row under optimistic concurrency</legend>
+      ${checks('contentionStrategies', 'contention-strategies', 'strategies', 'one line each in the charts')}
+      ${field('contentionClients', 'clients', 'counts, comma-separated, 1–1000 (--clients)')}
+      ${field('contentionSeeds', 'seeds', 'run r draws from random.Random(r); e.g. 0-99')}
+    </fieldset>
+    <fieldset data-group="metastable" hidden>
+      <legend>Metastable queue: 50 workers, clients that time out and retry</legend>
+      <label class="field" data-input="metastableTable"><span class="label">combinations <small>client policy × server</small></span><select name="metastableTable"></select>
+        <span class="error" role="alert" data-error-for="metastableTable"></span></label>
+      <p class="note" id="metastable-report-note">The report’s table: every client policy (no retry, plain retries, each budget) against a FIFO server, then 3 plain retries against LIFO, dropping expired requests and shedding.</p>
+      <div id="metastable-cross" hidden>
+      ${checks('metastablePolicies', 'metastable-policies', 'client policies', 'each on every server checked')}
+      ${checks('metastableServers', 'metastable-servers', 'servers', 'FIFO queue, or a protection')}
+      </div>
+      <label class="field" data-input="triggerKind"><span class="label">trigger <small>trigger.kind</small></span><select name="triggerKind"></select>
+        <span class="error" role="alert" data-error-for="triggerKind"></span></label>
+      ${field('triggerStartS', 'trigger from', 's (trigger.startMs ÷ 1000)')}
+      ${field('triggerEndS', 'trigger until', 's; 3 s before the run’s end at most (trigger.endMs ÷ 1000)')}
+      ${field('triggerFactor', 'trigger factor', 'capacity: speed, 0–1; spike: rate ×, ≥ 1 (trigger.factor)')}
+      ${field('metastableRate', 'new requests per second', 'Poisson, open loop (ratePerSecond)')}
+      ${field('timeoutS', 'client timeout', 's per attempt (timeoutMs ÷ 1000)')}
+      ${field('metastableSeeds', 'seeds', 'e.g. 0-19 or 1,5,9')}
+    </fieldset>
     <span class="error" role="alert" data-error-for="form"></span>
     <div class="buttons"><button type="submit" id="run">Run</button><button type="button" id="cancel" disabled>Cancel</button></div>
   </form>
@@ -122,6 +163,20 @@ export function pageHtml(): string {
       <div data-results="layers" hidden>
         <h2>Calls reaching each service</h2>
         <div id="chart-layers" class="chart"></div>
+      </div>
+      <div data-results="hedging" hidden>
+        <h2>Latency and attempts per call against offered load (means over the seeds)</h2>
+        <div id="chart-hedging" class="chart"></div>
+      </div>
+      <div data-results="contention" hidden>
+        <h2>Mean time and mean calls against the number of clients</h2>
+        <div id="chart-contention" class="chart"></div>
+      </div>
+      <div data-results="metastable" hidden>
+        <h2>Offered load, goodput and wasted work per second, seed <span id="metastable-seed"></span> (the trigger shaded, new requests dashed)</h2>
+        <div id="chart-metastable" class="chart"></div>
+        <h2>Queue length at the end of each second (symmetric-log scale)</h2>
+        <div id="chart-queue" class="chart"></div>
       </div>
     </div>
   </section>

@@ -1,15 +1,33 @@
 // The lab page: a form, a Web Worker running the library's engine, and the report's own charts.
-import { BACKOFF_KINDS, BUDGET_POLICIES, HERD_STRATEGIES, herdRow, type HerdStrategy } from 'herdless/sim';
+import { BACKOFF_KINDS, BUDGET_POLICIES, CONTENTION_STRATEGIES, HEDGING_LOADS, HEDGING_POLICIES, HEDGING_SETTINGS, HERD_STRATEGIES, METASTABLE_POLICIES, METASTABLE_SERVERS, herdRow, type HerdStrategy } from 'herdless/sim';
 import { parse, View } from 'vega';
 import { expressionInterpreter } from 'vega-interpreter';
 import { compile, type TopLevelSpec } from 'vega-lite';
-import { seedRows } from '../charts/series.js';
-import { arrivalsSpec, layersSpec, perSecondSpec, perSeedSpec, tokensSpec } from '../charts/specs.js';
+import { rowsToCsv, seedRows } from '../charts/series.js';
+import { hedgingSpec } from '../charts/hedging.js';
+import { arrivalsSpec, contentionSpec, layersSpec, metastableSpec, perSecondSpec, perSeedSpec, queueSpec, tokensSpec } from '../charts/specs.js';
 import { budgetCsv, budgetJson, budgetTable, budgetTitle, type BudgetResult } from '../experiments/budget.js';
 import { describeRun, herdCsv, herdJson, herdTable, seedText, type HerdResult, type HerdRun } from '../experiments/herd.js';
+import { CONTENTION_DEFAULTS, contentionCsv, contentionJson, contentionPoints, contentionTable, contentionTitle, type ContentionResult, type ContentionSettings } from '../experiments/contention.js';
+import { DEFAULT_HEDGING_RUN, hedgingCsv, hedgingJson, hedgingPoints, hedgingTable, hedgingTitle, type HedgingResult, type HedgingRun } from '../experiments/hedging.js';
 import { layersCsv, layersJson, layersTable, layersTitle } from '../experiments/layers.js';
-import { defaultForm, experimentKind, kindDefaults, PAGE_EXPERIMENTS, strategyFields, validatePage, type BudgetPageRun, type FormError, type FormValues, type LayersPageRun, type PageFormResult } from './form.js';
-import type { BudgetDone, DoneMessage, HerdDone, LayersDone, RunRequest, WorkerMessage } from './protocol.js';
+import { combinationName, metastableCsv, metastableFigurePoints, metastableJson, metastableTable, metastableTitle, type MetastableResult, type MetastableSettings } from '../experiments/metastable.js';
+import {
+  defaultForm,
+  experimentKind,
+  kindDefaults,
+  PAGE_EXPERIMENTS,
+  strategyFields,
+  triggerFactorDefault,
+  validatePage,
+  type BudgetPageRun,
+  type FormError,
+  type FormValues,
+  type LayersPageRun,
+  type PageExperiment,
+  type PageFormResult,
+} from './form.js';
+import type { BudgetDone, ContentionDone, DoneMessage, HedgingDone, HerdDone, LayersDone, MetastableDone, RunRequest, WorkerMessage } from './protocol.js';
 
 const $ = <T extends Element>(selector: string): T => {
   const el = document.querySelector<T>(selector);
@@ -31,18 +49,40 @@ function options(select: HTMLSelectElement, items: readonly { value: string; lab
 options(input('experiment') as HTMLSelectElement, PAGE_EXPERIMENTS.map((x) => ({ value: x.id, label: x.title })));
 options(input('strategy') as HTMLSelectElement, [...HERD_STRATEGIES.map((s) => ({ value: s, label: s })), { value: 'custom', label: 'custom (edit the backoff below)' }]);
 options(input('kind') as HTMLSelectElement, BACKOFF_KINDS.map((k) => ({ value: k, label: k })));
-$<HTMLElement>('#budget-policies').replaceChildren(
-  ...BUDGET_POLICIES.map((name) => {
-    const label = document.createElement('label');
-    label.className = 'check';
-    const box = document.createElement('input');
-    box.type = 'checkbox';
-    box.name = 'budgetPolicies';
-    box.value = name;
-    label.append(box, ` ${name}`);
-    return label;
-  }),
-);
+options(input('metastableTable') as HTMLSelectElement, [
+  { value: 'report', label: 'the report’s table' },
+  { value: 'cross', label: 'each policy checked on each server checked' },
+]);
+options(input('triggerKind') as HTMLSelectElement, [
+  { value: 'capacity', label: 'capacity: the server slowed down' },
+  { value: 'spike', label: 'spike: more new requests' },
+]);
+
+/** The page's groups of checkboxes: the form value each fills, its container, and its choices. */
+const CHECK_GROUPS = [
+  ['budgetPolicies', '#budget-policies', BUDGET_POLICIES],
+  ['hedgingPolicies', '#hedging-policies', HEDGING_POLICIES],
+  ['contentionStrategies', '#contention-strategies', CONTENTION_STRATEGIES],
+  ['metastablePolicies', '#metastable-policies', METASTABLE_POLICIES.map((p) => p.name)],
+  ['metastableServers', '#metastable-servers', Object.keys(METASTABLE_SERVERS)],
+] as const;
+
+for (const [name, container, choices] of CHECK_GROUPS) {
+  $<HTMLElement>(container).replaceChildren(
+    ...choices.map((choice) => {
+      const label = document.createElement('label');
+      label.className = 'check';
+      const box = document.createElement('input');
+      box.type = 'checkbox';
+      box.name = name;
+      box.value = choice;
+      label.append(box, ` ${choice}`);
+      return label;
+    }),
+  );
+}
+
+const checkedValues = (name: string): string[] => [...form.querySelectorAll<HTMLInputElement>(`input[name=${name}]:checked`)].map((b) => b.value);
 
 /** Shows the backoff options of the form's kind as inputs. */
 function renderParams(values: FormValues): void {
@@ -66,17 +106,52 @@ function renderParams(values: FormValues): void {
   );
 }
 
-const TEXT_INPUTS = ['experiment', 'strategy', 'kind', 'maxAttempts', 'clients', 'capacity', 'crashLimit', 'spreadMs', 'seeds', 'outageStartS', 'outageEndS', 'ratePerSecond', 'depth', 'attempts'] as const;
+const TEXT_INPUTS = [
+  'experiment',
+  'strategy',
+  'kind',
+  'maxAttempts',
+  'clients',
+  'capacity',
+  'crashLimit',
+  'spreadMs',
+  'seeds',
+  'outageStartS',
+  'outageEndS',
+  'ratePerSecond',
+  'depth',
+  'attempts',
+  'loads',
+  'hedgeAttempts',
+  'delayMs',
+  'percentile',
+  'budgetRatio',
+  'durationS',
+  'hedgingSeeds',
+  'contentionClients',
+  'contentionSeeds',
+  'metastableTable',
+  'triggerKind',
+  'triggerStartS',
+  'triggerEndS',
+  'triggerFactor',
+  'metastableRate',
+  'timeoutS',
+  'metastableSeeds',
+] as const;
 
-/** Shows the inputs of the chosen experiment only. */
+/** Shows the inputs of the chosen experiment only (and the metastable checkboxes only for a cross of them). */
 function showGroups(experiment: string): void {
   const kind = experimentKind(experiment);
   for (const el of form.querySelectorAll<HTMLElement>('[data-group]')) el.hidden = !el.dataset.group!.split(' ').includes(kind);
+  const cross = input('metastableTable').value === 'cross';
+  $<HTMLElement>('#metastable-cross').hidden = !cross;
+  $<HTMLElement>('#metastable-report-note').hidden = cross;
 }
 
 function writeForm(values: FormValues): void {
   for (const key of TEXT_INPUTS) input(key).value = values[key];
-  for (const box of form.querySelectorAll<HTMLInputElement>('input[name=budgetPolicies]')) box.checked = values.budgetPolicies.includes(box.value);
+  for (const [name] of CHECK_GROUPS) for (const box of form.querySelectorAll<HTMLInputElement>(`input[name=${name}]`)) box.checked = values[name].includes(box.value);
   renderParams(values);
   showGroups(values.experiment);
 }
@@ -84,25 +159,9 @@ function writeForm(values: FormValues): void {
 function readForm(): FormValues {
   const params: Record<string, string> = {};
   for (const el of form.querySelectorAll<HTMLInputElement>('#params input')) params[el.name.slice('param:'.length)] = el.value;
-  const v = (name: (typeof TEXT_INPUTS)[number]): string => input(name).value;
-  return {
-    experiment: v('experiment'),
-    strategy: v('strategy'),
-    kind: v('kind'),
-    params,
-    maxAttempts: v('maxAttempts'),
-    clients: v('clients'),
-    capacity: v('capacity'),
-    crashLimit: v('crashLimit'),
-    spreadMs: v('spreadMs'),
-    seeds: v('seeds'),
-    budgetPolicies: [...form.querySelectorAll<HTMLInputElement>('input[name=budgetPolicies]:checked')].map((b) => b.value),
-    outageStartS: v('outageStartS'),
-    outageEndS: v('outageEndS'),
-    ratePerSecond: v('ratePerSecond'),
-    depth: v('depth'),
-    attempts: v('attempts'),
-  };
+  const text = Object.fromEntries(TEXT_INPUTS.map((name) => [name, input(name).value])) as Record<(typeof TEXT_INPUTS)[number], string>;
+  const boxes = Object.fromEntries(CHECK_GROUPS.map(([name]) => [name, checkedValues(name)])) as Record<(typeof CHECK_GROUPS)[number][0], string[]>;
+  return { ...text, ...boxes, params };
 }
 
 /** Puts the message beside its input and highlights that input (`.invalid`, `aria-invalid`). */
@@ -261,8 +320,8 @@ function start(): void {
       const share = (msg.done + msg.fraction) / msg.total;
       progress.value = share;
       document.body.dataset.progress = share.toFixed(3);
-      lastProgress = `run ${msg.done + 1} of ${msg.total} (${msg.policy}, seed ${msg.seed})`;
-      status.textContent = `running ${lastProgress}: ${Math.round(msg.fraction * 100)}% of its simulated time`;
+      lastProgress = msg.step ?? `run ${msg.done + 1} of ${msg.total} (${msg.policy}, seed ${msg.seed})`;
+      status.textContent = msg.step === undefined ? `running ${lastProgress}: ${Math.round(msg.fraction * 100)}% of its simulated time` : `running ${lastProgress}`;
     } else if (msg.type === 'error') {
       busy = false;
       status.textContent = `the run failed: ${msg.message}`;
@@ -278,6 +337,9 @@ function start(): void {
 function request(id: number, checked: Extract<PageFormResult, { ok: true }>): RunRequest {
   if (checked.kind === 'herd') return { type: 'run', id, experiment: 'herd', run: checked.run };
   if (checked.kind === 'budget') return { type: 'run', id, experiment: 'budget', run: checked.run };
+  if (checked.kind === 'hedging') return { type: 'run', id, experiment: 'hedging', run: checked.run };
+  if (checked.kind === 'contention') return { type: 'run', id, experiment: 'contention', run: checked.run };
+  if (checked.kind === 'metastable') return { type: 'run', id, experiment: 'metastable', run: checked.run };
   return { type: 'run', id, experiment: 'layers', run: checked.run };
 }
 
@@ -290,7 +352,7 @@ function cancel(): void {
 }
 
 /** Shows only the result charts of `kind`. */
-function showResults(kind: 'herd' | 'budget' | 'layers'): void {
+function showResults(kind: PageExperiment): void {
   for (const el of document.querySelectorAll<HTMLElement>('[data-results]')) el.hidden = el.dataset.results !== kind;
 }
 
@@ -359,6 +421,91 @@ async function showLayers(run: LayersPageRun, msg: LayersDone, id: number): Prom
   return 2;
 }
 
+/** The CLI command that prints the same hedging table: the flags that differ from the defaults. */
+function hedgingCommand(run: HedgingRun): string {
+  const flags = [`--seeds ${seedText(run.seeds)}`];
+  const same = (a: readonly unknown[], b: readonly unknown[]): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
+  if (!same(run.loads, HEDGING_LOADS)) flags.push(`--loads ${run.loads.map((l) => Math.round(l * 1e6) / 1e4).join(',')}`);
+  if (!same(run.policies, HEDGING_POLICIES)) flags.push(`--policies "${run.policies.join(',')}"`);
+  const t = run.settings;
+  const d = HEDGING_SETTINGS;
+  if (t.maxAttempts !== d.maxAttempts) flags.push(`--max-attempts ${t.maxAttempts}`);
+  if (t.delayMs !== d.delayMs) flags.push(`--delay ${t.delayMs}`);
+  if (t.percentile !== d.percentile) flags.push(`--percentile ${t.percentile}`);
+  if (t.budgetRatio !== d.budgetRatio) flags.push(`--budget-ratio ${t.budgetRatio}`);
+  if (run.durationMs !== DEFAULT_HEDGING_RUN.durationMs) flags.push(`--duration ${run.durationMs / 1000}`);
+  return `npm run lab -- hedging ${flags.join(' ')}`;
+}
+
+async function showHedging(run: HedgingRun, msg: HedgingDone, id: number): Promise<number> {
+  const result: HedgingResult = { run, rows: msg.rows };
+  $<HTMLElement>('#table').textContent = `${hedgingTitle(run, seedText(run.seeds))}\n${hedgingTable(result)}`;
+  $<HTMLElement>('#cli').textContent = hedgingCommand(run);
+  $<HTMLElement>('#links').replaceChildren(
+    dataLink(JSON.stringify(hedgingJson(result)), 'application/json', 'hedging.json', 'JSON (as --format json)'),
+    dataLink(`${hedgingCsv(result)}\n`, 'text/csv', 'hedging.csv', 'CSV'),
+    dataLink(`${rowsToCsv(hedgingPoints(result))}\n`, 'text/csv', 'hedging-figure.csv', 'figure data (as --figure-data)'),
+  );
+  showResults('hedging');
+  await draw(id, '#chart-hedging', hedgingSpec(hedgingPoints(result), run.policies, { width: plotWidth('#chart-hedging', 640) }));
+  return msg.rows.length * run.seeds.length;
+}
+
+/** The CLI command that prints the same contention table. */
+function contentionCommand(run: ContentionSettings): string {
+  const flags = [`--seeds ${seedText(run.seeds)}`];
+  if (run.clients.join() !== CONTENTION_DEFAULTS.clients.join()) flags.push(`--clients ${run.clients.join(',')}`);
+  if (run.strategies.join() !== CONTENTION_STRATEGIES.join()) flags.push(`--strategies "${run.strategies.join(',')}"`);
+  return `npm run lab -- contention ${flags.join(' ')}`;
+}
+
+async function showContention(run: ContentionSettings, msg: ContentionDone, id: number): Promise<number> {
+  const result: ContentionResult = { settings: run, rows: msg.rows };
+  $<HTMLElement>('#table').textContent = `${contentionTitle(run.seeds)}\n${contentionTable(result)}`;
+  $<HTMLElement>('#cli').textContent = contentionCommand(run);
+  $<HTMLElement>('#links').replaceChildren(
+    dataLink(JSON.stringify(contentionJson(result)), 'application/json', 'contention.json', 'JSON (as --format json)'),
+    dataLink(`${contentionCsv(result)}\n`, 'text/csv', 'contention.csv', 'CSV'),
+  );
+  showResults('contention');
+  await draw(id, '#chart-contention', contentionSpec(contentionPoints(result), run.strategies, { width: plotWidth('#chart-contention', 900) }));
+  return msg.rows.length * run.seeds.length;
+}
+
+/** The CLI command that prints the same metastable table: flags for the default setup (or spike), the scenario file otherwise. */
+function metastableCommand(run: MetastableSettings, viaFlags: boolean, report: boolean): string {
+  const seeds = seedText(run.seeds);
+  if (!viaFlags) return `npm run lab -- metastable --config scenario.json --seeds ${seeds}`;
+  if (report) return `npm run lab -- metastable${run.setup.trigger.kind === 'spike' ? ' --trigger spike' : ''} --seeds ${seeds}`;
+  const policies = [...new Set(run.combinations.map((c) => c.policy.name))];
+  const servers = [...new Set(run.combinations.map((c) => c.server))];
+  const all = policies.length === METASTABLE_POLICIES.length;
+  const trigger = run.setup.trigger.kind === 'spike' ? ' --trigger spike' : '';
+  return `npm run lab -- metastable${all ? '' : ` --policies "${policies.join(',')}"`} --servers "${servers.join(',')}"${trigger} --seeds ${seeds}`;
+}
+
+async function showMetastable(run: MetastableSettings, scenario: object | null, viaFlags: boolean, msg: MetastableDone, id: number): Promise<number> {
+  const result: MetastableResult = { settings: run, rows: msg.rows };
+  $<HTMLElement>('#table').textContent = `${metastableTitle(run)}\n${metastableTable(result)}`;
+  $<HTMLElement>('#cli').textContent = metastableCommand(run, viaFlags, scenario === null);
+  $<HTMLElement>('#links').replaceChildren(
+    dataLink(JSON.stringify(metastableJson(result)), 'application/json', 'metastable.json', 'JSON (as --format json)'),
+    dataLink(`${metastableCsv(result)}\n`, 'text/csv', 'metastable.csv', 'CSV'),
+    dataLink(`${rowsToCsv(msg.trace)}\n`, 'text/csv', 'metastable-trace.csv', `figure data: seed ${run.seeds[0]} per second (as --trace ${run.seeds[0]})`),
+    // The report's table is no cross of policies and servers: no scenario file says it.
+    ...(scenario === null ? [] : [dataLink(`${JSON.stringify(scenario, null, 2)}\n`, 'application/json', 'scenario.json', 'scenario.json (for metastable --config)')]),
+  );
+  showResults('metastable');
+  const t = run.setup.trigger;
+  const trigger = { startS: t.startMs / 1000, endS: t.endMs / 1000 };
+  const combinations = run.combinations.map((c) => combinationName({ policy: c.policy.name, server: c.server }));
+  const points = metastableFigurePoints(msg.trace);
+  $<HTMLElement>('#metastable-seed').textContent = String(run.seeds[0]);
+  await draw(id, '#chart-metastable', metastableSpec(points.seconds, combinations, { trigger, width: plotWidth('#chart-metastable', 680) }));
+  await draw(id, '#chart-queue', queueSpec(points.queue, combinations, { trigger, width: plotWidth('#chart-queue', 560) }));
+  return msg.rows.length * run.seeds.length;
+}
+
 async function show(values: FormValues, checked: Extract<PageFormResult, { ok: true }>, msg: DoneMessage, ms: number, id: number): Promise<void> {
   // The results area now holds this experiment's results: shown before the charts are drawn, which
   // take their width from it.
@@ -368,6 +515,9 @@ async function show(values: FormValues, checked: Extract<PageFormResult, { ok: t
   if (checked.kind === 'herd' && msg.experiment === 'herd') runs = await showHerd(values, checked.run, checked.scenario, msg, id);
   else if (checked.kind === 'budget' && msg.experiment === 'budget') runs = await showBudget(values, checked.run, checked.scenario, msg, id);
   else if (checked.kind === 'layers' && msg.experiment === 'layers') runs = await showLayers(checked.run, msg, id);
+  else if (checked.kind === 'hedging' && msg.experiment === 'hedging') runs = await showHedging(checked.run, msg, id);
+  else if (checked.kind === 'contention' && msg.experiment === 'contention') runs = await showContention(checked.run, msg, id);
+  else if (checked.kind === 'metastable' && msg.experiment === 'metastable') runs = await showMetastable(checked.run, checked.scenario, checked.viaFlags, msg, id);
   else throw new Error(`lab page: a ${msg.experiment} result for a ${checked.kind} run`);
   if (id !== runId) return;
   progress.value = 1;
@@ -397,6 +547,11 @@ form.addEventListener('change', (event) => {
     const preset = PAGE_EXPERIMENTS.find((x) => x.id === values.experiment);
     if (preset && 'spreadMs' in preset) input('spreadMs').value = String(preset.spreadMs);
     showGroups(values.experiment);
+  } else if (target.name === 'metastableTable') {
+    showGroups(values.experiment);
+  } else if (target.name === 'triggerKind') {
+    // A capacity trigger's factor (0–1) is no spike's (≥ 1): the kind brings its own default.
+    input('triggerFactor').value = triggerFactorDefault(values.triggerKind);
   }
   markStale(true);
   schedule();

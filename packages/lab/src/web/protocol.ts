@@ -1,7 +1,10 @@
-import type { BudgetRow, LayersRow, RunResult } from 'herdless/sim';
+import type { BudgetRow, ContentionRow, HedgingRow, LayersRow, MetastableRow, RunResult } from 'herdless/sim';
 import type { ArrivalBin } from '../charts/series.js';
 import type { PerSecondPoint, TokenPoint } from '../charts/specs.js';
+import type { ContentionSettings } from '../experiments/contention.js';
+import type { HedgingRun } from '../experiments/hedging.js';
 import type { HerdRun } from '../experiments/herd.js';
+import type { MetastableSecond, MetastableSettings } from '../experiments/metastable.js';
 import type { BudgetPageRun, LayersPageRun } from './form.js';
 
 /*
@@ -14,7 +17,10 @@ import type { BudgetPageRun, LayersPageRun } from './form.js';
 export type RunRequest =
   | { type: 'run'; id: number; experiment: 'herd'; run: Omit<HerdRun, 'workers'> }
   | { type: 'run'; id: number; experiment: 'budget'; run: BudgetPageRun }
-  | { type: 'run'; id: number; experiment: 'layers'; run: LayersPageRun };
+  | { type: 'run'; id: number; experiment: 'layers'; run: LayersPageRun }
+  | { type: 'run'; id: number; experiment: 'hedging'; run: HedgingRun }
+  | { type: 'run'; id: number; experiment: 'contention'; run: ContentionSettings }
+  | { type: 'run'; id: number; experiment: 'metastable'; run: MetastableSettings };
 
 /** Worker → page, while a run goes: `done` of `total` runs finished, and how far the current one is. */
 export interface ProgressMessage {
@@ -26,6 +32,12 @@ export interface ProgressMessage {
   policy: string;
   seed: number;
   fraction: number;
+  /**
+   * The step under way in words, for the experiments whose runs are too short to report within
+   * (hedging: a run; contention: a cell of seeds; metastable: a combination over its seeds). When
+   * given, the status shows it instead of the policy, seed and fraction.
+   */
+  step?: string;
 }
 
 /** Worker → page, herd: every run (in policy, then seed order) and the first seed's arrivals per 100 ms. */
@@ -55,7 +67,32 @@ export interface LayersDone {
   rows: LayersRow[];
 }
 
-export type DoneMessage = HerdDone | BudgetDone | LayersDone;
+/** Worker → page, hedging: one row per (load, policy). */
+export interface HedgingDone {
+  type: 'done';
+  id: number;
+  experiment: 'hedging';
+  rows: HedgingRow[];
+}
+
+/** Worker → page, contention: one row per (clients, strategy). */
+export interface ContentionDone {
+  type: 'done';
+  id: number;
+  experiment: 'contention';
+  rows: ContentionRow[];
+}
+
+/** Worker → page, metastable: one row per combination, and the first seed's per-second series of each (the figures). */
+export interface MetastableDone {
+  type: 'done';
+  id: number;
+  experiment: 'metastable';
+  rows: MetastableRow[];
+  trace: MetastableSecond[];
+}
+
+export type DoneMessage = HerdDone | BudgetDone | LayersDone | HedgingDone | ContentionDone | MetastableDone;
 
 /** Worker → page: the run failed (a bug, or an option the form did not catch). */
 export interface ErrorMessage {

@@ -1,6 +1,10 @@
 // The lab page's Web Worker: runs the library's own engine (herdless/sim) off the page's thread.
 import { budgetMetrics, budgetTrace, runLayers, runScenario, scenarioFromSpec, type BudgetMetrics, type RunResult, type ScenarioSpec } from 'herdless/sim';
 import { budgetRowOf } from '../experiments/budget.js';
+import { runContentionExperiment, type ContentionSettings } from '../experiments/contention.js';
+import { runHedgingExperiment, type HedgingRun } from '../experiments/hedging.js';
+import { combinationName, metastableTrace, runMetastableExperiment, type MetastableSettings } from '../experiments/metastable.js';
+import { seedText } from '../seeds.js';
 import { arrivalBins, type ArrivalBin } from '../charts/series.js';
 import type { PerSecondPoint, TokenPoint } from '../charts/specs.js';
 import type { BudgetPageRun } from './form.js';
@@ -74,6 +78,44 @@ function budget(id: number, run: BudgetPageRun): DoneMessage {
   return { type: 'done', id, experiment: 'budget', rows, perSecond, tokens };
 }
 
+/** Progress as step `done` of `total` starts, described in words (`run 4 of 150: …`). */
+function step(id: number, done: number, total: number, what: string): void {
+  scope.postMessage({ type: 'progress', id, done, total, policy: '', seed: 0, fraction: 0, step: what });
+}
+
+/** Hedging: the lab's own loop over loads, policies and seeds, reporting each run as it starts. */
+function hedging(id: number, run: HedgingRun): DoneMessage {
+  const [p, n] = [run.policies.length, run.seeds.length];
+  const total = run.loads.length * p * n;
+  const what = (k: number): string => `run ${k + 1} of ${total}: ${run.policies[Math.floor(k / n) % p]} at ${Math.round(run.loads[Math.floor(k / (n * p))]! * 100)}% load, seed ${run.seeds[k % n]}`;
+  let done = 0;
+  step(id, 0, total, what(0));
+  const { rows } = runHedgingExperiment(run, () => {
+    if (++done < total) step(id, done, total, what(done));
+  });
+  return { type: 'done', id, experiment: 'hedging', rows };
+}
+
+/** Contention: the table cell by cell (each cell's runs are seeded alone, so the rows are the whole table's). */
+function contention(id: number, run: ContentionSettings): DoneMessage {
+  const cells = run.clients.flatMap((clients) => run.strategies.map((strategy) => ({ clients, strategy })));
+  const rows = cells.flatMap(({ clients, strategy }, i) => {
+    step(id, i, cells.length, `cell ${i + 1} of ${cells.length}: ${strategy}, ${clients} clients, seeds ${seedText(run.seeds)}`);
+    return runContentionExperiment({ strategies: [strategy], clients: [clients], seeds: run.seeds }).rows;
+  });
+  return { type: 'done', id, experiment: 'contention', rows };
+}
+
+/** Metastable: combination by combination, each over the seeds, then the first seed's trace of each for the figures. */
+function metastable(id: number, run: MetastableSettings): DoneMessage {
+  const total = run.combinations.length;
+  const rows = run.combinations.map((c, i) => {
+    step(id, i, total, `combination ${i + 1} of ${total}: ${combinationName({ policy: c.policy.name, server: c.server })}, seeds ${seedText(run.seeds)}`);
+    return runMetastableExperiment({ ...run, combinations: [c] }).rows[0]!;
+  });
+  return { type: 'done', id, experiment: 'metastable', rows, trace: metastableTrace(run, run.seeds[0]!) };
+}
+
 scope.onmessage = (event) => {
   const request = event.data;
   const { id } = request;
@@ -81,6 +123,9 @@ scope.onmessage = (event) => {
     try {
       if (request.experiment === 'herd') scope.postMessage(herd(id, request.run));
       else if (request.experiment === 'budget') scope.postMessage(budget(id, request.run));
+      else if (request.experiment === 'hedging') scope.postMessage(hedging(id, request.run));
+      else if (request.experiment === 'contention') scope.postMessage(contention(id, request.run));
+      else if (request.experiment === 'metastable') scope.postMessage(metastable(id, request.run));
       else scope.postMessage({ type: 'done', id, experiment: 'layers', rows: await runLayers({ depth: request.run.depth, attempts: request.run.attempts }) });
     } catch (error) {
       scope.postMessage({ type: 'error', id, message: error instanceof Error ? error.message : String(error) });

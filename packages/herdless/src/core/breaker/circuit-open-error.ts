@@ -8,8 +8,10 @@ export const CIRCUIT_OPEN = 'ERR_HERDLESS_CIRCUIT_OPEN';
  * A circuit breaker refused a call: it is open, or half-open with every trial permit taken. The
  * operation was not run, so nothing was sent and nothing was counted.
  *
- * - `retryAfterMs`: how long until the breaker admits its next trial call, in ms (≥ 0). While open it
- *   is exact (`nextTrialAt − now`). While half-open the next trial depends on the trials in flight
+ * - `retryAfterMs`: how long until the breaker admits its next trial call, in whole ms (≥ 0), rounded
+ *   up: a clock with fractions of a millisecond (`performance.now()`) never shows through, and a
+ *   caller that waits `retryAfterMs` never arrives while the breaker is still open. While open it is
+ *   `nextTrialAt − now`, rounded up. While half-open the next trial depends on the trials in flight
  *   (0 if they succeed, a new open period if one fails), so it reports the open duration last used:
  *   the conservative estimate.
  * - `state`: `'open'` or `'half-open'` at the moment of the refusal.
@@ -37,7 +39,7 @@ export const CIRCUIT_OPEN = 'ERR_HERDLESS_CIRCUIT_OPEN';
  * ```
  */
 export class CircuitOpenError extends HerdlessError {
-  /** Milliseconds until the next trial call may be admitted (an estimate while half-open). */
+  /** Whole milliseconds (rounded up) until the next trial call may be admitted (an estimate while half-open); `Infinity` while isolated. */
   readonly retryAfterMs: number;
   /** The breaker's state when it refused the call. */
   readonly state: 'open' | 'half-open';
@@ -59,7 +61,8 @@ export class CircuitOpenError extends HerdlessError {
     );
     this.name = 'CircuitOpenError';
     this.state = state;
-    this.retryAfterMs = retryAfterMs;
+    // Rounded here too, for an error made from a machine's rejection by other code (or another copy).
+    this.retryAfterMs = Math.ceil(retryAfterMs);
     this.isolated = isolated;
     markDoNotRetry(this);
   }

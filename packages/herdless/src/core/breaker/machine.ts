@@ -36,8 +36,10 @@ export interface BreakerRejection {
   /** The state that refused. */
   readonly state: 'open' | 'half-open';
   /**
-   * Ms until the next trial may be admitted; while half-open, the last open duration as an
-   * estimate; `Infinity` while isolated (no trial until someone releases the isolation).
+   * Ms until the next trial may be admitted, a whole number rounded up (the clock's fractions of a
+   * millisecond are never reported, and waiting this long never arrives early); while half-open, the
+   * last open duration (rounded up) as an estimate; `Infinity` while isolated (no trial until someone
+   * releases the isolation).
    */
   readonly retryAfterMs: number;
   /** True when the breaker refused because it is isolated (`isolate()`), not because of failures. */
@@ -151,7 +153,8 @@ export class CircuitBreakerMachine {
     if (this.#state === 'half-open') this.#expireTrials(now);
     if (this.#state === 'open') {
       if (this.#isolations > 0) return { kind: 'rejection', state: 'open', retryAfterMs: Infinity, isolated: true };
-      if (now < this.#nextTrialAt) return { kind: 'rejection', state: 'open', retryAfterMs: this.#nextTrialAt - now, isolated: false };
+      // Whole ms, rounded up: a caller that waits retryAfterMs finds the breaker half-open, never still open.
+      if (now < this.#nextTrialAt) return { kind: 'rejection', state: 'open', retryAfterMs: Math.ceil(this.#nextTrialAt - now), isolated: false };
       this.#halfOpen(now, false);
       // A listener may have acquired or released in between: decide on the state as it is now.
       return this.acquire(now);
@@ -163,7 +166,7 @@ export class CircuitBreakerMachine {
       this.#trials.push(permit);
       return permit;
     }
-    return { kind: 'rejection', state: 'half-open', retryAfterMs: this.#openDurationMs, isolated: false };
+    return { kind: 'rejection', state: 'half-open', retryAfterMs: Math.ceil(this.#openDurationMs), isolated: false };
   }
 
   /**
@@ -299,7 +302,8 @@ export class CircuitBreakerMachine {
     } as const;
     if (state === 'closed' || isolated) return base;
     if (state === 'half-open') return { ...base, openDurationMs: this.#openDurationMs };
-    return { ...base, openDurationMs: this.#openDurationMs, remainingOpenMs: this.#nextTrialAt - now };
+    // remainingOpenMs in whole ms, rounded up: a restored breaker never half-opens before the original would.
+    return { ...base, openDurationMs: this.#openDurationMs, remainingOpenMs: Math.ceil(this.#nextTrialAt - now) };
   }
 
   /**

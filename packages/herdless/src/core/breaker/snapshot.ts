@@ -49,7 +49,10 @@ export interface BreakerSnapshot {
   readonly openings: number;
   /** The duration of the last opening, in ms (open and half-open only, not while isolated). */
   readonly openDurationMs?: number;
-  /** Open only (not isolated): ms from `takenAt` until the first trial call may be admitted. */
+  /**
+   * Open only (not isolated): ms from `takenAt` until the first trial call may be admitted, a whole
+   * number rounded up (a restored breaker never half-opens before the original would).
+   */
   readonly remainingOpenMs?: number;
   /** Trial calls in flight (0 unless half-open). Calls belong to their process: never restored. */
   readonly halfOpenInFlight: number;

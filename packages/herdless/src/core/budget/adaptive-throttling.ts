@@ -87,16 +87,26 @@ export interface AdaptiveThrottlingOptions {
    */
   buckets?: number | undefined;
   /**
-   * The smallest probability with which a *first try* is sent, whatever the ratio: first tries
-   * are rejected with probability at most `1 − firstTryFloor`, retries with the full probability.
-   * It keeps a trickle of new work reaching a backend that refused everything for a while, so the
-   * client sees the recovery sooner. Default 0 (the book's rule exactly). Range [0, 1].
+   * The most a *first try* is rejected with, whatever the ratio (Envoy admission control's
+   * `max_rejection_probability`, failsafe-go's `maxRejectionRate`): first tries are rejected with
+   * probability `min(rule, maxRejectionProbability)`, retries with the rule's full probability (a
+   * retry is extra load by definition, and has its budget; the cap exists to keep probing the
+   * backend, which first tries do). It bounds how long full traffic takes to return once a backend
+   * that refused everything for a window or more recovers: about
+   * `windowMs / k × (1 + ln(1 / (1 − maxRejectionProbability)))` — within one window for
+   * `maxRejectionProbability ≤ 1 − e^(1 − k)` (0.63 with K = 2); with 1 (the book's rule exactly)
+   * it waits for a stray first try to get through and can take many windows. The price: while the
+   * backend refuses everything, `1 − maxRejectionProbability` of the first tries still reach it.
+   * The cap binds only while the backend serves less than `(1 − maxRejectionProbability) / k` of
+   * what is asked. Default 0.5: full traffic back within 0.78–0.87 windows (a 10 s window,
+   * seeds 0–19), where Envoy's 0.8 takes 1.27–1.47 windows and failsafe-go's 0.9 1.50–1.94.
+   * Range [0, 1].
    */
-  firstTryFloor?: number | undefined;
+  maxRejectionProbability?: number | undefined;
 }
 
 /** Adaptive throttling described as data (lab config files, the lab page, `toJSON()`): see {@link throttleFromSpec}. */
-export type ThrottleSpec = { kind: 'adaptive throttling'; k: number; windowMs: number; buckets: number; firstTryFloor: number };
+export type ThrottleSpec = { kind: 'adaptive throttling'; k: number; windowMs: number; buckets: number; maxRejectionProbability: number };
 
 /** The SRE book's client-side adaptive throttling, with its window's counts readable for charts and tests. */
 export interface AdaptiveThrottling extends AttemptThrottle {
@@ -107,8 +117,8 @@ export interface AdaptiveThrottling extends AttemptThrottle {
   readonly windowMs: number;
   /** The ring's bucket count. */
   readonly buckets: number;
-  /** The first tries' floor: see {@link AdaptiveThrottlingOptions.firstTryFloor}. */
-  readonly firstTryFloor: number;
+  /** The cap on a first try's rejection probability: see {@link AdaptiveThrottlingOptions.maxRejectionProbability}. */
+  readonly maxRejectionProbability: number;
   /** Requests (every attempt asked about, rejected ones included) in the window ending at `now` (moves the window). */
   requestsInWindow(now: number): number;
   /** Accepts in the window ending at `now` (moves the window). */
@@ -127,7 +137,7 @@ class Adaptive implements AdaptiveThrottling {
     readonly k: number,
     readonly windowMs: number,
     readonly buckets: number,
-    readonly firstTryFloor: number,
+    readonly maxRejectionProbability: number,
   ) {
     this.window = new SlidingCounts(windowMs / buckets, buckets);
   }
@@ -137,7 +147,7 @@ class Adaptive implements AdaptiveThrottling {
     // The book's rule, over the requests and accepts before this one; the request then counts
     // whatever the answer — a locally rejected request is still one the application wanted to send.
     let p = (w.sumA - this.k * w.sumB) / (w.sumA + 1);
-    if (!isRetry && p > 1 - this.firstTryFloor) p = 1 - this.firstTryFloor;
+    if (!isRetry && p > this.maxRejectionProbability) p = this.maxRejectionProbability;
     w.add(1, 0);
     // No draw while nothing is refused: a healthy client's rng sequence is left as it was.
     return p <= 0 || rng.random() >= p;
@@ -161,11 +171,11 @@ class Adaptive implements AdaptiveThrottling {
     return Math.max(0, (w.sumA - this.k * w.sumB) / (w.sumA + 1));
   }
   toJSON(): ThrottleSpec {
-    return { kind: 'adaptive throttling', k: this.k, windowMs: this.windowMs, buckets: this.buckets, firstTryFloor: this.firstTryFloor };
+    return { kind: 'adaptive throttling', k: this.k, windowMs: this.windowMs, buckets: this.buckets, maxRejectionProbability: this.maxRejectionProbability };
   }
 }
 
-const OPTION_KEYS = ['k', 'windowMs', 'buckets', 'firstTryFloor'] as const;
+const OPTION_KEYS = ['k', 'windowMs', 'buckets', 'maxRejectionProbability'] as const;
 
 /**
  * Client-side adaptive throttling (Google SRE book, "Handling Overload"): over a sliding window
@@ -174,7 +184,8 @@ const OPTION_KEYS = ['k', 'windowMs', 'buckets', 'firstTryFloor'] as const;
  *
  *     max(0, (requests − K × accepts) / (requests + 1))
  *
- * — first tries included (down to `firstTryFloor`). While the backend accepts more than 1/K of the
+ * — first tries included (at most `maxRejectionProbability`, 0.5 by default, so that the client
+ * keeps probing a backend that refuses everything and full traffic returns within a window). While the backend accepts more than 1/K of the
  * requests nothing is refused; past that, what reaches the backend settles at about K × its
  * accepts, and the client resumes by itself as accepts come back. Envoy's admission control and
  * failsafe-go's adaptive throttler implement the same rule.
@@ -184,7 +195,7 @@ const OPTION_KEYS = ['k', 'windowMs', 'buckets', 'firstTryFloor'] as const;
  * two methods. Its memory is a fixed ring of `buckets` buckets, whatever the traffic.
  *
  * @throws InvalidOptionError naming the field: `k` < 1 or not finite, `windowMs` ≤ 0 or not
- *   finite, `buckets` not an integer in [1, 10 000], `firstTryFloor` outside [0, 1], an unknown field.
+ *   finite, `buckets` not an integer in [1, 10 000], `maxRejectionProbability` outside [0, 1], an unknown field.
  * @example
  * ```ts
  * const throttle = adaptiveThrottling({ k: 2 });
@@ -198,8 +209,8 @@ export function adaptiveThrottling(options?: AdaptiveThrottlingOptions): Adaptiv
   const k = numberOption(owner, 'k', o.k, 2, { min: 1 });
   const windowMs = numberOption(owner, 'windowMs', o.windowMs, 120_000, { min: 0, minExclusive: true });
   const buckets = numberOption(owner, 'buckets', o.buckets, 120, { min: 1, max: 10_000, integer: true });
-  const floor = numberOption(owner, 'firstTryFloor', o.firstTryFloor, 0, { min: 0, max: 1 });
-  return new Adaptive(k, windowMs, buckets, floor);
+  const cap = numberOption(owner, 'maxRejectionProbability', o.maxRejectionProbability, 0.5, { min: 0, max: 1 });
+  return new Adaptive(k, windowMs, buckets, cap);
 }
 
 /**

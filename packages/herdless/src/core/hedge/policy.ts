@@ -5,7 +5,7 @@ import { InvalidOptionError } from '../errors.js';
 import type { GiveUpReason } from '../retry/errors.js';
 import { budgetOption, ignoreHintsOption, maxRetryAfterOption, retryableOption } from '../retry/policy.js';
 import { DEFAULT_MAX_RETRY_AFTER_MS } from '../retry/policy.js';
-import { numberOption } from '../validate.js';
+import { numberOption, unknownOption } from '../validate.js';
 import { isLatencyPercentile, type LatencyPercentile } from './latency.js';
 
 /** The most attempts a hedged call may make, the first included. gRFC A6 caps a service config's at 5; a library caller may ask for up to this. */
@@ -112,7 +112,7 @@ export function parseHedgePolicy(options: HedgePolicyOptions, owner = 'hedge'): 
   for (const key in options) {
     const value: unknown = (options as unknown as Record<string, unknown>)[key];
     if (!readHedgePolicyOption(owner, draft, key, value)) {
-      throw new InvalidOptionError(owner, key, value, `is not a hedging option (options: ${HEDGE_POLICY_KEYS.join(', ')})`);
+      throw new InvalidOptionError(owner, key, value, unknownOption('a hedging option', key, HEDGE_POLICY_KEYS));
     }
   }
   if (!('delayMs' in options)) delayOption(owner, undefined);

@@ -13,7 +13,7 @@ import { DO_NOT_RETRY } from '../classify/hints.js';
  * | `'do-not-retry'` | the failure says "do not retry" (a `RetryError` from an inner `retry()`, a {@link markDoNotRetry} mark, a response an inner layer gave up on or an error around one — see `isGivenUp` — a malformed hint) |
  * | `'aborted'` | the caller's `signal` aborted (`retry()` then rejects with the signal's reason itself) |
  * | `'budget'` | the retry budget refused the retry |
- * | `'throttled'` | adaptive throttling rejected the attempt locally (the first try or a retry): it was not sent |
+ * | `'throttled'` | adaptive throttling rejected the attempt locally (the first try, a retry, or a hedge): it was not sent |
  * | `'circuit-open'` | the circuit breaker refused the attempt (a `CircuitOpenError`): no sleep, no further attempt |
  *
  * @example
@@ -160,7 +160,66 @@ Object.defineProperty(RetryError.prototype, DO_NOT_RETRY, { value: true });
  * ```
  */
 export function isRetryError(error: unknown, reason?: GiveUpReason): error is RetryError {
-  return isHerdlessError(error, 'ERR_HERDLESS_RETRY') && (reason === undefined || (error as RetryError).reason === reason);
+  return (isHerdlessError(error, 'ERR_HERDLESS_RETRY') || isHerdlessError(error, 'ERR_HERDLESS_HEDGE')) && (reason === undefined || (error as RetryError).reason === reason);
+}
+
+/**
+ * The rejection of a hedged call (`hedge()`, a `createHedger()` hedger, and what the hedging HTTP
+ * adapters give up with) in which no attempt succeeded. Code `ERR_HERDLESS_HEDGE`. A `HedgeError`
+ * is a {@link RetryError} — the same fields, the same {@link GiveUpReason}s, the same "do not retry"
+ * mark, `isRetryError()` is true for it — so code that handles a retrying call's give-up handles a
+ * hedged one; its message and {@link HedgeError.hedges} speak of hedging:
+ * `hedged call gave up after 3 attempts (the first and 2 hedges) (exhausted): all 3 hedged attempts failed (maxAttempts 3); last failure: …`.
+ *
+ * - `attempts`: the attempts sent, the first included (`hedges + 1`; 0 when the call never started, as when adaptive throttling refused its first try);
+ * - `hedges`: the attempts sent beyond the first;
+ * - `reason`: `'exhausted'`, `'fatal'`, `'budget'` (a refused hedge, then the attempts in flight
+ *   failed), `'throttled'` (adaptive throttling refused the first try, or a hedge and then the
+ *   attempts in flight failed), `'do-not-retry'`, `'circuit-open'` or `'hint-too-long'`;
+ * - `cause` and `failures`: the last failure, and every attempt's failure in the order they failed.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await hedge(({ signal }) => read(key, signal), { delayMs: 50 });
+ * } catch (e) {
+ *   if (isHedgeError(e)) log.warn({ reason: e.reason, hedges: e.hedges }, e.message);
+ * }
+ * ```
+ */
+export class HedgeError extends RetryError {
+  /** The attempts sent beyond the first: `attempts - 1` (0 when none was). */
+  readonly hedges: number;
+
+  /**
+   * @param reason why the call stopped.
+   * @param attempts attempts sent, the first included.
+   * @param cause the last failure.
+   * @param detail a human sentence for the message, e.g. `all 3 hedged attempts failed`.
+   * @param failures the failed attempts, in the order they failed.
+   * @param omittedFailures how many failures `failures` leaves out (default 0).
+   */
+  constructor(reason: GiveUpReason, attempts: number, cause: unknown, detail: string = reason, failures?: readonly RetryFailure[], omittedFailures = 0) {
+    super(reason, attempts, cause, detail, failures, omittedFailures);
+    const hedges = Math.max(0, attempts - 1);
+    (this as { code: string }).code = 'ERR_HERDLESS_HEDGE';
+    this.name = 'HedgeError';
+    this.hedges = hedges;
+    const sent = attempts === 0 ? 'before any attempt' : `after ${attempts} attempt${attempts === 1 ? '' : 's'} (the first and ${hedges === 0 ? 'no hedge' : `${hedges} hedge${hedges === 1 ? '' : 's'}`})`;
+    this.message = `hedged call gave up ${sent} (${reason}): ${detail}${attempts === 0 && cause === undefined ? '' : `; last failure: ${describeFailure(cause)}`}`;
+  }
+}
+
+/**
+ * True for a {@link HedgeError} from any copy of herdless (by brand and code); with `reason`, only
+ * for that reason. (`isRetryError()` is true for it as well.)
+ * @example
+ * ```ts
+ * if (isHedgeError(e, 'budget')) metrics.increment('hedges_refused_then_failed');
+ * ```
+ */
+export function isHedgeError(error: unknown, reason?: GiveUpReason): error is HedgeError {
+  return isHerdlessError(error, 'ERR_HERDLESS_HEDGE') && (reason === undefined || (error as HedgeError).reason === reason);
 }
 
 /**

@@ -2,6 +2,7 @@ import type { Backoff } from '../../core/backoff/backoff.js';
 import { backoffFromSpec } from '../../core/backoff/spec.js';
 import type { RetryBudget } from '../../core/budget/budget.js';
 import { budgetFromSpec } from '../../core/budget/spec.js';
+import { throttleFromSpec, type AttemptThrottle } from '../../core/budget/adaptive-throttling.js';
 import { InvalidOptionError } from '../../core/errors.js';
 import { PyRandom } from '../../core/python-random.js';
 import { numberOption, objectOption } from '../../core/validate.js';
@@ -222,17 +223,25 @@ interface Policy {
   backoff: Backoff;
   maxAttempts: number;
   budget: (() => RetryBudget) | null;
+  throttle: (() => AttemptThrottle) | null;
 }
 
 function policyOf(spec: PolicySpec): Policy {
-  if (typeof spec !== 'object' || spec === null) throw new InvalidOptionError(OWNER, 'policy', spec, 'must be a PolicySpec { name, backoff, maxAttempts, budget? }');
+  if (typeof spec !== 'object' || spec === null) throw new InvalidOptionError(OWNER, 'policy', spec, 'must be a PolicySpec { name, backoff, maxAttempts, budget?, throttle? }');
   const backoff = backoffFromSpec(spec.backoff, 'policy.backoff');
   // No "no cap" (null) here: an open-loop client always gives up at some point, and the events
   // carry the attempt number in 10 bits.
   const maxAttempts = numberOption(OWNER, 'policy.maxAttempts', spec.maxAttempts, 1, { integer: true, min: 1, max: 1000 });
   const budgetSpec = spec.budget;
   if (budgetSpec !== undefined) budgetFromSpec(budgetSpec, 'policy.budget');
-  return { backoff, maxAttempts, budget: budgetSpec === undefined ? null : () => budgetFromSpec(budgetSpec, 'policy.budget') };
+  const throttleSpec = spec.throttle;
+  if (throttleSpec !== undefined) throttleFromSpec(throttleSpec, 'policy.throttle');
+  return {
+    backoff,
+    maxAttempts,
+    budget: budgetSpec === undefined ? null : () => budgetFromSpec(budgetSpec, 'policy.budget'),
+    throttle: throttleSpec === undefined ? null : () => throttleFromSpec(throttleSpec, 'policy.throttle'),
+  };
 }
 
 // Events: one number each, index × KINDS + kind (the index an attempt's, or for SEND request × 1024 + attempt number).
@@ -254,7 +263,10 @@ const FINISHED = 2;
  * in event order. The client's side: a new request goes to process `i mod processes`; each attempt
  * has `timeoutMs`; on a timeout, or an "overloaded" answer from the shedder not marked "don't retry",
  * the process's budget hears of the failure, and if attempts remain and the budget allows, the next
- * attempt is sent after `backoff.delay(n)`. The server's side: free workers take queued requests in
+ * attempt is sent after `backoff.delay(n)`. A policy with a `throttle` (adaptive throttling) holds
+ * one per process, asked before every attempt (a refused one is not sent, and the request gives up)
+ * and told of every answer: served in time (accepted), or a timeout or "overloaded" (rejected).
+ * The server's side: free workers take queued requests in
  * `discipline` order; an answer that comes after its client gave up is wasted work.
  *
  * @throws InvalidOptionError naming the field for a bad setup, policy or seed.
@@ -278,6 +290,7 @@ function simulate(policy: Policy, s: MetastableSetup, seed: number): MetastableR
   const run: MetastableRun = { fresh: zeros(), offered: zeros(), goodput: zeros(), queue: zeros(), wasted: zeros(), shed: zeros(), gaveUp: 0, recoveryS: null };
   const { server, trigger, timeoutMs } = s;
   const budgets = policy.budget === null ? null : Array.from({ length: s.processes }, policy.budget);
+  const throttles = policy.throttle === null ? null : Array.from({ length: s.processes }, policy.throttle);
   const shedder = server.shedding ? new LoadShedder({ maxInFlight: server.workers, maxQueue: 0, clock: new ManualClock(), random: rng }) : null;
   const releases: (() => void)[] = [];
 
@@ -328,6 +341,12 @@ function simulate(policy: Policy, s: MetastableSetup, seed: number): MetastableR
   };
 
   const send = (r: number, number: number, t: number): void => {
+    // Adaptive throttling (SRE book, "Handling Overload") may refuse any attempt, a first try too:
+    // the request is rejected locally and never reaches the server.
+    if (throttles !== null && !throttles[reqProcess[r]!]!.admit(t, rng, number > 1)) {
+      run.gaveUp++;
+      return;
+    }
     const a = attRequest.length;
     attRequest.push(r);
     attNumber.push(number);
@@ -360,6 +379,8 @@ function simulate(policy: Policy, s: MetastableSetup, seed: number): MetastableR
     const r = attRequest[a]!;
     const n = attNumber[a]!;
     const budget = budgets === null ? null : budgets[reqProcess[r]!]!;
+    // A timeout and an "overloaded" answer are both the backend turning the attempt away.
+    throttles?.[reqProcess[r]!]!.onAnswer(t, false);
     budget?.onFailure(t, isTimeout);
     if (doNotRetry || n >= policy.maxAttempts || (budget !== null && !budget.allowRetry(t))) {
       run.gaveUp++;
@@ -423,6 +444,7 @@ function simulate(policy: Policy, s: MetastableSetup, seed: number): MetastableR
           const r = attRequest[index]!;
           run.goodput[secondOf(t)]!++;
           budgets?.[reqProcess[r]!]!.onSuccess(t, attNumber[index]! > 1);
+          throttles?.[reqProcess[r]!]!.onAnswer(t, true);
         }
         finish(index);
         next(t);
