@@ -63,7 +63,7 @@ export interface HedgerOptions extends HedgePolicyOptions {
   /**
    * Client-side adaptive throttling shared by many calls (`adaptiveThrottling()`, the SRE book's
    * "Handling Overload"), asked before *every* attempt, as `retry()` asks it: before the first
-   * (a refusal ends the call unsent: a {@link HedgeError} with reason `'throttled'`, 0 attempts,
+   * (a refusal ends the call unsent: a {@link index!HedgeError} with reason `'throttled'`, 0 attempts,
    * no `cause`) and before each hedge (a refused hedge is not sent, and no more follow; the attempts
    * in flight go on, and if they all fail the call gives up with `'throttled'`). Each answer is
    * reported to it: a success, or a failure that is not about load (a 404), as accepted; a
