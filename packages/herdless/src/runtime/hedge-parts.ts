@@ -24,22 +24,24 @@ export class Attempt {
 
 /** @internal The hedge timer: at most one pending, replaced when set again; unref'd on request. */
 export class HedgeTimer {
+  readonly #clock: Scheduler;
+  readonly #unref: boolean;
   #timer: unknown;
   #pending = false;
-  constructor(
-    readonly clock: Scheduler,
-    readonly unref: boolean,
-  ) {}
+  constructor(clock: Scheduler, unref: boolean) {
+    this.#clock = clock;
+    this.#unref = unref;
+  }
 
   /** Runs `fire` `ms` ms from now, replacing any pending timer. */
   set(ms: number, fire: () => void): void {
     this.clear();
-    this.#timer = this.clock.setTimeout(() => {
+    this.#timer = this.#clock.setTimeout(() => {
       this.#pending = false;
       fire();
     }, ms);
     this.#pending = true;
-    if (this.unref) {
+    if (this.#unref) {
       const handle = this.#timer as { unref?: () => unknown } | null;
       if (typeof handle === 'object' && handle !== null) handle.unref?.();
     }
@@ -48,7 +50,7 @@ export class HedgeTimer {
   clear(): void {
     if (!this.#pending) return;
     this.#pending = false;
-    this.clock.clearTimeout(this.#timer);
+    this.#clock.clearTimeout(this.#timer);
   }
 }
 
