@@ -100,11 +100,16 @@ export class Guard {
     }
   }
 
-  /** Runs one attempt, failing it with an AttemptTimeoutError after `timeoutMs` (if finite). */
-  attempt<T>(operation: RetryOperation<T>, attempt: number, timeoutMs: number, byDeadline: boolean, scope: BudgetScope | undefined): Promise<T> {
+  /**
+   * Runs one attempt, failing it with an AttemptTimeoutError after `timeoutMs` (if finite). An
+   * attempt that nothing can cut short (no timer, no signal) is the operation's own result, not
+   * raced: one promise and its hops less per retry of a plain call (BENCHMARKS.md section 2).
+   */
+  attempt<T>(operation: RetryOperation<T>, attempt: number, timeoutMs: number, byDeadline: boolean, scope: BudgetScope | undefined): T | PromiseLike<T> {
     const context = new AttemptContext(attempt, this);
-    this.#context = context;
     this.byDeadline = false;
+    if (timeoutMs === Infinity && this.signal === undefined) return callOperation(operation, context, scope);
+    this.#context = context;
     return new Promise<T>((resolve, reject) => {
       this.#reject = reject;
       if (timeoutMs !== Infinity) {
