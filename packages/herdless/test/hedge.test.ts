@@ -315,6 +315,8 @@ describe('hedge() options', () => {
     [{ delayMs: 5, maxAtempts: 2 }, 'maxAtempts', 'not a hedging option'],
     [{ delayMs: 5, clock: {} }, 'clock', 'Scheduler'],
     [{ delayMs: 5, signal: 'x' }, 'signal', 'AbortSignal'],
+    // Without removeEventListener the call could not take its listener off when it ends.
+    [{ delayMs: 5, signal: { aborted: false, addEventListener: () => {} } }, 'signal', 'AbortSignal'],
   ])('%j → InvalidOptionError on %s', (options, field, text) => {
     let thrown: unknown;
     try {

@@ -64,6 +64,13 @@ export function functionOption<F>(owner: string, field: string, value: F | undef
   return value;
 }
 
+/** @internal True when `value` is an object with a function at each of `names` (a port's shape: a clock, a signal, an Rng). */
+export function hasMethods(value: unknown, names: readonly string[]): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  for (const name of names) if (typeof (value as Record<string, unknown>)[name] !== 'function') return false;
+  return true;
+}
+
 /**
  * The requirement of an {@link InvalidOptionError} for an option that is not one: `is not an option
  * of circuitBreaker (did you mean failureThreshold? options: …)` with the closest known name

@@ -8,6 +8,8 @@
  * {@link Relay}), later ones join its set, and the last to leave removes the listener again. Nothing
  * Node-specific, so it works the same in browsers.
  */
+import { InvalidOptionError } from '../core/errors.js';
+import { hasMethods } from '../core/validate.js';
 
 /** Anything told when a signal aborts (a `handleEvent` object, so no closure is needed). */
 export interface AbortSubscriber {
@@ -58,4 +60,16 @@ export function unsubscribe(signal: AbortSignal, subscriber: AbortSubscriber): v
     relays.delete(signal);
     signal.removeEventListener('abort', relay);
   }
+}
+
+/**
+ * @internal The `signal` option of a call: undefined, or something that is an AbortSignal (what
+ * {@link subscribe} needs of it: both listener methods and `aborted`).
+ */
+export function signalOption(owner: string, signal: unknown): AbortSignal | undefined {
+  if (signal === undefined) return undefined;
+  if (!hasMethods(signal, ['addEventListener', 'removeEventListener']) || typeof (signal as AbortSignal).aborted !== 'boolean') {
+    throw new InvalidOptionError(owner, 'signal', signal, 'must be an AbortSignal');
+  }
+  return signal as AbortSignal;
 }

@@ -4,7 +4,7 @@ import type { RetrySettings } from './retry-options.js';
 import type { RetryContext, RetryOperation } from './retry-types.js';
 
 // The guard of a call: the contexts its attempts receive, and the timers and the caller's abort
-// that can end an attempt or a wait early. A call that nothing can abort uses only the plain contexts.
+// that can end an attempt or a wait early. A call's first attempt on the lean path uses the plain context.
 
 /**
  * @internal The first attempt's context on the plain path, shared by every call: nothing can abort a plain
@@ -19,24 +19,7 @@ export const FIRST_PLAIN_CONTEXT: RetryContext = /* @__PURE__ */ Object.freeze({
   },
 });
 
-/**
- * @internal A later attempt's context on the plain path, where nothing can abort it: a never-aborting signal,
- * made on first read, so an operation that ignores it costs nothing.
- */
-export class PlainContext implements RetryContext {
-  readonly attempt: number;
-  private cached: AbortSignal | undefined;
-
-  constructor(attempt: number) {
-    this.attempt = attempt;
-  }
-
-  get signal(): AbortSignal {
-    return (this.cached ??= new AbortController().signal);
-  }
-}
-
-/** An attempt's context on the guarded path. Its signal, too, is made on first read. */
+/** An attempt's context in the loop. Its signal is made on first read (nothing at all for an operation that never reads it). */
 class AttemptContext implements RetryContext {
   readonly attempt: number;
   #guard: Guard;
@@ -117,11 +100,16 @@ export class Guard {
     }
   }
 
-  /** Runs one attempt, failing it with an AttemptTimeoutError after `timeoutMs` (if finite). */
-  attempt<T>(operation: RetryOperation<T>, attempt: number, timeoutMs: number, byDeadline: boolean, scope: BudgetScope | undefined): Promise<T> {
+  /**
+   * Runs one attempt, failing it with an AttemptTimeoutError after `timeoutMs` (if finite). An
+   * attempt that nothing can cut short (no timer, no signal) is the operation's own result, not
+   * raced: one promise and its hops less per retry of a plain call (BENCHMARKS.md section 2).
+   */
+  attempt<T>(operation: RetryOperation<T>, attempt: number, timeoutMs: number, byDeadline: boolean, scope: BudgetScope | undefined): T | PromiseLike<T> {
     const context = new AttemptContext(attempt, this);
-    this.#context = context;
     this.byDeadline = false;
+    if (timeoutMs === Infinity && this.signal === undefined) return callOperation(operation, context, scope);
+    this.#context = context;
     return new Promise<T>((resolve, reject) => {
       this.#reject = reject;
       if (timeoutMs !== Infinity) {
@@ -165,12 +153,4 @@ export class Guard {
     this.#reject = undefined;
     this.#context = undefined;
   }
-}
-
-/** @internal Waits `ms` ms (> 0) where nothing can abort the wait. */
-export function sleep(settings: RetrySettings, ms: number): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const handle = settings.clock.setTimeout(resolve, ms);
-    if (settings.unref) unrefTimer(handle);
-  });
 }

@@ -21,9 +21,11 @@ import {
 } from '../core/retry/policy.js';
 import { checkedRng, type Rng } from '../core/rng.js';
 import { checkedNow } from '../core/time.js';
+import { hasMethods } from '../core/validate.js';
 import type { GiveUpEvent, HookName, RetryEvent } from './hooks.js';
 import type { RetryCallOptions, RetryOptions } from './retry-types.js';
 import { systemScheduler, type Scheduler } from './scheduler.js';
+import { signalOption } from './abort-link.js';
 import { systemRandom } from './system-random.js';
 import { telemetryOption, type TelemetryObserver } from './telemetry.js';
 
@@ -100,12 +102,6 @@ function functionOption<F>(owner: string, field: string, value: F | undefined): 
   return value;
 }
 
-function hasMethods(value: unknown, names: readonly string[]): boolean {
-  if (typeof value !== 'object' || value === null) return false;
-  for (const name of names) if (typeof (value as Record<string, unknown>)[name] !== 'function') return false;
-  return true;
-}
-
 /**
  * @internal Reads and validates `options` as they are now, in one pass over their own keys: every
  * given value is checked (the defaults are known to be good), and a key that is no option is an
@@ -161,6 +157,9 @@ export function readRetryOptions(options: RetryOptions, owner: string, perCall: 
         }
         break;
       case 'clock':
+        // Checked here rather than by scheduler.ts's schedulerOption (hedge()'s check): this reader
+        // runs on every call given options, and the call measured 120 more instructions per call
+        // (valgrind, as in BENCHMARKS.md section 1b).
         if (value !== undefined) {
           if (!hasMethods(value, ['now', 'setTimeout', 'clearTimeout'])) {
             throw new InvalidOptionError(owner, key, value, 'must be a Scheduler (now, setTimeout, clearTimeout), e.g. a ManualClock');
@@ -221,15 +220,6 @@ export function nowOf(settings: RetrySettings): number {
   return checkedNow(settings.clock, settings.owner);
 }
 
-/** @internal The `signal` option: undefined, or something that is an AbortSignal. */
-export function checkSignal(owner: string, signal: unknown): AbortSignal | undefined {
-  if (signal === undefined) return undefined;
-  if (!hasMethods(signal, ['addEventListener', 'removeEventListener']) || typeof (signal as AbortSignal).aborted !== 'boolean') {
-    throw new InvalidOptionError(owner, 'signal', signal, 'must be an AbortSignal');
-  }
-  return signal as AbortSignal;
-}
-
 /**
  * @internal The per-call options of a {@link Retrier}: only `signal`. Anything else is an error (a
  * policy option such as `maxAttempts` belongs to `createRetry()`, and passing it per call would be
@@ -247,5 +237,5 @@ export function checkCallOptions(callOptions: RetryCallOptions): AbortSignal | u
       throw new InvalidOptionError('createRetry', key, value, why);
     }
   }
-  return checkSignal('createRetry', callOptions.signal);
+  return signalOption('createRetry', callOptions.signal);
 }

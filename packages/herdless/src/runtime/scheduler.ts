@@ -1,4 +1,6 @@
+import { InvalidOptionError } from '../core/errors.js';
 import type { Clock } from '../core/time.js';
+import { hasMethods } from '../core/validate.js';
 
 /**
  * The clock-and-timer port of the runtime: `retry()` reads time and schedules its waits and
@@ -37,3 +39,15 @@ export const systemScheduler: Scheduler = {
   setTimeout: (callback, delayMs) => setTimeout(callback, delayMs),
   clearTimeout: (handle) => clearTimeout(handle as number),
 };
+
+/**
+ * @internal The `clock` option of the layers that schedule (`retry()`, `hedge()`): undefined, or an
+ * object with the three methods of a {@link Scheduler}.
+ */
+export function schedulerOption(owner: string, value: unknown): Scheduler | undefined {
+  if (value === undefined) return undefined;
+  if (!hasMethods(value, ['now', 'setTimeout', 'clearTimeout'])) {
+    throw new InvalidOptionError(owner, 'clock', value, 'must be a Scheduler (now, setTimeout, clearTimeout), e.g. a ManualClock');
+  }
+  return value as Scheduler;
+}

@@ -147,19 +147,15 @@ export function isTransientError(error: unknown): boolean {
   return isHerdlessError(error, 'ERR_HERDLESS_ATTEMPT_TIMEOUT');
 }
 
+const THROTTLING_STATUSES: ReadonlySet<unknown> = /* @__PURE__ */ new Set([429]);
+
 /**
  * A throttling answer: HTTP 429 Too Many Requests (on the error, `statusCode`, or its `response`),
  * or gRPC RESOURCE_EXHAUSTED (the name, or code 8 on an error shaped like a gRPC status).
  */
 function isThrottled(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
-  const e = error as { status?: unknown; statusCode?: unknown; response?: unknown; code?: unknown };
-  if (e.status === 429 || e.statusCode === 429) return true;
-  const response = e.response;
-  if (typeof response === 'object' && response !== null && ((response as { status?: unknown }).status === 429 || (response as { statusCode?: unknown }).statusCode === 429)) {
-    return true;
-  }
-  return e.code === 'RESOURCE_EXHAUSTED' || hasGrpcCode(error, GRPC_RESOURCE_EXHAUSTED);
+  return hasStatus(error, THROTTLING_STATUSES) || (error as { code?: unknown }).code === 'RESOURCE_EXHAUSTED' || hasGrpcCode(error, GRPC_RESOURCE_EXHAUSTED);
 }
 
 /**
