@@ -11,13 +11,13 @@ const HTTP = 'retryMethods, retryStatuses, idempotencyKey, now, attemptHeader, b
 describe('a misspelt option names every option of its entry point', () => {
   it('retry() lists the policy, the observers and the per-call signal', () => {
     expect(invalidOption(() => retry(() => 1, { maxAtempts: 3 } as never)).message).toBe(
-      `retry: maxAtempts is not a retry option (check the spelling; options: ${POLICY}, onRetry, onGiveUp, telemetry, name, signal), got 3`,
+      `retry: maxAtempts is not a retry option (did you mean maxAttempts? options: ${POLICY}, onRetry, onGiveUp, telemetry, name, signal), got 3`,
     );
   });
 
   it('createRetry() lists the same but signal, which it takes per call', () => {
     expect(invalidOption(() => createRetry({ maxAtempts: 3 } as never)).message).toBe(
-      `createRetry: maxAtempts is not a retry option (check the spelling; options: ${POLICY}, onRetry, onGiveUp, telemetry, name), got 3`,
+      `createRetry: maxAtempts is not a retry option (did you mean maxAttempts? options: ${POLICY}, onRetry, onGiveUp, telemetry, name), got 3`,
     );
   });
 

@@ -39,6 +39,10 @@ describe('closestOption: the option a misspelt key most likely means', () => {
     ['x', ['k', 'windowMs'], undefined], // a one-letter key is never "one edit from" another one-letter name
     ['ab', ['k'], undefined],
     ['failureTreshold', ['failureThreshold', 'successThreshold'], 'failureThreshold'],
+    ['maxRejectProbability', ['k', 'windowMs', 'buckets', 'maxRejectionProbability'], 'maxRejectionProbability'], // a long key (12+): three edits still count
+    ['attemptTimeout', retryKeys, 'attemptTimeoutMs'], // 14 letters, two edits
+    ['maxAttemptsXYZ', retryKeys, 'maxAttempts'], // 14 letters, three edits
+    ['throttlingBackXYZW', retryKeys, undefined], // four edits: too far even for a long key
   ])('%s → %s', (key, known, expected) => {
     expect(closestOption(key, known)).toBe(expected);
   });

@@ -143,7 +143,7 @@ describe('retry(op, options) with the same options object, call after call', () 
     await retry(() => 1, options);
     await retry(() => 1, options);
     (options as Record<string, unknown>).maxAtempts = 5;
-    expect(invalidOption(() => retry(() => 1, options)).message).toMatch(/^retry: maxAtempts is not a retry option \(check the spelling; options: [a-zA-Z, ]+\), got 5$/);
+    expect(invalidOption(() => retry(() => 1, options)).message).toMatch(/^retry: maxAtempts is not a retry option \(did you mean maxAttempts\? options: [a-zA-Z, ]+\), got 5$/);
   });
 
   it('an option changed while a call runs: that call keeps what it read, the next call takes the change', async () => {

@@ -676,7 +676,7 @@ describe('timers', () => {
 
 describe('options', () => {
   const cases: { input: unknown; error: string }[] = [
-    { input: { maxAtempts: 3 }, error: 'retry: maxAtempts is not a retry option (check the spelling; options: maxAttempts, backoff, ' },
+    { input: { maxAtempts: 3 }, error: 'retry: maxAtempts is not a retry option (did you mean maxAttempts? options: maxAttempts, backoff, ' },
     { input: { clock: {} }, error: 'retry: clock must be a Scheduler' },
     { input: { random: () => 0.5 }, error: 'retry: random must be an Rng' },
     { input: { unref: 'yes' }, error: 'retry: unref must be a boolean, got "yes"' },

@@ -154,9 +154,11 @@ describe('lab live metastable, scaled down: 8 s runs on real sockets against a l
     const policy = lab('live', 'metastable', '--policies', '3 retriez');
     expect(policy.status).toBe(2);
     expect(policy.stderr).toContain('3 retriez');
-    const horizon = lab('live', 'metastable', '--horizon', '12');
+    // The trigger ends at 10 s: the last 10 s must lie after it, so 19 s is too short and 20 s the least.
+    const horizon = lab('live', 'metastable', '--horizon', '19');
     expect(horizon.status).toBe(2);
     expect(horizon.stderr).toContain('--horizon');
+    expect(horizon.stderr).toContain('20');
     expect(lab('live', 'nope').stderr).toContain('metastable');
   });
 });

@@ -1,7 +1,8 @@
 /**
  * The name among `known` that `key` most likely misspells, for an unknown option's "did you mean":
- * at most two edits apart (Levenshtein: insertions, deletions, substitutions), letter case ignored,
- * and fewer edits than `key` has letters; the first listed wins a tie. `undefined` when none is
+ * at most two edits apart, three for a key of 12 letters or more (Levenshtein: insertions, deletions,
+ * substitutions; a long name is misspelt by a dropped syllable, `maxRejectProbability`), letter case
+ * ignored, and fewer edits than `key` has letters; the first listed wins a tie. `undefined` when none is
  * close, or `key` is 64 characters or longer (no misspelling of an option name; the work stays small).
  *
  * @example
@@ -12,7 +13,7 @@
  */
 export function closestOption(key: string, known: readonly string[]): string | undefined {
   let best: string | undefined;
-  let least = 3;
+  let least = key.length >= 12 ? 4 : 3;
   for (const name of known) {
     // One row of the edit-distance table, updated in place: row[j] is the distance from the
     // letters of key read so far to the first j letters of name.

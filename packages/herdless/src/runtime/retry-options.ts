@@ -21,7 +21,7 @@ import {
 } from '../core/retry/policy.js';
 import { checkedRng, type Rng } from '../core/rng.js';
 import { checkedNow } from '../core/time.js';
-import { hasMethods } from '../core/validate.js';
+import { hasMethods, unknownOption } from '../core/validate.js';
 import type { GiveUpEvent, HookName, RetryEvent } from './hooks.js';
 import type { RetryCallOptions, RetryOptions } from './retry-types.js';
 import { systemScheduler, type Scheduler } from './scheduler.js';
@@ -190,7 +190,7 @@ export function readRetryOptions(options: RetryOptions, owner: string, perCall: 
         if (perCall || value === undefined) break;
         throw new InvalidOptionError(owner, key, value, 'is a per-call option: pass it with each call');
       default:
-        throw new InvalidOptionError(owner, key, value, `is not a retry option (check the spelling; options: ${[...RETRY_POLICY_KEYS, ...RETRY_OBSERVER_KEYS, ...(perCall ? ['signal'] : [])].join(', ')})`);
+        throw new InvalidOptionError(owner, key, value, unknownOption('a retry option', key, [...RETRY_POLICY_KEYS, ...RETRY_OBSERVER_KEYS, ...(perCall ? ['signal'] : [])]));
     }
   }
   settings.throttlingBackoff = throttlingDefault(settings, options.throttlingBackoff);

@@ -1,5 +1,5 @@
-import { Command, Option } from 'commander';
-import { ARTICLE_SERVER, BUDGET_POLICIES, HERD_STRATEGIES, formatFixed, metastableSetup, type BudgetPolicyName, type HerdStrategy, type ServerModel } from 'herdless/sim';
+import type { Command } from 'commander';
+import { ARTICLE_SERVER, BUDGET_POLICIES, HERD_STRATEGIES, TAIL_SECONDS, formatFixed, metastableSetup, type BudgetPolicyName, type HerdStrategy, type ServerModel } from 'herdless/sim';
 import { loadConfig } from '../config-file.js';
 import { parseSeeds } from '../seeds.js';
 import { UsageError } from '../usage-error.js';
@@ -103,7 +103,7 @@ export function addLiveCommands(program: Command, cli: LiveCli): void {
     .command('server')
     .description('a lab server model as a real HTTP server on 127.0.0.1 — the article\'s (200 or 503 to any request) or, with --model metastable, the metastable queue — stats as JSON at /_lab/stats (Ctrl+C stops)')
     .option('--port <n>', 'the port (0 = any free port, printed)', '0')
-    .addOption(new Option('--model <model>', 'article: the article\'s crashing server; metastable: the metastable experiment\'s queue (workers, service times, FIFO/LIFO, drop expired, shedding, trigger)').choices(['article', 'metastable']).default('article'))
+    .addOption(choiceOption('--model <model>', 'article: the article\'s crashing server; metastable: the metastable experiment\'s queue (workers, service times, FIFO/LIFO, drop expired, shedding, trigger)', ['article', 'metastable'] as const, 'article'))
     .option('--config <file>', 'take the server model from a scenario file: the "server" of a herd/budget file (article), or the server and trigger of a metastable file')
     .option('--seeds <n>', 'the seed of the service times: one seed (metastable; default 0)')
     .option('--startup <seconds>', 'starting up (every request 503, not a crash) for this long from time 0 (article: 1)')
@@ -206,7 +206,7 @@ export function addLiveCommands(program: Command, cli: LiveCli): void {
     .option('--servers <names>', 'cross these server variants with --policies (default FIFO): FIFO, LIFO, drop expired, shedding')
     .option('--trigger <kind>', 'capacity (default: the server at half speed 5–10 s) or spike (new requests at twice the rate 5–10 s)')
     .option('--config <file>', 'a metastable scenario file (setup, trigger, policies, servers) in place of the live setup')
-    .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
+    .addOption(choiceOption('--format <format>', 'output format', FORMATS, 'table'))
     .action(async (flags: LiveFlags & { policies?: string; servers?: string; trigger?: string; config?: string }) => {
       const q = await import('./queue-experiment.js');
       let setup = q.LIVE_METASTABLE_SETUP;
@@ -230,7 +230,9 @@ export function addLiveCommands(program: Command, cli: LiveCli): void {
         }
       }
       if (flags.horizon !== undefined) {
-        const min = Math.ceil(setup.trigger.endMs / 1000) + 3;
+        // The table's tail columns and its verdicts read the last TAIL_SECONDS: they must lie after the
+        // trigger, or a shorter run would show the trigger itself as the state the server stays in.
+        const min = Math.ceil(setup.trigger.endMs / 1000) + TAIL_SECONDS;
         const horizonS = cli.parseNumber('--horizon', flags.horizon, min, 3600, true);
         setup = metastableSetup({ ...setup, horizonMs: horizonS * 1000 });
       }
