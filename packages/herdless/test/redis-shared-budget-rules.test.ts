@@ -5,6 +5,7 @@
  * Lua scripts themselves run against a real redis-server in redis-budget.test.ts.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { invalidOption } from './support/invalid-option.js';
 import {
   RedisBudgetTimeoutError,
   redisRetryRatioBudget,
@@ -499,6 +500,303 @@ describe('timers do not hold a process open', () => {
     const probe = created.at(-1)!;
     expect(probe).not.toBe(created[0]);
     expect(probe.hasRef()).toBe(false);
+    await budget.close();
+  });
+});
+
+describe('more of the machinery', () => {
+  it('one flush timer for many successes (the success path\'s only cost besides two increments)', async () => {
+    const client = new ScriptedClient();
+    const budget = redisRetryThrottlingBudget({ client, server: 'api', flushIntervalMs: 100 });
+    budget.onSuccess(0);
+    await vi.advanceTimersByTimeAsync(50);
+    budget.onSuccess(50);
+    budget.onSuccess(50);
+    expect(vi.getTimerCount()).toBe(1);
+    await vi.advanceTimersByTimeAsync(50);
+    expect(client.take()).toEqual([['10000', '100', 3, 0, 0, 600_000]]);
+    await budget.close();
+  });
+
+  it('after a flush() the next success starts a new timer', async () => {
+    const client = new ScriptedClient();
+    const budget = redisRetryThrottlingBudget({ client, server: 'api', flushIntervalMs: 100 });
+    budget.onSuccess(0);
+    await vi.advanceTimersByTimeAsync(10);
+    await budget.flush();
+    expect(vi.getTimerCount()).toBe(0);
+    budget.onSuccess(10);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(client.take()).toEqual([['10000', '100', 1, 0, 0, 600_000], ['10000', '100', 1, 0, 0, 600_000]]);
+    await budget.close();
+  });
+
+  it('a batch that fails to go out falls back, as a failed decision does', async () => {
+    const client = new ScriptedClient();
+    const reasons: string[] = [];
+    client.reply = () => Promise.reject(new Error('READONLY You can\'t write against a read only replica.'));
+    const budget = redisRetryThrottlingBudget({ client, server: 'api', onFallback: (e) => reasons.push(e.reason) });
+    budget.onSuccess(0);
+    await budget.flush();
+    expect([budget.mode, reasons, budget.stats.fallbacks]).toEqual(['local', ['error'], 1]);
+    await budget.close();
+  });
+
+  it('two decisions failing together fall back once: one event, one probe', async () => {
+    const client = new ScriptedClient();
+    client.reply = () => Promise.reject(new Error('down'));
+    const events: RedisBudgetFallbackEvent[] = [];
+    const budget = redisRetryThrottlingBudget({ client, server: 'api', recoverIntervalMs: 100, onFallback: (e) => events.push(e) });
+    budget.onFailure(0);
+    budget.onFailure(0);
+    const both = [budget.confirmRetry(0), budget.confirmRetry(0)];
+    await expect(Promise.all(both)).resolves.toEqual([true, true]);
+    expect([events.length, budget.stats.fallbacks, vi.getTimerCount()]).toEqual([1, 1, 1]);
+    await budget.close();
+  });
+
+  it('what came in while a decision timed out is dropped with it: the probe sends an empty batch', async () => {
+    const client = new ScriptedClient();
+    client.reply = () => new Promise(() => {});
+    const budget = redisRetryThrottlingBudget({ client, server: 'api', timeoutMs: 20, recoverIntervalMs: 100 });
+    budget.onFailure(0);
+    const answer = budget.confirmRetry(0);
+    budget.onSuccess(1);
+    budget.onSuccess(1);
+    await vi.advanceTimersByTimeAsync(21);
+    await expect(answer).resolves.toBe(true);
+    client.take();
+    client.reply = () => Promise.resolve(1);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(client.take()).toEqual([['10000', '100', 0, 0, 0, 600_000]]);
+    await budget.close();
+  });
+
+  it('the ratio likewise drops the first tries that came in while its decision timed out', async () => {
+    const client = new ScriptedClient();
+    client.reply = () => new Promise(() => {});
+    const budget = redisRetryRatioBudget({ client, server: 'api', timeoutMs: 20, recoverIntervalMs: 100 });
+    budget.onAttempt(0, false);
+    const answer = budget.confirmRetry(0);
+    budget.onAttempt(1, false);
+    await vi.advanceTimersByTimeAsync(21);
+    await expect(answer).resolves.toBe(true);
+    client.take();
+    client.reply = () => Promise.resolve(0);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(client.take()).toEqual([['0.1', '1', 100, 10, 0, 0, 600_000]]);
+    await budget.close();
+  });
+
+  it('a failed call leaves only the probe\'s timer (its timeout is cleared)', async () => {
+    const client = new ScriptedClient();
+    client.reply = () => Promise.reject(new Error('down'));
+    const budget = redisRetryThrottlingBudget({ client, server: 'api' });
+    budget.onFailure(0);
+    await budget.confirmRetry(0);
+    expect(vi.getTimerCount()).toBe(1);
+    await budget.close();
+    expect(vi.getTimerCount()).toBe(0); // close() clears the probe at once
+  });
+
+  it('a probe that fails after close() schedules no other', async () => {
+    const client = new ScriptedClient();
+    client.reply = () => Promise.reject(new Error('down'));
+    const budget = redisRetryThrottlingBudget({ client, server: 'api', recoverIntervalMs: 100, timeoutMs: 50 });
+    budget.onFailure(0);
+    await budget.confirmRetry(0);
+    let fail!: (error: Error) => void;
+    client.reply = () => new Promise((_, reject) => (fail = reject));
+    await vi.advanceTimersByTimeAsync(100);
+    await budget.close();
+    fail(new Error('down'));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('NOSCRIPT is recognised in a rejection that is a plain string too', async () => {
+    const client = new ScriptedClient();
+    const budget = redisRetryThrottlingBudget({ client, server: 'api' });
+    budget.onSuccess(0);
+    await budget.flush();
+    await vi.advanceTimersByTimeAsync(0);
+    client.commands.length = 0;
+    client.reply = (c) => (c.kind === 'evalsha' ? Promise.reject('NOSCRIPT No matching script.') : Promise.resolve(1)); // eslint-disable-line @typescript-eslint/prefer-promise-reject-errors
+    budget.onFailure(1);
+    await expect(budget.confirmRetry(1)).resolves.toBe(true);
+    expect(client.kinds()).toEqual(['evalsha sha-1', 'eval']);
+    expect(budget.mode).toBe('shared');
+    await budget.close();
+  });
+
+  it('an EVALSHA rejected with undefined is a failed call (an Error saying so), not a crash', async () => {
+    const client = new ScriptedClient();
+    const errors: unknown[] = [];
+    const budget = redisRetryThrottlingBudget({ client, server: 'api', onFallback: (e) => errors.push(e.error) });
+    budget.onSuccess(0);
+    await budget.flush();
+    await vi.advanceTimersByTimeAsync(0);
+    client.reply = () => Promise.reject(undefined); // eslint-disable-line @typescript-eslint/prefer-promise-reject-errors
+    budget.onFailure(1);
+    await expect(budget.confirmRetry(1)).resolves.toBe(true);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toBeInstanceOf(Error);
+    expect((errors[0] as Error).message).toBe('undefined');
+    await budget.close();
+  });
+
+  it('a client that throws instead of rejecting: the fallback event carries what it threw', async () => {
+    const closed = new Error('Connection is closed.');
+    const client: RedisScriptClient = {
+      evalsha: () => {
+        throw closed;
+      },
+      eval: () => {
+        throw closed;
+      },
+      script: () => Promise.resolve('sha'),
+    };
+    const errors: unknown[] = [];
+    const budget = redisRetryThrottlingBudget({ client, server: 'api', onFallback: (e) => errors.push(e.error) });
+    budget.onFailure(0);
+    await expect(budget.confirmRetry(0)).resolves.toBe(true);
+    expect(errors).toEqual([closed]);
+    await budget.close();
+  });
+
+  it('no hooks: falling back and recovering warn nobody', async () => {
+    const emitWarning = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    try {
+      const client = new ScriptedClient();
+      client.reply = () => Promise.reject(new Error('down'));
+      const budget = redisRetryThrottlingBudget({ client, server: 'api', recoverIntervalMs: 100 });
+      budget.onFailure(0);
+      await budget.confirmRetry(0);
+      client.reply = () => Promise.resolve(1);
+      await vi.advanceTimersByTimeAsync(100);
+      expect(budget.mode).toBe('shared');
+      expect(emitWarning).not.toHaveBeenCalled();
+      await budget.close();
+    } finally {
+      emitWarning.mockRestore();
+    }
+  });
+
+  it('a hook that throws where process.emitWarning is missing (another runtime) changes nothing', async () => {
+    const emitWarning = process.emitWarning;
+    (process as { emitWarning?: unknown }).emitWarning = undefined;
+    try {
+      const client = new ScriptedClient();
+      client.reply = () => Promise.reject(new Error('down'));
+      const budget = redisRetryThrottlingBudget({
+        client,
+        server: 'api',
+        onFallback: () => {
+          throw new Error('logger gone');
+        },
+      });
+      budget.onFailure(0);
+      await expect(budget.confirmRetry(0)).resolves.toBe(true);
+      expect(budget.mode).toBe('local');
+      await budget.close();
+    } finally {
+      process.emitWarning = emitWarning;
+    }
+  });
+
+  it('timers that are numbers (browsers, Deno) work: nothing assumes unref', async () => {
+    const fakeSet = globalThis.setTimeout;
+    const fakeClear = globalThis.clearTimeout;
+    const handles = new Map<number, ReturnType<typeof setTimeout>>();
+    let next = 0;
+    vi.stubGlobal('setTimeout', (callback: () => void, ms: number) => {
+      handles.set(++next, fakeSet(callback, ms));
+      return next;
+    });
+    vi.stubGlobal('clearTimeout', (id: number) => fakeClear(handles.get(id)));
+    const client = new ScriptedClient();
+    const budget = redisRetryThrottlingBudget({ client, server: 'api', flushIntervalMs: 10 });
+    budget.onSuccess(0);
+    await vi.advanceTimersByTimeAsync(10);
+    expect(client.take()).toEqual([['10000', '100', 1, 0, 0, 600_000]]);
+    await budget.close();
+  });
+
+  it('setImmediate without clearImmediate: the late check is a timer, and an answer in time still counts', async () => {
+    vi.stubGlobal('clearImmediate', undefined);
+    const client = new ScriptedClient();
+    client.reply = () => new Promise((resolve) => setTimeout(() => resolve(1), 20));
+    const budget = redisRetryThrottlingBudget({ client, server: 'api', timeoutMs: 20 });
+    budget.onFailure(0);
+    const answer = budget.confirmRetry(0);
+    await vi.advanceTimersByTimeAsync(25);
+    await expect(answer).resolves.toBe(true);
+    expect(budget.stats).toMatchObject({ sharedDecisions: 1, fallbacks: 0 });
+    await budget.close();
+  });
+});
+
+describe('options, by the letter', () => {
+  const client = new ScriptedClient();
+  it('server: 1 to 256 characters', () => {
+    expect(redisRetryThrottlingBudget({ client, server: 'a'.repeat(256) }).server).toHaveLength(256);
+    const error = invalidOption(() => redisRetryThrottlingBudget({ client, server: 'a'.repeat(257) }));
+    expect([error.field, error.requirement]).toEqual(['server', 'must be a string of 1 to 256 characters']);
+  });
+
+  it('keyPrefix: at most 256 characters', () => {
+    expect(redisRetryThrottlingBudget({ client, server: 'a', keyPrefix: 'p'.repeat(256) }).key).toBe(`${'p'.repeat(256)}{a}:retry-throttling`);
+    const error = invalidOption(() => redisRetryThrottlingBudget({ client, server: 'a', keyPrefix: 'p'.repeat(257) }));
+    expect([error.field, error.requirement]).toEqual(['keyPrefix', 'must be a string of at most 256 characters']);
+  });
+
+  it('hooks must be functions; keyTtlMs a whole number of ms, at least the ratio\'s window', () => {
+    const hook = invalidOption(() => redisRetryThrottlingBudget({ client, server: 'a', onRecover: 1 as never }));
+    expect([hook.field, hook.requirement]).toEqual(['onRecover', 'must be a function']);
+    expect(invalidOption(() => redisRetryThrottlingBudget({ client, server: 'a', keyTtlMs: 1000.5 })).field).toBe('keyTtlMs');
+    const short = invalidOption(() => redisRetryRatioBudget({ client, server: 'a', windowMs: 60_000, keyTtlMs: 59_999 }));
+    expect([short.field, short.value, short.requirement]).toEqual(['keyTtlMs', 59_999, 'must be ≥ windowMs (60000)']);
+  });
+
+  it('options that are not an object are refused, naming options and the factory', () => {
+    for (const [make, owner] of [
+      [() => redisRetryThrottlingBudget(7 as never), 'redisRetryThrottlingBudget'],
+      [() => redisRetryRatioBudget(7 as never), 'redisRetryRatioBudget'],
+    ] as const) {
+      const error = invalidOption(make);
+      expect(error.field).toBe('options');
+      expect(error.message.startsWith(`${owner}:`)).toBe(true);
+    }
+    expect(invalidOption(() => redisRetryRatioBudget({ client, server: 'a', ratio: 3 })).message.startsWith('redisRetryRatioBudget:')).toBe(true);
+  });
+
+  it('client: null and primitives are refused, naming client; a function carrying the three methods is a client', () => {
+    for (const bad of [null, 'redis://127.0.0.1', 6379]) {
+      expect(invalidOption(() => redisRetryThrottlingBudget({ client: bad as never, server: 'a' })).field).toBe('client');
+    }
+    const callable = Object.assign(() => {}, { evalsha: client.evalsha, eval: client.eval, script: client.script });
+    expect(redisRetryThrottlingBudget({ client: callable as never, server: 'a' }).key).toBe('herdless:{a}:retry-throttling');
+  });
+});
+
+describe('a node-redis client', () => {
+  it('speaks { keys, arguments }: the budget\'s key is the one key, the rest are arguments, as text', async () => {
+    const calls: [string, string, { keys: string[]; arguments: string[] }][] = [];
+    const nodeRedis = {
+      evalSha: (sha: string, options: { keys: string[]; arguments: string[] }) => (calls.push(['evalSha', sha, options]), Promise.resolve(1)),
+      eval: (_script: string, options: { keys: string[]; arguments: string[] }) => (calls.push(['eval', '', options]), Promise.resolve(1)),
+      scriptLoad: () => Promise.resolve('sha-n'),
+    };
+    const budget = redisRetryThrottlingBudget({ client: nodeRedis, server: 'api' });
+    budget.onSuccess(0);
+    await budget.flush();
+    await vi.advanceTimersByTimeAsync(0);
+    budget.onFailure(1);
+    await budget.confirmRetry(1);
+    expect(calls).toEqual([
+      ['eval', '', { keys: [KEY], arguments: ['10000', '100', '1', '0', '0', '600000'] }],
+      ['evalSha', 'sha-n', { keys: [KEY], arguments: ['10000', '100', '0', '1', '1', '600000'] }],
+    ]);
     await budget.close();
   });
 });
