@@ -518,6 +518,21 @@ describe('more of the machinery', () => {
     await budget.close();
   });
 
+  it('a failure that its decision took along sends nothing more: the successes after it wait for their timer', async () => {
+    const client = new ScriptedClient();
+    const budget = redisRetryThrottlingBudget({ client, server: 'api', flushIntervalMs: 100 });
+    budget.onFailure(0);
+    expect(budget.allowRetry(0)).toBe(true);
+    const answer = budget.confirmRetry(0); // takes the failure along
+    budget.onSuccess(0);
+    await answer;
+    await vi.advanceTimersByTimeAsync(0);
+    expect(client.take()).toEqual([['10000', '100', 0, 1, 1, 600_000]]);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(client.take()).toEqual([['10000', '100', 1, 0, 0, 600_000]]);
+    await budget.close();
+  });
+
   it('after a flush() the next success starts a new timer', async () => {
     const client = new ScriptedClient();
     const budget = redisRetryThrottlingBudget({ client, server: 'api', flushIntervalMs: 100 });

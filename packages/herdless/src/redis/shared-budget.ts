@@ -41,7 +41,7 @@ interface Immediates {
  */
 function afterIo(callback: () => void): () => void {
   const g = globalThis as Immediates;
-  // Stryker disable next-line ConditionalExpression,BlockStatement: a 0 ms timer set in the timers phase also runs after the next poll phase (the reply is read either way); setImmediate only saves the timer's 1 ms floor
+  // Stryker disable next-line ConditionalExpression,StringLiteral,BlockStatement: a 0 ms timer set in the timers phase also runs after the next poll phase (the reply is read either way); setImmediate only saves the timer's 1 ms floor
   if (typeof g.setImmediate === 'function' && typeof g.clearImmediate === 'function') {
     const clear = g.clearImmediate;
     const handle = g.setImmediate(callback);
