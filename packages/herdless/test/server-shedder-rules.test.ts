@@ -3,9 +3,9 @@
  * and its whole-second rounding with scripted draws, the retry share with sources, the queue on a
  * ManualClock. The same rules on loopback are in server.test.ts and server-overload.test.ts.
  */
-import { describe, expect, it } from 'vitest';
-import { ManualClock, type Rng } from 'herdless';
-import { LoadShedder, type Admission } from 'herdless/server';
+import { describe, expect, it, vi } from 'vitest';
+import { ManualClock, markDoNotRetry, type Rng } from 'herdless';
+import { LoadShedder, giveUpAnswer, type Admission } from 'herdless/server';
 import { parseAttempt, requestSource, shedAnswer } from '../src/server/answers.js';
 
 /** An Rng that returns `draws` in turn. */
@@ -194,5 +194,150 @@ describe('the queue (virtual time)', () => {
     second.release();
     expect((await c).kind).toBe('admitted');
     expect(clock.pending).toBe(0); // every waiter's timer cleared
+  });
+});
+
+describe('more of the shedder', () => {
+  it('a queue whose head has moved on still takes maxQueue waiters', async () => {
+    const clock = new ManualClock();
+    const shedder = new LoadShedder({ maxInFlight: 1, maxQueue: 5, maxQueueWaitMs: 1000, clock });
+    const first = admitted(shedder.admit(1));
+    const waiters = Array.from({ length: 5 }, () => shedder.admit(1) as Promise<Admission>);
+    expect(shedder.admit(1)).toMatchObject({ kind: 'shed', reason: 'queue-full' });
+    first.release(); // the first waiter leaves the queue: 4 wait
+    await waiters[0];
+    expect(shedder.stats().queued).toBe(4);
+    expect(shedder.admit(1)).toBeInstanceOf(Promise); // a 5th place is free
+    expect(shedder.admit(1)).toMatchObject({ kind: 'shed', reason: 'queue-full' });
+  });
+
+  it('a waiter that timed out and whose client then leaves is not counted abandoned', async () => {
+    const clock = new ManualClock();
+    const shedder = new LoadShedder({ maxInFlight: 1, maxQueue: 1, maxQueueWaitMs: 50, clock });
+    admitted(shedder.admit(1));
+    let leave: () => void = () => undefined;
+    const waiting = shedder.admit(1, (gone) => (leave = gone));
+    await clock.advance(50);
+    await expect(waiting).resolves.toMatchObject({ kind: 'shed', reason: 'queue-timeout' });
+    leave();
+    expect(shedder.stats()).toMatchObject({ abandoned: 0, shed: 1 });
+  });
+
+  it('peakInFlight is the most at once, not the latest', () => {
+    const shedder = new LoadShedder({ maxInFlight: 5 });
+    const held = [admitted(shedder.admit(1)), admitted(shedder.admit(1)), admitted(shedder.admit(1))];
+    held[0]!.release();
+    held[1]!.release();
+    admitted(shedder.admit(1));
+    expect(shedder.stats()).toMatchObject({ inFlight: 2, peakInFlight: 3 });
+  });
+
+  it('a source whose oldest retry leaves the window keeps its other retries capped', () => {
+    // Window 10, threshold 0.2: a source counts at most 2 retries.
+    const shedder = new LoadShedder({ maxInFlight: 1, maxRetryRatio: 0.2, retryRatioWindow: 10 });
+    admitted(shedder.admit(1));
+    const shed = (attempt: number, source?: string) => shedder.admit(attempt, undefined, source) as Extract<Admission, { kind: 'shed' }>;
+    for (let i = 0; i < 4; i++) shed(2, 'forger');
+    for (let i = 0; i < 5; i++) shed(1, 'first');
+    expect(shed(1, 'honest').doNotRetry).toBe(false); // the held first attempt left: 4 forger retries, 2 counted
+    expect(shed(1, 'honest').doNotRetry).toBe(false); // one forger retry left: 3, 2 counted
+    expect(shedder.retryRatio()).toBe(0.3);
+  });
+
+  it('the adaptive limit: stats().limit follows it, and each release feeds it the latency on the clock', async () => {
+    const clock = new ManualClock(1000);
+    const shedder = new LoadShedder({ maxInFlight: 8, adaptiveLimit: { initialLimit: 2, windowSize: 2, smoothing: 1, queueSize: 1 }, clock });
+    expect(shedder.stats().limit).toBe(2);
+    const a = admitted(shedder.admit(1));
+    const b = admitted(shedder.admit(1));
+    expect(shedder.admit(1)).toMatchObject({ kind: 'shed', reason: 'queue-full' });
+    await clock.advance(10);
+    a.release(); // 10 ms
+    await clock.advance(20);
+    b.release(); // 30 ms: mean 20 against the fastest 10 → gradient 0.5; 2 in use of 2 → + 1
+    expect(shedder.stats().limit).toBe(2); // 2 × 0.5 + 1
+    const c = admitted(shedder.admit(1));
+    const d = admitted(shedder.admit(1));
+    await clock.advance(10);
+    c.release();
+    d.release(); // 10 ms twice: gradient 1 → 2 + 1
+    expect(shedder.stats().limit).toBe(3);
+    expect([admitted(shedder.admit(1)), admitted(shedder.admit(1)), admitted(shedder.admit(1))]).toHaveLength(3);
+    expect(shedder.admit(1)).toMatchObject({ kind: 'shed' });
+  });
+
+  it('a shed request without a telemetry observer reports nothing (no warning)', () => {
+    const emitWarning = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    try {
+      const shedder = new LoadShedder({ maxInFlight: 1 });
+      admitted(shedder.admit(1));
+      expect(shedder.admit(2)).toMatchObject({ kind: 'shed' });
+      expect(emitWarning).not.toHaveBeenCalled();
+    } finally {
+      emitWarning.mockRestore();
+    }
+  });
+
+  it('without adaptiveLimit the limit is maxInFlight', () => {
+    expect(new LoadShedder({ maxInFlight: 7 }).stats().limit).toBe(7);
+  });
+});
+
+describe('the event loop, as the shedder reads it', () => {
+  const probe = (delayMs: number, utilization: number) => ({ delayMs: () => delayMs, utilization: () => utilization, close: () => {} });
+
+  it('sheds above maxEventLoopDelayMs, not at it', () => {
+    expect(new LoadShedder({ maxInFlight: 10, maxEventLoopDelayMs: 50, eventLoopDelay: probe(50, 0) }).admit(1)).toMatchObject({ kind: 'admitted' });
+    expect(new LoadShedder({ maxInFlight: 10, maxEventLoopDelayMs: 50, eventLoopDelay: probe(50.5, 0) }).admit(2)).toEqual({ kind: 'shed', reason: 'event-loop-delay', doNotRetry: true });
+  });
+
+  it('sheds above maxEventLoopUtilization alone, not at it', () => {
+    expect(new LoadShedder({ maxInFlight: 10, maxEventLoopUtilization: 0.8, eventLoopDelay: probe(1e6, 0.8) }).admit(1)).toMatchObject({ kind: 'admitted' });
+    expect(new LoadShedder({ maxInFlight: 10, maxEventLoopUtilization: 0.8, eventLoopDelay: probe(0, 0.81) }).admit(1)).toMatchObject({ kind: 'shed', reason: 'event-loop-delay' });
+  });
+
+  it('a delay reading is not consulted when no threshold is set', () => {
+    const shedder = new LoadShedder({ maxInFlight: 10, eventLoopDelay: probe(1e9, 1) });
+    expect(shedder.admit(1)).toMatchObject({ kind: 'admitted' });
+  });
+
+  it('with a threshold and no reading of its own, the shedder makes a monitor and close() closes it; one passed in is the caller\'s', () => {
+    const closed: string[] = [];
+    const mine = new LoadShedder({ maxInFlight: 1, maxEventLoopDelayMs: 100, eventLoopDelay: { ...probe(0, 0), close: () => void closed.push('passed') } });
+    mine.close();
+    expect(closed).toEqual([]);
+    const disabled: boolean[] = [];
+    const real = process.getBuiltinModule.bind(process);
+    const fakeHistogram = { enable() {}, disable: () => void disabled.push(true), reset() {}, count: 1, max: 500e6 };
+    const fake = { monitorEventLoopDelay: () => fakeHistogram, performance: { now: () => 0, eventLoopUtilization: () => ({ utilization: 0, active: 0, idle: 0 }) } };
+    const spy = vi.spyOn(process, 'getBuiltinModule').mockImplementation(((id: string) => (id === 'node:perf_hooks' ? fake : real(id))) as never);
+    try {
+      const own = new LoadShedder({ maxInFlight: 1, maxEventLoopUtilization: 0.9 });
+      expect(own.admit(1)).toMatchObject({ kind: 'admitted' }); // its own monitor: utilization 0
+      own.close();
+      own.close(); // idempotent
+      expect(disabled.length).toBeGreaterThanOrEqual(1);
+      new LoadShedder({ maxInFlight: 1 }).close(); // no monitor: nothing to close
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});
+
+describe('giveUpAnswer: the downstream status', () => {
+  const marked = (extra: object) => markDoNotRetry(Object.assign(new Error('gave up'), extra));
+  it.each([
+    [{ status: 400 }, 400],
+    [{ status: 599 }, 599],
+    [{ status: 399 }, 503],
+    [{ status: 600 }, 503],
+    [{ status: 429.5 }, 503],
+    [{ status: '429' }, 503],
+    [{ response: { status: 502 } }, 502],
+    [{ cause: { status: 504 } }, 504],
+    [{ response: null, cause: 7 }, 503],
+  ])('%j → %i', (extra, status) => {
+    const answer = giveUpAnswer(marked(extra));
+    expect(answer).toEqual({ status, headers: { 'content-type': 'text/plain; charset=utf-8', 'x-herdless-retry': 'no' } });
   });
 });
