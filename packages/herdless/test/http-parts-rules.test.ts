@@ -27,6 +27,7 @@ describe('bodyKind: what a retry can send again', () => {
     [new FormData(), 'replayable'],
     [new ReadableStream(), 'stream'],
     [{ [Symbol.asyncIterator]: async function* () {} }, 'stream'],
+    [{ getReader: () => ({}) }, 'stream'], // a stream that is not async iterable (older browsers)
     [{ toString: () => 'x' }, 'replayable'],
     [{ getReader: 'not a function' }, 'replayable'],
   ])('%o → %s', (body, kind) => {
