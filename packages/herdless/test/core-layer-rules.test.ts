@@ -16,6 +16,7 @@ describe('core rules the layers rely on', () => {
   it('an option error is one sentence: owner, field, requirement, the value it got', () => {
     const error = invalidOption(() => parseRetryPolicy({ maxAttempts: 0 }));
     expect(error.message).toBe(`retry: maxAttempts ${error.requirement}, got 0`);
+    expect(error.name).toBe('InvalidOptionError');
   });
 
   it('an unknown option says it is none of the owner\'s and lists them', () => {
