@@ -636,7 +636,7 @@ describe('more of the machinery', () => {
     await budget.flush();
     await vi.advanceTimersByTimeAsync(0);
     client.commands.length = 0;
-    client.reply = (c) => (c.kind === 'evalsha' ? Promise.reject('NOSCRIPT No matching script.') : Promise.resolve(1)); // eslint-disable-line @typescript-eslint/prefer-promise-reject-errors
+    client.reply = (c) => (c.kind === 'evalsha' ? Promise.reject('NOSCRIPT No matching script.') : Promise.resolve(1));
     budget.onFailure(1);
     await expect(budget.confirmRetry(1)).resolves.toBe(true);
     expect(client.kinds()).toEqual(['evalsha sha-1', 'eval']);
@@ -651,7 +651,7 @@ describe('more of the machinery', () => {
     budget.onSuccess(0);
     await budget.flush();
     await vi.advanceTimersByTimeAsync(0);
-    client.reply = () => Promise.reject(undefined); // eslint-disable-line @typescript-eslint/prefer-promise-reject-errors
+    client.reply = () => Promise.reject(undefined);
     budget.onFailure(1);
     await expect(budget.confirmRetry(1)).resolves.toBe(true);
     expect(errors).toHaveLength(1);
