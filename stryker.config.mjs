@@ -23,11 +23,21 @@ export default {
   // out of the score ("Ignored" in the reports); STRYKER_STATIC=1 includes them. See docs/testing.md.
   ignoreStatic: process.env.STRYKER_STATIC !== '1',
   concurrency: 2,
-  timeoutMS: 10_000,
+  // A mutant's time limit is its covering tests' time in the dry run × timeoutFactor + timeoutMS.
+  // On a busy 2-core machine a test can take several times what it took in the dry run, and a
+  // mutant stopped by the limit counts as killed: the margins are wide, so that a timeout means a
+  // mutant that hangs (a loop that never ends, a promise that never settles), not a slow machine.
+  timeoutFactor: 2,
+  timeoutMS: 15_000,
+  // The dry run (every test once, with coverage) takes minutes under load; Stryker's default gives up at 5.
+  dryRunTimeoutMinutes: 30,
   thresholds: { high: 95, low: 90, break: 90 },
   reporters: ['clear-text', 'progress', 'html', 'json'],
   htmlReporter: { fileName: 'reports/mutation/index.html' },
   jsonReporter: { fileName: 'reports/mutation/mutation.json' },
   tempDirName: '.stryker-tmp',
+  // Another run's sandbox (a second config run at once with its own --tempDirName) is not part of
+  // the project: without this, Stryker would copy it into its own sandbox.
+  ignorePatterns: ['.stryker-tmp*'],
   cleanTempDir: 'always',
 };

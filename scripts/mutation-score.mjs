@@ -1,12 +1,13 @@
-// The mutation score per area, from Stryker's JSON report (reports/mutation/mutation.json), against
-// the project's thresholds: 95 % on the library's core, 90 % on the simulator engine and on the HTTP
-// hint parsers. Stryker itself has one threshold for the whole run; this holds each area to its own.
+// The mutation score per area, from Stryker's JSON reports (one per run of `npm run mutation`), against
+// the project's thresholds: 95 % on the library's core, 90 % on the simulator engine, the HTTP hint
+// parsers, herdless/server, herdless/redis and the rest of herdless/http. Stryker itself has one
+// threshold per run; this holds each area to its own.
 //
 //   node scripts/mutation-score.mjs [--report path]... [--require-all]
 //
 // --report: a Stryker JSON report, repeatable (default: reports/mutation/mutation.json and
-// reports/mutation-engine/mutation.json, the two runs of `npm run mutation`; a missing default is
-// skipped).
+// reports/mutation-{engine,server,redis,http}/mutation.json, the runs of `npm run mutation`; a missing
+// default is skipped).
 // --require-all: an area with no mutant in the report fails (the full run must cover every area).
 // Score = (killed + timed out) / (killed + timed out + survived + no coverage), Stryker's own
 // formula; static mutants that the run ignored (`ignoreStatic`) and mutants marked equivalent
@@ -14,13 +15,21 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
+const HINT_PARSERS = ['packages/herdless/src/http/retry-after.ts', 'packages/herdless/src/http/http-date.ts'];
 const AREAS = [
   { name: 'core/', threshold: 95, test: (file) => file.startsWith('packages/herdless/src/core/') },
   { name: 'sim/engine.ts', threshold: 90, test: (file) => file === 'packages/herdless/src/sim/engine.ts' },
   {
     name: 'hint parsers (http/retry-after.ts, http/http-date.ts)',
     threshold: 90,
-    test: (file) => file === 'packages/herdless/src/http/retry-after.ts' || file === 'packages/herdless/src/http/http-date.ts',
+    test: (file) => HINT_PARSERS.includes(file),
+  },
+  { name: 'server/', threshold: 90, test: (file) => file.startsWith('packages/herdless/src/server/') },
+  { name: 'redis/', threshold: 90, test: (file) => file.startsWith('packages/herdless/src/redis/') },
+  {
+    name: 'http/ (but the hint parsers)',
+    threshold: 90,
+    test: (file) => file.startsWith('packages/herdless/src/http/') && !HINT_PARSERS.includes(file),
   },
 ];
 
@@ -28,7 +37,7 @@ const { values } = parseArgs({
   options: { report: { type: 'string', multiple: true }, 'require-all': { type: 'boolean', default: false } },
 });
 
-const DEFAULT_REPORTS = ['reports/mutation/mutation.json', 'reports/mutation-engine/mutation.json'];
+const DEFAULT_REPORTS = ['', '-engine', '-server', '-redis', '-http'].map((run) => `reports/mutation${run}/mutation.json`);
 const paths = values.report ?? DEFAULT_REPORTS.filter((p) => existsSync(p));
 if (paths.length === 0) {
   console.error(`mutation-score: no report found (${DEFAULT_REPORTS.join(', ')}): run npm run mutation first`);

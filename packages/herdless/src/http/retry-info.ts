@@ -45,6 +45,7 @@ const infos = /* @__PURE__ */ new WeakMap<object, HttpRetryInfo>();
  * ```
  */
 export function retryInfo(response: Response | object): HttpRetryInfo | undefined {
+  // Stryker disable next-line ConditionalExpression,LogicalOperator: WeakMap.get of a primitive or null is undefined as well (it does not throw)
   return typeof response === 'object' && response !== null ? infos.get(response) : undefined;
 }
 

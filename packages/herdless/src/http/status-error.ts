@@ -54,6 +54,7 @@ export class HttpStatusError<R extends StatusLike = Response> extends HerdlessEr
     this.name = 'HttpStatusError';
     this.status = response.status;
     this.response = response;
+    // Stryker disable next-line ConditionalExpression: the field is declared, so it exists (undefined) either way
     if (retryAfterMs !== undefined) this.retryAfterMs = retryAfterMs;
   }
 }

