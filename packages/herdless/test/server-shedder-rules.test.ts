@@ -336,6 +336,10 @@ describe('giveUpAnswer: the downstream status', () => {
     [{ response: { status: 502 } }, 502],
     [{ cause: { status: 504 } }, 504],
     [{ response: null, cause: 7 }, 503],
+    // The cause's response (a RetryError wrapping an HTTP client's error): the docs' fourth place.
+    [{ cause: { response: { status: 429 } } }, 429],
+    [{ cause: { cause: { status: 429 } } }, 429], // the cause's cause, read alike
+    [{ cause: { cause: { cause: { status: 429 } } } }, 503], // no deeper: three levels
   ])('%j → %i', (extra, status) => {
     const answer = giveUpAnswer(marked(extra));
     expect(answer).toEqual({ status, headers: { 'content-type': 'text/plain; charset=utf-8', 'x-herdless-retry': 'no' } });

@@ -76,10 +76,12 @@ export function shedAnswer(config: LoadShedderConfig, doNotRetry: boolean): Serv
   return { status: 503, headers };
 }
 
-/** The first status in [400, 599] found on `value`, its `response`, its `cause` or the cause's `response`. */
+/** The first status in [400, 599] found on `value`, its `response`, its `cause`, or the cause's `response` or `cause` (three levels). */
 function downstreamStatus(value: unknown): number | undefined {
   let candidates: unknown[] = [value];
-  for (let depth = 0; depth < 2; depth++) {
+  // Three levels: the value; its response and cause; their responses and causes (a RetryError
+  // wrapping an HTTP client's error that holds the response).
+  for (let depth = 0; depth < 3; depth++) {
     // Stryker disable next-line ArrayDeclaration: a string in the list is skipped as a non-object
     const next: unknown[] = [];
     for (const c of candidates) {
