@@ -19,10 +19,12 @@ describe('core rules the layers rely on', () => {
     expect(error.name).toBe('InvalidOptionError');
   });
 
-  it('an unknown option says it is none of the owner\'s and lists them', () => {
+  it('an unknown option says it is none of the owner\'s, names the closest and lists them', () => {
     const error = invalidOption(() => retryThrottlingBudget({ maxToken: 10 } as never));
     expect(error.field).toBe('maxToken');
-    expect(error.requirement).toBe('is not an option of retryThrottlingBudget (check the spelling; options: maxTokens, tokenRatio)');
+    expect(error.requirement).toBe('is not an option of retryThrottlingBudget (did you mean maxTokens? options: maxTokens, tokenRatio)');
+    const far = invalidOption(() => retryThrottlingBudget({ capacity: 10 } as never));
+    expect(far.requirement).toBe('is not an option of retryThrottlingBudget (check the spelling; options: maxTokens, tokenRatio)');
   });
 
   it('the throttling backoff: the caller\'s own backoff when one is given and no throttlingBackoff; else the default', () => {

@@ -5,7 +5,7 @@
  *
  *     gradient = clamp(tolerance × minLatency / mean, 0.5, 1)
  *     limit ← (1 − smoothing) × limit + smoothing × (limit × gradient + queue)
- *     queue = queueSize, or 0 when fewer than half the limit were in use (app-limited)
+ *     queue = queueSize, or 0 when the window's peak in flight stayed below the limit (app-limited, RFC 7661)
  */
 import { describe, expect, it } from 'vitest';
 import { GradientLimit, loadShedder } from 'herdless/server';
@@ -41,12 +41,12 @@ describe('GradientLimit: the defaults', () => {
 describe('GradientLimit: one window', () => {
   it('latency at its lowest: the limit grows by queueSize × smoothing', () => {
     const limit = new GradientLimit({ initialLimit: 10, windowSize: 2, smoothing: 0.5, queueSize: 3 }, 100);
-    expect(window(limit, [[10, 9], [10, 9]])).toBe(11.5); // 0.5 × 10 + 0.5 × (10 + 3)
+    expect(window(limit, [[10, 9], [10, 10]])).toBe(11.5); // 0.5 × 10 + 0.5 × (10 + 3)
   });
 
   it('latency doubled: the gradient is 0.5 (mean 20 against the fastest 10)', () => {
     const limit = new GradientLimit({ initialLimit: 10, windowSize: 2, smoothing: 0.5, queueSize: 2 }, 100);
-    expect(window(limit, [[10, 6], [30, 8]])).toBe(8.5); // 0.5 × 10 + 0.5 × (10 × 0.5 + 2)
+    expect(window(limit, [[10, 6], [30, 10]])).toBe(8.5); // 0.5 × 10 + 0.5 × (10 × 0.5 + 2)
     expect(limit.limit).toBe(8);
     expect(limit.minLatencyMs).toBe(10);
   });
@@ -63,17 +63,17 @@ describe('GradientLimit: one window', () => {
     expect(window(more, [[10, 10], [14, 10]])).toBe(10); // 2 × 10 / 12 → capped at 1
   });
 
-  it('app-limited: with fewer than half the limit in use the limit does not grow; with exactly half it does', () => {
+  it('app-limited: a window whose peak in flight stayed below the limit does not grow it; one that filled it does', () => {
     const idle = new GradientLimit({ initialLimit: 10, windowSize: 2, smoothing: 1, queueSize: 1 }, 100);
-    expect(window(idle, [[10, 4], [10, 1]])).toBe(10); // peak 4 < 5
-    const half = new GradientLimit({ initialLimit: 10, windowSize: 2, smoothing: 1, queueSize: 1 }, 100);
-    expect(window(half, [[10, 1], [10, 5]])).toBe(11); // peak 5 = 10 / 2
+    expect(window(idle, [[10, 9], [10, 1]])).toBe(10); // peak 9 < 10
+    const full = new GradientLimit({ initialLimit: 10, windowSize: 2, smoothing: 1, queueSize: 1 }, 100);
+    expect(window(full, [[10, 1], [10, 10]])).toBe(11); // peak 10 = the limit
   });
 
   it('the peak in flight is the window\'s own: the next window starts from 0', () => {
     const limit = new GradientLimit({ initialLimit: 10, windowSize: 2, smoothing: 1, queueSize: 1 }, 100);
-    expect(window(limit, [[10, 9], [10, 9]])).toBe(11);
-    expect(window(limit, [[10, 2], [10, 2]])).toBe(11); // 2 < 5.5: no growth, 9 is forgotten
+    expect(window(limit, [[10, 10], [10, 10]])).toBe(11);
+    expect(window(limit, [[10, 2], [10, 2]])).toBe(11); // 2 < 11: no growth, 10 is forgotten
   });
 
   it('the mean is the window\'s own: the sum restarts with each window', () => {
