@@ -92,7 +92,7 @@ export function parseMetastableConfig(json: unknown, where = 'config'): Metastab
         : issue.code === 'invalid_value'
           ? `${field} must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, got ${quote(value)}${nearValue(value, issue.values)}`
           : issue.code === 'invalid_type'
-            ? `${field} must be ${issue.expected === 'int' ? 'an integer' : `a ${issue.expected}`}, got ${quote(value)}`
+            ? `${field} must be ${issue.expected === 'int' ? 'an integer' : `${/^[aeiou]/.test(issue.expected) ? 'an' : 'a'} ${issue.expected}`}, got ${quote(value)}`
             : `${field} ${issue.message.replace(/^Too (small|big): expected \w+ to (have )?/, 'must be ')}, got ${quote(value)}`;
     throw new ConfigError(where, field, detail);
   }

@@ -132,6 +132,7 @@ describe('metastable scenario files', () => {
     [{ servers: { slow: { workers: 0 } } }, 'servers.slow: server.workers must be'],
     [{ servers: {} }, 'servers must name at least one server variant'],
     [{ seeds: [1, 1] }, 'seeds must list each seed once'],
+    [{ server: [] }, 'server must be an object, got []'],
     [{ policies: [{ name: 'x', backoff: { kind: 'exponential' }, maxAttempts: 2, throttle: { kind: 'adaptive throttling', k: 0.5 } }] }, 'policies[0].throttle.k'],
     [{ policies: [{ name: 'x', backoff: { kind: 'exponential' }, maxAttempts: 2, throttle: { kind: 'throttle' } }] }, 'policies[0].throttle.kind must be'],
   ])('%j is refused, naming the field', (json, message) => {
