@@ -9,7 +9,7 @@ import { FORMATS, choiceOption, parseOneSeed } from '../cli/names.js';
 // The live runs (and undici, ~0.1 s to load) are imported when one starts, so the lab's start-up
 // (`--help`, the simulated commands) never pays for them.
 import type { LiveSettings } from './experiments.js';
-import { RESET_PATH, STATS_PATH, startLiveServer } from './server.js';
+import { RESET_PATH, STATS_PATH, startLiveServer, type LabServer } from './server.js';
 import { startQueueServer, type QueueServerModel } from './queue-server.js';
 import { loadMetastableConfig } from '../metastable-config-file.js';
 
@@ -97,6 +97,24 @@ function liveSettings(flags: LiveFlags, defaults: { clients: number; horizonS: n
   return { target: flags.target, clients, horizonMs: Math.round(horizonS * 1000), seed, simSeeds: parseSeeds(flags.simSeeds, '--sim-seeds'), progress: cli.err };
 }
 
+/**
+ * Runs a started lab server until SIGINT or SIGTERM: prints its address and model, then, stopped,
+ * closes it and prints what it served since time 0 (`totals` says what in its model's words).
+ */
+async function serveUntilStopped<S>(cli: LiveCli, server: LabServer<S>, model: string, totals: (stats: S) => string): Promise<void> {
+  // Listen for the signals before printing the address: whoever reads it may stop the server at once.
+  const stopped = new Promise<string>((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+  });
+  cli.out(`lab server: ${server.url} (stats: ${new URL(STATS_PATH, server.url).href}, POST ${RESET_PATH} restarts its time; Ctrl+C stops)`);
+  cli.out(model);
+  const signal = await stopped;
+  const stats = server.stats();
+  await server.close();
+  cli.out(`stopped (${signal}): ${totals(stats)} since time 0`);
+}
+
 /** Adds `server` and `live herd|budget` to the lab's command line. */
 export function addLiveCommands(program: Command, cli: LiveCli): void {
   program
@@ -112,33 +130,12 @@ export function addLiveCommands(program: Command, cli: LiveCli): void {
       const port = cli.parseNumber('--port', flags.port, 0, 65535, true);
       if (flags.model === 'metastable') {
         const queue = await queueServerModel(flags);
-        const server = await startQueueServer(queue, port);
-        const stopped = new Promise<string>((resolve) => {
-          process.once('SIGINT', () => resolve('SIGINT'));
-          process.once('SIGTERM', () => resolve('SIGTERM'));
-        });
-        cli.out(`lab server: ${server.url} (stats: ${new URL(STATS_PATH, server.url).href}, POST ${RESET_PATH} restarts its time; Ctrl+C stops)`);
-        cli.out(describeQueueModel(queue));
-        const signal = await stopped;
-        const { totals } = server.stats();
-        await server.close();
-        cli.out(`stopped (${signal}): ${totals.arrivals} arrivals, ${totals.served} served in time, ${totals.wasted} wasted, ${totals.shed} shed since time 0`);
+        await serveUntilStopped(cli, await startQueueServer(queue, port), describeQueueModel(queue), ({ totals }) => `${totals.arrivals} arrivals, ${totals.served} served in time, ${totals.wasted} wasted, ${totals.shed} shed`);
         return;
       }
       if (flags.seeds !== undefined) throw new UsageError('--seeds: the article\'s server draws nothing (it belongs to --model metastable)');
       const model = serverModel(flags, cli);
-      const server = await startLiveServer(model, port);
-      // Listen for the signals before printing the address: whoever reads it may stop the server at once.
-      const stopped = new Promise<string>((resolve) => {
-        process.once('SIGINT', () => resolve('SIGINT'));
-        process.once('SIGTERM', () => resolve('SIGTERM'));
-      });
-      cli.out(`lab server: ${server.url} (stats: ${new URL(STATS_PATH, server.url).href}, POST ${RESET_PATH} restarts its time; Ctrl+C stops)`);
-      cli.out(describeModel(model));
-      const signal = await stopped;
-      const { totals } = server.stats();
-      await server.close();
-      cli.out(`stopped (${signal}): ${totals.arrivals} arrivals, ${totals.successes} served, ${totals.crashes} crashes since time 0`);
+      await serveUntilStopped(cli, await startLiveServer(model, port), describeModel(model), ({ totals }) => `${totals.arrivals} arrivals, ${totals.successes} served, ${totals.crashes} crashes`);
     });
 
   const print = <R>(format: LiveFlags['format'], result: R, as: { table: (r: R) => string; json: (r: R) => object; csv: (r: R) => string }): void =>

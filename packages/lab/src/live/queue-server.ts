@@ -6,7 +6,7 @@ import { metastableSetup, type MetastableServer, type MetastableTrigger } from '
 import { HOST, listenLoopback } from '../listen.js';
 import { latenessOf, type Lateness } from './lateness.js';
 import { QueueModel, type QueueOutcome, type QueueStats } from './queue-model.js';
-import { PING_PATH, RESET_PATH, STATS_PATH } from './server.js';
+import { PING_PATH, RESET_PATH, STATS_PATH, type LabServer } from './server.js';
 
 /** The model a `lab server --model metastable` runs: the server variant, the trigger and the seed of its service times. */
 export interface QueueServerModel {
@@ -44,15 +44,7 @@ export interface QueueResetBody {
 }
 
 /** A running metastable `lab server`. */
-export interface QueueServer {
-  /** `http://127.0.0.1:PORT/` */
-  url: string;
-  port: number;
-  /** The stats so far (what `GET /_lab/stats` answers). */
-  stats(): QueueStatsResponse;
-  /** Answers the requests still waiting (503), closes every connection and stops listening. */
-  close(): Promise<void>;
-}
+export type QueueServer = LabServer<QueueStatsResponse>;
 
 const LATENESS_SAMPLES = 10_000;
 /** The request header that carries the client's timeout (Connect protocol: deadline propagation over HTTP). */

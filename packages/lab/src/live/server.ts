@@ -27,16 +27,19 @@ export interface LiveStatsResponse extends LiveServerStats {
   connections: number;
 }
 
-/** A running `lab server`. */
-export interface LiveServer {
+/** A running `lab server` of either model, whose `GET /_lab/stats` answers `S`. */
+export interface LabServer<S> {
   /** `http://127.0.0.1:PORT/` */
   url: string;
   port: number;
   /** The stats so far (what `GET /_lab/stats` answers). */
-  stats(): LiveStatsResponse;
+  stats(): S;
   /** Answers the requests still waiting (503), closes every connection and stops listening. */
   close(): Promise<void>;
 }
+
+/** A running `lab server` of the article's model. */
+export type LiveServer = LabServer<LiveStatsResponse>;
 
 /** Timer firings whose lateness the stats keep. */
 const LATENESS_SAMPLES = 10_000;
