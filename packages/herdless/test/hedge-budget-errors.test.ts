@@ -3,6 +3,7 @@
 // unhandled rejection) and leave the call pending forever.
 import { describe, expect, it } from 'vitest';
 import { ManualClock, hedge, type HedgeContext, type RetryBudget } from 'herdless';
+import { settle } from './support/settle.js';
 
 /** Attempt 1 never answers (until aborted); the budget is asked when the hedge's delay passes. */
 function hanging(clock: ManualClock) {
@@ -22,23 +23,12 @@ function budget(overrides: Partial<RetryBudget>): RetryBudget {
   return { name: 'custom', onAttempt() {}, onSuccess() {}, onFailure() {}, allowRetry: () => true, ...overrides };
 }
 
-async function outcome(clock: ManualClock, promise: Promise<unknown>): Promise<{ error: unknown; at: number }> {
-  let done: { error: unknown; at: number } | undefined;
-  promise.then(
-    () => (done = { error: 'resolved', at: clock.now() }),
-    (error: unknown) => (done = { error, at: clock.now() }),
-  );
-  for (let i = 0; i < 200 && done === undefined; i++) await clock.advance(1);
-  if (done === undefined) throw new Error('the call never settled');
-  return done;
-}
-
 describe('hedge(): a budget that fails while a hedge is asked for', () => {
   it('allowRetry throws in the hedge timer: the call rejects with that error at the delay, and the first attempt is aborted', async () => {
     const clock = new ManualClock();
     const { op, aborted } = hanging(clock);
     const boom = new Error('budget store unreachable');
-    const out = await outcome(clock, hedge(op, { maxAttempts: 2, delayMs: 50, clock, budget: budget({ allowRetry: () => { throw boom; } }) }));
+    const out = await settle(clock, hedge(op, { maxAttempts: 2, delayMs: 50, clock, budget: budget({ allowRetry: () => { throw boom; } }) }), 200);
     expect(out).toEqual({ error: boom, at: 50 });
     expect(aborted).toEqual([1]);
     expect(clock.pending).toBe(0);
@@ -48,7 +38,7 @@ describe('hedge(): a budget that fails while a hedge is asked for', () => {
     const clock = new ManualClock();
     const { op, aborted } = hanging(clock);
     const boom = new Error('confirm failed');
-    const out = await outcome(clock, hedge(op, { maxAttempts: 2, delayMs: 50, clock, budget: budget({ confirmRetry: () => Promise.reject(boom) }) }));
+    const out = await settle(clock, hedge(op, { maxAttempts: 2, delayMs: 50, clock, budget: budget({ confirmRetry: () => Promise.reject(boom) }) }), 200);
     expect(out).toEqual({ error: boom, at: 50 });
     expect(aborted).toEqual([1]);
   });
@@ -57,7 +47,7 @@ describe('hedge(): a budget that fails while a hedge is asked for', () => {
     const clock = new ManualClock();
     const { op } = hanging(clock);
     const boom = new Error('counter overflow');
-    const out = await outcome(clock, hedge(op, { maxAttempts: 2, delayMs: 50, clock, budget: budget({ onAttempt: (_now, isRetry) => { if (isRetry) throw boom; } }) }));
+    const out = await settle(clock, hedge(op, { maxAttempts: 2, delayMs: 50, clock, budget: budget({ onAttempt: (_now, isRetry) => { if (isRetry) throw boom; } }) }), 200);
     expect(out).toEqual({ error: boom, at: 50 });
   });
 });

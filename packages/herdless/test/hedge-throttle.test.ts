@@ -2,6 +2,7 @@
 // first included: p = max(0, (requests − K × accepts) / (requests + 1)) over the window. Time is a
 // ManualClock and each draw is given, so every figure below comes from that formula.
 import { describe, expect, it } from 'vitest';
+import { settle } from './support/settle.js';
 import { ManualClock, adaptiveThrottling, createHedger, hedge, isHedgeError, markDoNotRetry, type HedgeContext, type Rng, type TelemetryEvent } from 'herdless';
 import { PyRandom } from 'herdless/sim';
 import { invalidOption } from './support/invalid-option.js';
@@ -54,17 +55,6 @@ function replicas(clock: ManualClock, latencies: readonly number[], failures: re
   return { op, started };
 }
 
-async function settle<T>(clock: ManualClock, promise: Promise<T>, maxMs = 10_000): Promise<{ value?: T; error?: unknown; at: number }> {
-  let done: { value?: T; error?: unknown; at: number } | undefined;
-  promise.then(
-    (value) => (done = { value, at: clock.now() }),
-    (error: unknown) => (done = { error, at: clock.now() }),
-  );
-  for (let i = 0; i < maxMs && done === undefined; i++) await clock.advance(1);
-  await clock.advance(0);
-  if (done === undefined) throw new Error('did not settle');
-  return done;
-}
 
 const kinds = (events: TelemetryEvent[]) => events.map((e) => (e.type === 'attempt-end' ? `${e.type}:${e.attempt}:${e.outcome}` : 'attempt' in e ? `${e.type}:${e.attempt}` : e.type));
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { settle } from './support/settle.js';
 import {
   ManualClock,
   circuitBreaker,
@@ -44,18 +45,6 @@ function replicas(clock: ManualClock, latencies: readonly number[], failures: re
   return { op, log };
 }
 
-/** Settles `promise` while advancing the clock in 1 ms steps (at most `maxMs`); returns the outcome and when. */
-async function settle<T>(clock: ManualClock, promise: Promise<T>, maxMs = 10_000): Promise<{ value?: T; error?: unknown; at: number }> {
-  let done: { value?: T; error?: unknown; at: number } | undefined;
-  promise.then(
-    (value) => (done = { value, at: clock.now() }),
-    (error: unknown) => (done = { error, at: clock.now() }),
-  );
-  for (let i = 0; i < maxMs && done === undefined; i++) await clock.advance(1);
-  await clock.advance(0);
-  if (done === undefined) throw new Error('did not settle');
-  return done;
-}
 
 describe('hedge(): the first success wins', () => {
   it('a slow first attempt: the hedge goes at the delay, answers first, and the first is aborted', async () => {
