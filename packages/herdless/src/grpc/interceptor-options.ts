@@ -1,6 +1,6 @@
 import type { Backoff } from '../core/backoff/backoff.js';
 import type { RetryBudget } from '../core/budget/budget.js';
-import type { AttemptThrottle } from '../core/budget/adaptive-throttling.js';
+import { throttleOption, type AttemptThrottle } from '../core/budget/adaptive-throttling.js';
 import { InvalidOptionError, isInvalidOptionError } from '../core/errors.js';
 import type { GiveUpReason } from '../core/retry/errors.js';
 import { parseRetryPolicy, type RetryPolicy } from '../core/retry/policy.js';
@@ -256,10 +256,7 @@ export function grpcRetryPlanner(
   if (typeof random !== 'object' || random === null || typeof random.random !== 'function') {
     throw new InvalidOptionError(owner, 'random', random, 'must be an Rng ({ random(): number })');
   }
-  const throttle = o.throttle;
-  if (throttle !== undefined && (typeof throttle !== 'object' || throttle === null || typeof throttle.admit !== 'function' || typeof throttle.onAnswer !== 'function')) {
-    throw new InvalidOptionError(owner, 'throttle', throttle, 'must be an AttemptThrottle (admit, onAnswer), e.g. adaptiveThrottling()');
-  }
+  const throttle = throttleOption(owner, 'throttle', o.throttle);
   const byteRule = { min: 0, max: Number.MAX_SAFE_INTEGER, integer: true };
   const buffers = new RetryBufferPool(
     numberOption(owner, 'retryBufferSize', o.retryBufferSize, DEFAULT_RETRY_BUFFER_SIZE, byteRule),

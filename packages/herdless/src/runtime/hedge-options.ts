@@ -1,12 +1,12 @@
-import type { AttemptThrottle } from '../core/budget/adaptive-throttling.js';
+import { throttleOption, type AttemptThrottle } from '../core/budget/adaptive-throttling.js';
 import { InvalidOptionError } from '../core/errors.js';
 import { HEDGE_POLICY_KEYS, defaultHedgePolicy, readHedgePolicyOption, type HedgePolicy } from '../core/hedge/policy.js';
-import { checkedRng, type Rng } from '../core/rng.js';
-import { hasMethods, unknownOption } from '../core/validate.js';
+import type { Rng } from '../core/rng.js';
+import { unknownOption } from '../core/validate.js';
 import type { HedgeEvent, HedgeOptions } from './hedge-types.js';
 import type { GiveUpEvent, HookName } from './hooks.js';
 import { schedulerOption, systemScheduler, type Scheduler } from './scheduler.js';
-import { systemRandom } from './system-random.js';
+import { randomOption, systemRandom } from './system-random.js';
 import { telemetryOption, type TelemetryCall, type TelemetryObserver } from './telemetry.js';
 
 // A hedged call's options, read and checked once: what hedge() and createHedger() do before anything
@@ -74,16 +74,10 @@ export function parseHedger(options: HedgeOptions, owner: string, perCall: boole
         runner.clock = schedulerOption(owner, value) ?? runner.clock;
         break;
       case 'throttle':
-        if (value !== undefined && !hasMethods(value, ['admit', 'onAnswer'])) {
-          throw new InvalidOptionError(owner, key, value, 'must be an AttemptThrottle (admit, onAnswer), e.g. adaptiveThrottling()');
-        }
-        runner.throttle = value as AttemptThrottle | undefined;
+        runner.throttle = throttleOption(owner, key, value);
         break;
       case 'random':
-        if (value === undefined) break;
-        if (!hasMethods(value, ['random'])) throw new InvalidOptionError(owner, key, value, 'must be an Rng ({ random(): number })');
-        // Herdless's own source is known to be good; any other is checked draw by draw.
-        runner.random = value === systemRandom ? systemRandom : checkedRng(value as Rng, owner, key);
+        runner.random = randomOption(owner, key, value) ?? runner.random;
         break;
       case 'unref':
         if (value !== undefined && typeof value !== 'boolean') throw new InvalidOptionError(owner, key, value, 'must be a boolean');

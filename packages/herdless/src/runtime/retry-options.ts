@@ -1,7 +1,7 @@
 import { InvalidOptionError } from '../core/errors.js';
 import type { Backoff } from '../core/backoff/backoff.js';
 import type { RetryBudget } from '../core/budget/budget.js';
-import type { AttemptThrottle } from '../core/budget/adaptive-throttling.js';
+import { throttleOption, type AttemptThrottle } from '../core/budget/adaptive-throttling.js';
 import type { RetryableOverride } from '../core/classify/classify.js';
 import {
   DEFAULT_BACKOFF,
@@ -19,14 +19,14 @@ import {
   throttlingDefault,
   type PolicyDraft,
 } from '../core/retry/policy.js';
-import { checkedRng, type Rng } from '../core/rng.js';
+import type { Rng } from '../core/rng.js';
 import { checkedNow } from '../core/time.js';
 import { hasMethods, unknownOption } from '../core/validate.js';
 import type { GiveUpEvent, HookName, RetryEvent } from './hooks.js';
 import type { RetryCallOptions, RetryOptions } from './retry-types.js';
 import { systemScheduler, type Scheduler } from './scheduler.js';
 import { signalOption } from './abort-link.js';
-import { systemRandom } from './system-random.js';
+import { randomOption, systemRandom } from './system-random.js';
 import { telemetryOption, type TelemetryObserver } from './telemetry.js';
 
 // A call's options, read and checked once: what `retry()` and `createRetry()` do before anything runs.
@@ -144,17 +144,10 @@ export function readRetryOptions(options: RetryOptions, owner: string, perCall: 
         settings.budget = budgetOption(owner, value);
         break;
       case 'throttle':
-        if (value !== undefined && !hasMethods(value, ['admit', 'onAnswer'])) {
-          throw new InvalidOptionError(owner, key, value, 'must be an AttemptThrottle (admit, onAnswer), e.g. adaptiveThrottling()');
-        }
-        settings.throttle = value as AttemptThrottle | undefined;
+        settings.throttle = throttleOption(owner, key, value);
         break;
       case 'random':
-        if (value !== undefined) {
-          if (!hasMethods(value, ['random'])) throw new InvalidOptionError(owner, key, value, 'must be an Rng ({ random(): number })');
-          // Herdless's own source is known to be good; any other is checked draw by draw.
-          settings.random = value === systemRandom ? systemRandom : checkedRng(value as Rng, owner, 'random');
-        }
+        settings.random = randomOption(owner, key, value) ?? settings.random;
         break;
       case 'clock':
         // Checked here rather than by scheduler.ts's schedulerOption (hedge()'s check): this reader

@@ -1,6 +1,7 @@
 import type { Verdict } from '../classify/verdict.js';
 import { fromSpec } from '../spec.js';
-import { numberOption, objectOption } from '../validate.js';
+import { InvalidOptionError } from '../errors.js';
+import { hasMethods, numberOption, objectOption } from '../validate.js';
 import type { Rng } from '../rng.js';
 import { SlidingCounts } from './sliding-window.js';
 
@@ -107,6 +108,18 @@ export interface AdaptiveThrottlingOptions {
 
 /** Adaptive throttling described as data (lab config files, the lab page, `toJSON()`): see {@link throttleFromSpec}. */
 export type ThrottleSpec = { kind: 'adaptive throttling'; k: number; windowMs: number; buckets: number; maxRejectionProbability: number };
+
+/**
+ * @internal The `throttle` option of `owner` (`retry`, `createHedger`, the adapters): `undefined` when
+ * not given, else the {@link AttemptThrottle} as it is. Throws `InvalidOptionError` naming `key`
+ * for a value without `admit` and `onAnswer`.
+ */
+export function throttleOption(owner: string, key: string, value: unknown): AttemptThrottle | undefined {
+  if (value !== undefined && !hasMethods(value, ['admit', 'onAnswer'])) {
+    throw new InvalidOptionError(owner, key, value, 'must be an AttemptThrottle (admit, onAnswer), e.g. adaptiveThrottling()');
+  }
+  return value as AttemptThrottle | undefined;
+}
 
 /** The SRE book's client-side adaptive throttling, with its window's counts readable for charts and tests. */
 export interface AdaptiveThrottling extends AttemptThrottle {
