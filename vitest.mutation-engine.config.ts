@@ -7,6 +7,6 @@ export default defineConfig({
   ...base,
   test: {
     ...base.test,
-    include: ['packages/herdless/test/sim-engine*.test.ts', 'packages/herdless/test/sim-options.test.ts'],
+    include: ['packages/herdless/test/sim-engine*.test.ts', 'packages/herdless/test/sim-options.test.ts', 'packages/herdless/test/sim-throttle.test.ts'],
   },
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { constantBackoff, type RetryBudget } from 'herdless';
+import { constantBackoff, type AttemptThrottle, type Backoff, type RetryBudget } from 'herdless';
 import { ARTICLE_SERVER, runScenario, type Scenario } from 'herdless/sim';
 import { PyRandom } from '../src/core/python-random.js';
 import { simulate } from '../src/sim/engine.js';
@@ -143,5 +143,116 @@ describe('runScenario: a tick hands the chunks it has read back to the store, wh
     const r = run(crowd(10, { policy: { name: 'c', backoff: constantBackoff({ delayMs: 10 }), maxAttempts: Infinity, budget } }));
     expect(r.result).toMatchObject({ ticks: 19, requests: 550, succeeded: 100 });
     expect(r.chunks).toEqual({ allocated: 5, free: 5 });
+  });
+});
+
+describe('runScenario: a throttle asked about a tick\'s batch packs the admitted requests to the front of its chunks', () => {
+  /** One throttle per client that admits by `rule(client)` and logs what it is told, with its client. */
+  const logged = (log: string[], rule: (client: number) => boolean) => (client: number): AttemptThrottle => ({
+    name: 'log',
+    admit: (now, _rng, isRetry) => {
+      const ok = rule(client);
+      if (!ok) log.push(`client ${client} refused at ${now} ms${isRetry ? ' (retry)' : ''}`);
+      return ok;
+    },
+    onAnswer: (now, accepted) => log.push(`client ${client} ${accepted ? 'served' : 'failed'} at ${now} ms`),
+  });
+  // 100 clients at tick 0 (4 chunks of 32), a constant 10 ms backoff (a retry joins tick t + 2).
+  const crowd = (capacityPerTick: number, throttle: Scenario['policy']['throttle'], maxAttempts = Infinity): Scenario =>
+    twoClientScenario({
+      clients: 100,
+      server: { ...ARTICLE_SERVER, capacityPerTick, startupMs: 0, crashLimit: Infinity },
+      policy: { name: 'c', backoff: constantBackoff({ delayMs: 10 }), maxAttempts, throttle },
+    });
+  const run = (scenario: Scenario) => {
+    const { result, chunks } = simulate(scenario, 0, { perTick: true });
+    return { result, arrivals: Array.from(result.perTick!.arrivals.slice(0, 5)), chunks: chunks() };
+  };
+
+  it('the even clients admitted: 50 reach the server and are answered in client order (0, 2, …, 98); the 2 chunks left empty are freed', () => {
+    const log: string[] = [];
+    const r = run(crowd(100, logged(log, (c) => c % 2 === 0), 1));
+    expect(r.result).toMatchObject({ ticks: 1, requests: 50, throttled: 50, succeeded: 50, gaveUp: 50, outstanding: 0 });
+    expect(r.arrivals).toEqual([50, 0, 0, 0, 0]);
+    expect(log.filter((line) => line.includes('served'))).toEqual(Array.from({ length: 50 }, (_, i) => `client ${2 * i} served at 0 ms`));
+    expect(log.filter((line) => line.includes('refused'))).toHaveLength(50);
+    // First sends are asked as first tries.
+    expect(log).toContain('client 1 refused at 0 ms');
+    expect(r.chunks).toEqual({ allocated: 4, free: 4 });
+  });
+
+  it('only the last 4 clients admitted: they move from the 4th chunk to the front of the 1st, and the 3 others are freed', () => {
+    const log: string[] = [];
+    const r = run(crowd(100, logged(log, (c) => c >= 96)));
+    expect(r.result).toMatchObject({ ticks: 1, requests: 4, throttled: 96, succeeded: 4, gaveUp: 96 });
+    expect(log.filter((line) => line.includes('served'))).toEqual(['client 96 served at 0 ms', 'client 97 served at 0 ms', 'client 98 served at 0 ms', 'client 99 served at 0 ms']);
+    expect(r.chunks).toEqual({ allocated: 4, free: 4 });
+  });
+
+  it('a retry refused: it ends there, counted as throttled and given up, and its tick is empty', () => {
+    // 64 served at tick 0; the 36 retries due at tick 2 ask again as retries and are refused.
+    const log: string[] = [];
+    let asked = 0;
+    const r = run(crowd(64, logged(log, () => asked++ < 100)));
+    expect(r.result).toMatchObject({ ticks: 3, requests: 100, throttled: 36, succeeded: 64, gaveUp: 36, outstanding: 0 });
+    expect(r.arrivals).toEqual([100, 0, 0, 0, 0]);
+    expect(log.filter((line) => line.endsWith('at 20 ms (retry)'))).toHaveLength(36);
+    // A throttled batch is answered request by request, as with a budget: 1 chunk more than the first sends.
+    expect(r.chunks).toEqual({ allocated: 5, free: 5 });
+  });
+
+  it('every request admitted: the batch is served as without a throttle, and empty ticks ask nothing', () => {
+    const log: string[] = [];
+    const r = run(crowd(64, logged(log, () => true)));
+    expect(r.result).toMatchObject({ ticks: 3, requests: 136, throttled: 0, succeeded: 100, outstanding: 0 });
+    expect(r.arrivals).toEqual([100, 0, 36, 0, 0]);
+    expect(log.filter((line) => line.includes('failed'))).toHaveLength(36);
+    expect(log.filter((line) => line.includes('refused'))).toHaveLength(0);
+    expect(r.chunks).toEqual({ allocated: 5, free: 5 });
+  });
+
+  it('without a throttle the result has no throttled field; a throttle that is not a function is refused by name', () => {
+    expect('throttled' in run(crowd(100, undefined)).result).toBe(false);
+    expect(invalidOption(() => runScenario(crowd(100, 5 as never), 0)).message).toBe(
+      'runScenario: scenario.policy.throttle must be a function (client) => AttemptThrottle, got 5',
+    );
+  });
+
+  it('a moved retry keeps its own attempt number and its previous wait', () => {
+    // Each wait is unique (10 ms + n µs, all joining tick t + 2), so a wait read back as `previousMs`
+    // tells which request it belonged to. Tick 2's 90 retries are asked in batch order, which is the
+    // order their waits were drawn; the even-numbered asks are refused, so the others move forward.
+    const waits: number[] = [];
+    const previous: number[] = [];
+    const attempts: number[] = [];
+    const backoff: Backoff = {
+      name: 'unique',
+      maxDelayMs: 20,
+      delay: (retry, previousMs) => {
+        if (retry === 2) previous.push(previousMs);
+        attempts.push(retry);
+        waits.push(10 + waits.length / 1000);
+        return waits[waits.length - 1]!;
+      },
+      toJSON: () => ({ kind: 'constant', delayMs: 10 }),
+    };
+    let asked = 0;
+    const throttle = (): AttemptThrottle => ({ name: 'odd asks', admit: (now) => now !== 20 || asked++ % 2 === 1, onAnswer: () => {} });
+    const scenario = twoClientScenario({
+      clients: 100,
+      server: { ...ARTICLE_SERVER, capacityPerTick: 10, startupMs: 0, crashLimit: Infinity },
+      policy: { name: 'c', backoff, maxAttempts: 3, throttle },
+    });
+    const { result } = simulate(scenario, 0, { perTick: true });
+    expect(Array.from(result.perTick!.arrivals.slice(0, 3))).toEqual([100, 0, 45]);
+    // Tick 2: 45 admitted, 10 served, 35 fail and wait again, as second retries (a moved request
+    // read as a first try would wait as retry 1; its third attempt is its last).
+    expect(previous).toHaveLength(35);
+    expect(attempts.filter((a) => a === 1)).toHaveLength(90);
+    const admittedWaits = new Set(waits.slice(0, 90).filter((_, i) => i % 2 === 1));
+    expect(previous.every((p) => admittedWaits.has(p))).toBe(true);
+    expect(new Set(previous).size).toBe(35);
+    // Tick 4: 10 of the 35 served, 25 fail their third and last attempt.
+    expect(result).toMatchObject({ throttled: 45, succeeded: 30, gaveUp: 70, outstanding: 0 });
   });
 });
