@@ -220,34 +220,38 @@ function stall(ms: number): void {
 }
 
 describe('a busy process is not a late Redis (real redis-server)', () => {
-  it.each([8, 20, 50])('a %i ms synchronous stall while each of 20 decisions waits: 0 fallbacks, the default timeoutMs', async (ms) => {
-    const fallbacks: RedisBudgetFallbackEvent[] = [];
-    const budget = redisRetryThrottlingBudget({ client: await ready(connect()), server: `stall-${ms}`, onFallback: (e) => fallbacks.push(e) });
-    for (let i = 0; i < 20; i++) {
-      budget.onFailure(i);
-      const decision = budget.confirmRetry(i);
-      // The command is on the wire; Redis answers in well under a millisecond while this process is blocked.
-      stall(ms);
-      await decision;
+  // The rule: a reply that arrived while this process was blocked is read before the timeout is
+  // counted. It needs redis-server to run during the stall, which a machine kept busy by other work
+  // does not promise (at a load of 13 on 2 cores, redis-server once waited past a 20 ms stall). A
+  // round of 20 decisions is therefore tried up to 5 times, each with a fresh budget: a round with
+  // a fallback may be a starved redis-server and proves nothing, but a clean round can only come
+  // from the rule. With the rule broken (the timer read first) every decision of every round falls
+  // back, since the stall always outlasts the timeout.
+  async function cleanRound(ms: number, name: string, timeoutMs?: number): Promise<{ fallbacks: number; shared: number; rounds: number }> {
+    let last = { fallbacks: -1, shared: -1, rounds: 0 };
+    for (let round = 1; round <= 5; round++) {
+      let fallbacks = 0;
+      const budget = redisRetryThrottlingBudget({ client: await ready(connect()), server: `${name}-${round}`, ...(timeoutMs === undefined ? {} : { timeoutMs }), onFallback: () => fallbacks++ });
+      for (let i = 0; i < 20; i++) {
+        budget.onFailure(i);
+        const decision = budget.confirmRetry(i);
+        // The command is on the wire; Redis answers in well under a millisecond while this process is blocked.
+        stall(ms);
+        await decision;
+      }
+      last = { fallbacks, shared: budget.stats.sharedDecisions, rounds: round };
+      await budget.close();
+      if (fallbacks === 0) break;
     }
-    expect(fallbacks).toEqual([]);
-    expect(budget.stats).toMatchObject({ sharedDecisions: 20, fallbacks: 0 });
-    await budget.close();
+    return last;
+  }
+
+  it.each([8, 20, 50])('a %i ms synchronous stall while each of 20 decisions waits: 0 fallbacks, the default timeoutMs', async (ms) => {
+    expect(await cleanRound(ms, `stall-${ms}`)).toMatchObject({ fallbacks: 0, shared: 20 });
   });
 
   it('the same stall past an explicitly small timeoutMs is still read as on time: the reply was there', async () => {
-    const fallbacks: RedisBudgetFallbackEvent[] = [];
-    const budget = redisRetryThrottlingBudget({ client: await ready(connect()), server: 'stall-small', timeoutMs: 1, onFallback: (e) => fallbacks.push(e) });
-    let shared = 0;
-    for (let i = 0; i < 20; i++) {
-      budget.onFailure(i);
-      const decision = budget.confirmRetry(i);
-      stall(20);
-      await decision;
-      shared = budget.stats.sharedDecisions;
-    }
-    expect([fallbacks.length, shared]).toEqual([0, 20]);
-    await budget.close();
+    expect(await cleanRound(20, 'stall-small', 1)).toMatchObject({ fallbacks: 0, shared: 20 });
   });
 
   it('an answered decision leaves no timer behind (the timeout is cleared, the I/O turn too)', async () => {
