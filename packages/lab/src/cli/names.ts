@@ -69,5 +69,32 @@ export function parseOneSeed(text: string, why: string): number {
   return seeds[0]!;
 }
 
+/**
+ * `--trace SEED` (budget, fleet, metastable): the one seed whose series are printed. `--seeds` beside
+ * it is welcome when it names that same seed (`--trace 0 --seeds 0`: nothing is lost); any other
+ * seed list is refused with what to type, since the trace would run none of it.
+ * @throws UsageError naming `--trace` (not one seed) or `--seeds` (other seeds than the trace's).
+ */
+export function traceSeedOf(trace: string, seedsText: string | undefined): number {
+  let seeds: number[];
+  try {
+    seeds = parseSeeds(trace, '--trace');
+  } catch (error) {
+    // Not a seed at all: say what one is, rather than --seeds's hint of ranges and lists.
+    if (error instanceof UsageError) throw new UsageError(`--trace ${quote(trace)}: expected one seed, an integer from 0 to ${Number.MAX_SAFE_INTEGER}`);
+    throw error;
+  }
+  if (seeds.length !== 1) throw new UsageError(`--trace ${quote(trace)}: give one seed`);
+  const seed = seeds[0]!;
+  if (seedsText !== undefined) {
+    const listed = parseSeeds(seedsText);
+    if (listed.length !== 1 || listed[0] !== seed) {
+      const instead = listed.length === 1 ? `give --trace ${listed[0]} to trace seed ${listed[0]}` : `drop --trace to run seeds ${seedsText.trim()}`;
+      throw new UsageError(`--seeds ${quote(seedsText)}: --trace ${quote(trace)} traces seed ${seed} alone (a trace is one seed's series): drop --seeds to trace seed ${seed}, or ${instead}`);
+    }
+  }
+  return seed;
+}
+
 /** The output formats of the commands that print a table: the table, its JSON document, its CSV. */
 export const FORMATS = ['table', 'json', 'csv'] as const;

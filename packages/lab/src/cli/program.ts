@@ -13,7 +13,7 @@ import { buildReport } from '../report/build.js';
 import { FIGURES, LAB_EXPERIMENTS } from '../report/catalog.js';
 import { checkReportDir, writeReport } from '../report/write.js';
 import { parseSeeds } from '../seeds.js';
-import { FORMATS, canonicalName, choiceOption, parseNames, parseOneSeed, suggestion } from './names.js';
+import { FORMATS, canonicalName, choiceOption, parseNames, parseOneSeed, suggestion, traceSeedOf } from './names.js';
 import { COUNT, DECIMAL, INTEGER } from '../numbers.js';
 import { arrivalBins, rowsToCsv, waitPoints } from '../charts/series.js';
 import { budgetCsv, budgetJson, budgetPolicies, budgetTable, budgetTitle, budgetTraceCsv, budgetTraceJson, configPolicies } from '../experiments/budget.js';
@@ -263,32 +263,15 @@ async function budgetCommand(flags: BudgetFlags, io: Io): Promise<void> {
   printBudget(result, flags.format, budgetTitle(seedText(seeds)), io);
 }
 
-/**
- * `--trace SEED` (budget, fleet): one seed. A list or range says "give one seed"; anything else that
- * is not a seed says what one is, rather than `--seeds`'s hint of ranges and lists.
- */
-function parseTraceSeed(text: string): number {
-  let seeds: number[];
-  try {
-    seeds = parseSeeds(text, '--trace');
-  } catch (error) {
-    if (error instanceof UsageError) throw new UsageError(`--trace ${quote(text)}: expected one seed, an integer from 0 to ${Number.MAX_SAFE_INTEGER}`);
-    throw error;
-  }
-  if (seeds.length !== 1) throw new UsageError(`--trace ${quote(text)}: give one seed`);
-  return seeds[0]!;
-}
-
 /** The blocks of `budget --trace`: `--series` prints one of them. */
 const TRACE_SERIES = ['tokens', 'per-second'] as const;
 
 /** `budget --trace SEED`: one seed's figure data, CSV (the default) or JSON, for every policy or those of `--policies`. */
 function traceCommand(flags: BudgetFlags, io: Io): void {
   const trace = quote(flags.trace);
-  if (flags.seeds !== undefined) throw new UsageError(`--trace ${trace} traces one seed: it cannot be combined with --seeds ${quote(flags.seeds)}`);
+  const seed = [traceSeedOf(flags.trace!, flags.seeds)];
   if (flags.grpcServiceConfig !== undefined) throw new UsageError(`--trace ${trace} traces the article's policies: it cannot be combined with --grpc-service-config`);
   if (flags.formatGiven === true && flags.format === 'table') throw new UsageError(`--trace ${trace} prints CSV or JSON: --format table has no trace form (use --format csv or json)`);
-  const seed = [parseTraceSeed(flags.trace!)];
   const series = flags.series === undefined ? undefined : parseNames('--series', 'series', flags.series, TRACE_SERIES);
   if (series !== undefined && series.length !== 1) throw new UsageError(`--series ${quote(flags.series)}: give one of ${TRACE_SERIES.join(', ')}`);
   const only = series?.[0];
@@ -327,9 +310,8 @@ function fleetCommand(flags: FleetFlags, io: Io): void {
   const lifetimeMs = flags.lifetime === undefined ? FLEET_DEFAULTS.lifetimeMs : parseNumberFlag('--lifetime', flags.lifetime, 0.01, 3600) * 1000;
   const flushIntervalMs = flags.flushInterval === undefined ? FLEET_DEFAULTS.flushIntervalMs : parseNumberFlag('--flush-interval', flags.flushInterval, 0, 60_000);
   if (flags.trace !== undefined) {
-    if (flags.seeds !== undefined) throw new UsageError(`--trace ${JSON.stringify(flags.trace)} traces one seed: it cannot be combined with --seeds ${JSON.stringify(flags.seeds)}`);
+    const seed = [traceSeedOf(flags.trace, flags.seeds)];
     if (flags.format === 'table') throw new UsageError(`--trace ${JSON.stringify(flags.trace)} prints CSV or JSON: --format table has no trace form`);
-    const seed = [parseTraceSeed(flags.trace)];
     const trace = fleetTrace(seed[0]!, policies, { processes, lifetimeMs, flushIntervalMs });
     io.out(flags.format === 'json' ? JSON.stringify(fleetTraceJson(trace, { seeds: seed, processes, lifetimeMs, flushIntervalMs })) : fleetTraceCsv(trace));
     return;
