@@ -76,6 +76,7 @@ describe('herdless-lab metastable', () => {
     [['--servers', 'lfo'], '--servers "lfo": unknown server "lfo" (did you mean LIFO? choose from FIFO, LIFO, drop expired, shedding)'],
     [['--servers', 'LIFO,lifo'], '--servers "LIFO,lifo": a server is listed twice'],
     [['--policies', 'no retyr'], '--policies "no retyr": unknown policy "no retyr" (did you mean no retry?'],
+    [['--policies', '3 retry'], '--policies "3 retry": unknown policy "3 retry" (did you mean 3 retries?'],
     [['--trace', '0-3'], '--trace "0-3": give one seed'],
     [['--trace', '0', '--seeds', '1'], '--seeds "1": --trace "0" traces seed 0 alone (a trace is one seed\'s series): drop --seeds to trace seed 0, or give --trace 1 to trace seed 1'],
     [['--trace', '0', '--seeds', 'x'], '--seeds "x"'],
