@@ -59,6 +59,15 @@ export function choiceOption<C extends string>(flags: string, description: strin
 }
 
 /**
+ * An option whose value is text the command reads itself (a port, a count, a seed list, a folder),
+ * with its default given as that text: the help shows the default as one would type it,
+ * `(default: 0)`, where commander would print the string `"0"` and suggest a string were meant.
+ */
+export function textOption(flags: string, description: string, defaultText: string): Option {
+  return new Option(flags, description).default(defaultText, defaultText);
+}
+
+/**
  * `--seeds` of a command that runs one seed (`waits`, the live runs): one seed, an integer from 0 to
  * 2^53 − 1 as in every seed list; a list or range is refused with what to give instead.
  * @throws UsageError naming `--seeds` and the value.
