@@ -214,9 +214,9 @@ describe('the live metastable pieces around the model', () => {
     expect(() => queueModelOf(base, { sed: 1 })).toThrow('sed is not a field of the reset body (did you mean seed? fields: server, trigger, seed)');
     expect(() => queueModelOf(base, { timeout: 1 })).toThrow('timeout is not a field of the reset body (fields: server, trigger, seed)');
     expect(() => queueModelOf(base, { server: { workrs: 3 } })).toThrow(
-      'server.workrs is not a field of the reset body (did you mean server.workers? fields: server.workers, server.serviceMs, server.service, server.discipline, server.dropExpired, server.shedding)',
+      "server.workrs is not a field of the reset body (did you mean workers? server's fields: workers, serviceMs, service, discipline, dropExpired, shedding)",
     );
-    expect(() => queueModelOf(base, { trigger: { Factor: 2 } })).toThrow('trigger.Factor is not a field of the reset body (did you mean trigger.factor? fields: trigger.kind, trigger.startMs, trigger.endMs, trigger.factor)');
+    expect(() => queueModelOf(base, { trigger: { Factor: 2 } })).toThrow("trigger.Factor is not a field of the reset body (did you mean factor? trigger's fields: kind, startMs, endMs, factor)");
     expect(() => queueModelOf(base, { server: 3 })).toThrow('server must be a JSON object of fields (workers, serviceMs, service, discipline, dropExpired, shedding), got 3');
     expect(() => queueModelOf(base, { trigger: 'spike' })).toThrow('trigger must be a JSON object of fields (kind, startMs, endMs, factor), got "spike"');
     expect(() => queueModelOf(base, { seed: -1 })).toThrow(/seed must be an integer/);

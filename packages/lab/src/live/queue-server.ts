@@ -57,8 +57,8 @@ const MAX_RESET_BYTES = 16_384;
 /**
  * Refuses a reset body's object `field` (the body itself when undefined) that is no JSON object (the
  * model is spread over the start-up one, where `"server": 3` would change nothing and `"x"` would
- * read as a key `0`) or has a key that is not one of `known`, naming it by its path (`server.workrs`) with the closest field, as
- * the lab's files and flags do. An absent object passes.
+ * read as a key `0`) or has a key that is not one of `known`, naming it by its path (`server.workrs`)
+ * with the closest field, as the lab's scenario files do. An absent object passes.
  */
 function checkFields(field: string | undefined, value: unknown, known: readonly string[]): void {
   if (value === undefined) return;
@@ -67,7 +67,7 @@ function checkFields(field: string | undefined, value: unknown, known: readonly 
   const unknown = Object.keys(value).find((k) => !known.includes(k));
   if (unknown === undefined) return;
   const near = closestName(unknown, known);
-  throw new TypeError(`${path}${unknown} is not a field of the reset body (${near === undefined ? '' : `did you mean ${path}${near}? `}fields: ${known.map((k) => path + k).join(', ')})`);
+  throw new TypeError(`${path}${unknown} is not a field of the reset body (${near === undefined ? '' : `did you mean ${near}? `}${field === undefined ? 'fields' : `${field}'s fields`}: ${known.join(', ')})`);
 }
 
 /**
