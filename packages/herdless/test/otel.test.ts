@@ -179,7 +179,7 @@ describe('herdless/otel with the OpenTelemetry SDK (a real loopback server)', ()
     const { resourceMetrics } = (await reader.collect()) as { resourceMetrics: ResourceMetrics };
     const descriptions = new Map(resourceMetrics.scopeMetrics.flatMap((scope) => scope.metrics.map((m) => [m.descriptor.name, m.descriptor.description] as const)));
     expect(Object.fromEntries(['herdless.calls', 'herdless.attempts', 'herdless.attempt.duration', 'herdless.budget.refusals', 'herdless.throttle.rejections'].map((name) => [name, descriptions.get(name)]))).toEqual({
-      'herdless.calls': 'Logical calls, counted as their first attempt starts: herdless.attempts ÷ herdless.calls is the load amplification (retries and hedged attempts).',
+      'herdless.calls': 'Logical calls, counted as their first attempt starts: herdless.attempts ÷ herdless.calls is the retry amplification (hedged attempts included).',
       'herdless.attempts': 'Attempts sent (first tries, retries and hedged attempts), by outcome.',
       'herdless.attempt.duration': 'How long each attempt took (first tries, retries and hedged attempts).',
       'herdless.budget.refusals': 'Retries and hedged attempts a retry budget refused.',

@@ -213,7 +213,7 @@ class OtelAdapter implements OtelTelemetry {
 
     this.#callCount = meter.createCounter('herdless.calls', {
       unit: '{call}',
-      description: 'Logical calls, counted as their first attempt starts: herdless.attempts ÷ herdless.calls is the load amplification (retries and hedged attempts).',
+      description: 'Logical calls, counted as their first attempt starts: herdless.attempts ÷ herdless.calls is the retry amplification (hedged attempts included).',
     });
     this.#httpDuration = meter.createHistogram('http.client.request.duration', {
       unit: 's',
