@@ -159,6 +159,34 @@ describe('herdless/otel with the OpenTelemetry SDK (a real loopback server)', ()
     expect(await total('herdless.attempts', { 'herdless.layer': 'hedge', 'herdless.outcome': 'success' })).toBe(1);
   });
 
+  it('hedge() under a spent budget and a throttle: the refused hedges counted; the instruments that count hedged attempts say so', async () => {
+    const otel = otelTelemetry({ meterProvider, tracerProvider });
+    const clock = new ManualClock();
+    const budget = retryThrottlingBudget({ maxTokens: 2, tokenRatio: 0.1 });
+    budget.onFailure(0);
+    budget.onFailure(0); // no tokens left: every hedge is refused
+    const call = hedge(() => new Promise((resolve) => clock.setTimeout(() => resolve('first'), 500)), { delayMs: 50, budget, clock, telemetry: otel });
+    await clock.advance(600);
+    expect(await call).toBe('first');
+    expect(await total('herdless.budget.refusals', { 'herdless.layer': 'hedge', 'herdless.budget.kind': 'retry throttling' })).toBe(1);
+    // A throttle that admits first tries only: the hedge is rejected locally, the first try goes on.
+    const throttle = { name: 'adaptive throttling', admit: (_now: number, _rng: unknown, isRetry: boolean) => !isRetry, onAnswer: () => {} };
+    const throttled = hedge(() => new Promise((resolve) => clock.setTimeout(() => resolve('first'), 500)), { delayMs: 50, throttle, clock, telemetry: otel });
+    await clock.advance(600);
+    expect(await throttled).toBe('first');
+    expect(await total('herdless.throttle.rejections', { 'herdless.layer': 'hedge', 'herdless.retry': true })).toBe(1);
+    expect(await total('herdless.hedges')).toBe(0);
+    const { resourceMetrics } = (await reader.collect()) as { resourceMetrics: ResourceMetrics };
+    const descriptions = new Map(resourceMetrics.scopeMetrics.flatMap((scope) => scope.metrics.map((m) => [m.descriptor.name, m.descriptor.description] as const)));
+    expect(Object.fromEntries(['herdless.calls', 'herdless.attempts', 'herdless.attempt.duration', 'herdless.budget.refusals', 'herdless.throttle.rejections'].map((name) => [name, descriptions.get(name)]))).toEqual({
+      'herdless.calls': 'Logical calls, counted as their first attempt starts: herdless.attempts ÷ herdless.calls is the retry amplification (hedged attempts included).',
+      'herdless.attempts': 'Attempts sent (first tries, retries and hedged attempts), by outcome.',
+      'herdless.attempt.duration': 'How long each attempt took (first tries, retries and hedged attempts).',
+      'herdless.budget.refusals': 'Retries and hedged attempts a retry budget refused.',
+      'herdless.throttle.rejections': 'Attempts adaptive throttling rejected locally (first tries, retries and hedged attempts).',
+    });
+  });
+
   it('retry(), budgets and breakers: attempts, refusals, budget levels and breaker state', async () => {
     const otel = otelTelemetry({ meterProvider, tracerProvider });
     const clock = new ManualClock();

@@ -144,10 +144,16 @@ describe('GradientLimit: options', () => {
     expect([high.tolerance, high.queueSize, high.windowSize, high.smoothing]).toEqual([10, 1000, 10_000, 1e-9]);
   });
 
-  it('an unknown option is refused with the known ones listed; a non-object adaptiveLimit is refused', () => {
+  it('an unknown option is refused as adaptiveLimit\'s, with the closest and the known ones listed; a non-object adaptiveLimit is refused', () => {
     const typo = invalidOption(() => new GradientLimit({ tolerence: 2 } as never, 64));
-    expect(typo.field).toBe('tolerence');
-    expect(typo.message).toContain('minLimit, initialLimit, tolerance, queueSize, windowSize, smoothing');
+    expect([typo.field, typo.value]).toEqual(['tolerence', 2]);
+    expect(typo.message).toBe('adaptiveLimit: tolerence is not an option of adaptiveLimit (did you mean tolerance? options: minLimit, initialLimit, tolerance, queueSize, windowSize, smoothing), got 2');
+    // Through the shedder, the same: the key is adaptiveLimit's, not loadShedder's.
+    expect(invalidOption(() => loadShedder({ maxInFlight: 4, adaptiveLimit: { windowsize: 5 } as never })).message).toBe(
+      'adaptiveLimit: windowsize is not an option of adaptiveLimit (did you mean windowSize? options: minLimit, initialLimit, tolerance, queueSize, windowSize, smoothing), got 5',
+    );
     expect(invalidOption(() => loadShedder({ maxInFlight: 4, adaptiveLimit: 5 as never })).field).toBe('adaptiveLimit');
+    const direct = invalidOption(() => new GradientLimit(5 as never, 64));
+    expect(direct.message).toBe('adaptiveLimit: adaptiveLimit must be an object, got 5');
   });
 });

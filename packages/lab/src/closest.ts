@@ -1,22 +1,42 @@
 /**
  * The name among `names` that `typo` most likely misspells, or `undefined` when none is close: at
  * most two edits (a third for names of nine letters or more), letter case ignored, or one name
- * being the start of the other (`horizon` for `horizonMs`). Ties go to the name that keeps more of
- * the typo's first letters, then to the first listed.
+ * being the start of the other (`horizon` for `horizonMs`). A typo of several words (the lab's policy
+ * names: `3 retries + jitter`) is read word by word first: the name that has more of its words wins
+ * before edits are counted (`3 retry` means `3 retries`, two edits further than `no retry`: the count
+ * a user typed is not the misspelt part), and a name holding every word of it is close however many
+ * words it adds (`3 retries + budget` → `3 retries + Finagle budget`). A word is had when the name
+ * has it, letter case ignored, or a word of four letters or more one edit from it or sharing its
+ * first four letters (`retry`, `retries`). Further ties go to the name that keeps more of the typo's
+ * first letters, then to the first listed.
  */
 export function closestName(typo: string, names: readonly string[]): string | undefined {
   const t = typo.toLowerCase();
-  let best: { name: string; distance: number; kept: number } | undefined;
+  const words = wordsOf(t);
+  let best: { name: string; had: number; distance: number; kept: number } | undefined;
   for (const name of names) {
     const n = name.toLowerCase();
     const prefix = t.length >= 4 && (n.startsWith(t) || t.startsWith(n));
     const distance = prefix ? 1 : editDistance(t, n);
-    if (distance > (Math.max(t.length, n.length) >= 9 ? 3 : 2)) continue;
+    const had = words.length < 2 ? 0 : wordsHad(words, wordsOf(n));
+    if (distance > (Math.max(t.length, n.length) >= 9 ? 3 : 2) && (had === 0 || had < words.length)) continue;
     let kept = 0;
     while (kept < n.length && kept < t.length && n[kept] === t[kept]) kept++;
-    if (best === undefined || distance < best.distance || (distance === best.distance && kept > best.kept)) best = { name, distance, kept };
+    const better = best === undefined || had > best.had || (had === best.had && (distance < best.distance || (distance === best.distance && kept > best.kept)));
+    if (better) best = { name, had, distance, kept };
   }
   return best?.name;
+}
+
+/** The words of a name: runs of anything but spaces and `+`, and each `+` (`3 retries+jitter` is four words). */
+function wordsOf(name: string): string[] {
+  return name.match(/[^\s+]+|\+/g) ?? [];
+}
+
+/** How many of `words` one of `of` stands for: the same word, or for four letters or more one edit away or the same first four letters. */
+function wordsHad(words: readonly string[], of: readonly string[]): number {
+  const same = (a: string, b: string): boolean => a === b || (a.length >= 4 && b.length >= 4 && (a.slice(0, 4) === b.slice(0, 4) || editDistance(a, b) <= 1));
+  return words.filter((w) => of.some((o) => same(w, o))).length;
 }
 
 /**

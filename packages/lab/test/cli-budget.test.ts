@@ -107,6 +107,8 @@ describe('herdless-lab budget', () => {
     expect(tokens!.split('\n')).toHaveLength(4001);
     expect(tokens!.split('\n')[1]).toMatch(/^0,0\.00,\d/);
     expect(perSecond!.split('\n')[0]).toBe('policy,second,new,arrivals,successes,retries');
+     // --seeds naming the traced seed asks for nothing else: the same trace.
+    expect(lab('budget', '--trace', '0', '--seeds', '0').stdout).toBe(r.stdout);
   });
 
   it.each([
@@ -115,7 +117,8 @@ describe('herdless-lab budget', () => {
     [['budget', '--trace', '0-3'], '--trace "0-3": give one seed'],
     [['budget', '--trace', 'x'], '--trace "x": expected one seed, an integer from 0 to 9007199254740991'],
     [['budget', '--trace', '-1'], '--trace "-1": expected one seed, an integer from 0 to 9007199254740991'],
-    [['budget', '--trace', '0', '--seeds', '3'], '--trace "0" traces one seed: it cannot be combined with --seeds "3"'],
+    [['budget', '--trace', '0', '--seeds', '3'], '--seeds "3": --trace "0" traces seed 0 alone (a trace is one seed\'s series): drop --seeds to trace seed 0, or give --trace 3 to trace seed 3'],
+    [['budget', '--trace', '0', '--seeds', '0-2'], '--seeds "0-2": --trace "0" traces seed 0 alone (a trace is one seed\'s series): drop --seeds to trace seed 0, or drop --trace to run seeds 0-2'],
     [['budget', '--trace', '0', '--format', 'table'], '--trace "0" prints CSV or JSON: --format table has no trace form'],
     [['budget', '--trace', '0', '--grpc-service-config', 'x.json'], '--trace "0" traces the article\'s policies: it cannot be combined with --grpc-service-config'],
     [['budget', '--trace', '0', '--policies', 'lots'], '--policies "lots": unknown policy "lots"'],

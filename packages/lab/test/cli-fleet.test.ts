@@ -49,6 +49,8 @@ describe('herdless-lab fleet', () => {
     const json = JSON.parse(lab('fleet', '--trace', '0', '--policies', '4 attempts', '--format', 'json').stdout);
     expect(json).toMatchObject({ experiment: 'fleet-trace', seed: 0, processes: 200, lifetimeMs: 2000, flushIntervalMs: 100 });
     expect(json.perSecond[0].arrivals).toHaveLength(40);
+     // --seeds naming the traced seed asks for nothing else: the same trace.
+    expect(lab('fleet', '--trace', '0', '--seeds', '0', '--policies', '4 attempts').stdout.trim().split('\n')).toEqual(csv);
   });
 
   it.each([
@@ -59,7 +61,8 @@ describe('herdless-lab fleet', () => {
     [['fleet', '--trace', '0-3'], '--trace "0-3": give one seed'],
     [['fleet', '--trace', 'x'], '--trace "x": expected one seed, an integer from 0 to 9007199254740991'],
     [['fleet', '--trace', '-1'], '--trace "-1": expected one seed, an integer from 0 to 9007199254740991'],
-    [['fleet', '--trace', '0', '--seeds', '3'], '--trace "0" traces one seed: it cannot be combined with --seeds "3"'],
+    [['fleet', '--trace', '0', '--seeds', '3'], '--seeds "3": --trace "0" traces seed 0 alone (a trace is one seed\'s series): drop --seeds to trace seed 0, or give --trace 3 to trace seed 3'],
+    [['fleet', '--trace', '0', '--seeds', '0-2'], '--seeds "0-2": --trace "0" traces seed 0 alone (a trace is one seed\'s series): drop --seeds to trace seed 0, or drop --trace to run seeds 0-2'],
     [['fleet', '--trace', '0', '--format', 'table'], '--trace "0" prints CSV or JSON: --format table has no trace form'],
   ])('%j: exit 2 with a message naming the flag', (args, message) => {
     const r = lab(...args);

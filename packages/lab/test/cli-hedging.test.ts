@@ -47,6 +47,27 @@ describe('herdless-lab hedging', () => {
     ]);
   });
 
+  it('--percentile 99: the percentile rows are named p99, in the table, the CSV, the JSON and the figure data; the default keeps p95', () => {
+    const args = ['hedging', '--loads', '50', '--seeds', '0', '--duration', '3'];
+    const table = lab(...args, '--percentile', '99', '--policies', 'no hedging,p99 delay,p95 delay + budget');
+    expect(table.stderr).toBe('');
+    const lines = table.stdout.trimEnd().split('\n');
+    expect(lines.slice(2, 5).map((l) => l.slice(7, 25).trimEnd())).toEqual(['no hedging', 'p99 delay', 'p99 delay + budget']);
+    expect(lines.slice(5)).toEqual(["# p99 delay: p99 at or below no hedging's at every load", "# p99 delay + budget: p99 at or below no hedging's at every load"]);
+    const csv = lab(...args, '--percentile', '99.9', '--policies', 'p99.9 delay', '--format', 'csv');
+    expect(csv.stdout.trimEnd().split('\n')[1]!.split(',').slice(0, 2)).toEqual(['0.5', 'p99.9 delay']);
+    const json = JSON.parse(lab(...args, '--percentile', '99', '--policies', 'no hedging,p95 delay', '--format', 'json').stdout) as { rows: { policy: string }[]; crossovers: { policy: string }[] };
+    expect(json.rows.map((r) => r.policy)).toEqual(['no hedging', 'p99 delay']);
+    expect(json.crossovers).toEqual([{ policy: 'p99 delay', load: null }]);
+    const fig = lab(...args, '--percentile', '99', '--policies', 'p99 delay', '--figure-data');
+    expect(new Set(fig.stdout.trimEnd().split('\n').slice(1).map((l) => l.split(',')[0]))).toEqual(new Set(['p99 delay']));
+    const byDefault = JSON.parse(lab(...args, '--policies', 'p95 delay + budget', '--format', 'json').stdout) as { rows: { policy: string }[] };
+    expect(byDefault.rows.map((r) => r.policy)).toEqual(['p95 delay + budget']);
+    const twice = lab(...args, '--percentile', '99', '--policies', 'p99 delay,p95 delay');
+    expect(twice.stderr).toContain('--policies "p99 delay,p95 delay": a policy is listed twice');
+    expect(lab(...args, '--policies', 'p99 delay').stderr).toContain('unknown policy "p99 delay" (did you mean p95 delay?');
+  });
+
   it.each([
     [['--loads', '0'], '--loads'],
     [['--loads', '10,10'], 'listed twice'],

@@ -62,6 +62,10 @@ describe('herdless-lab metastable', () => {
     expect(last.slice(0, 3)).toEqual(['3 retries', 'FIFO', '59']);
     expect(Number(last[5])).toBe(0); // goodput at 59 s: still down
     expect(Number(last[6])).toBeGreaterThan(20_000); // the queue
+    // --seeds naming the traced seed asks for nothing else: the same trace.
+    const same = lab('metastable', '--trace', '0', '--seeds', '0', '--policies', '3 retries', '--servers', 'FIFO');
+    expect(same.stderr).toBe('');
+    expect(same.stdout).toBe(r.stdout);
   });
 
   it.each([
@@ -72,8 +76,10 @@ describe('herdless-lab metastable', () => {
     [['--servers', 'lfo'], '--servers "lfo": unknown server "lfo" (did you mean LIFO? choose from FIFO, LIFO, drop expired, shedding)'],
     [['--servers', 'LIFO,lifo'], '--servers "LIFO,lifo": a server is listed twice'],
     [['--policies', 'no retyr'], '--policies "no retyr": unknown policy "no retyr" (did you mean no retry?'],
+    [['--policies', '3 retry'], '--policies "3 retry": unknown policy "3 retry" (did you mean 3 retries?'],
     [['--trace', '0-3'], '--trace "0-3": give one seed'],
-    [['--trace', '0', '--seeds', '1'], 'traces one seed: it cannot be combined with --seeds'],
+    [['--trace', '0', '--seeds', '1'], '--seeds "1": --trace "0" traces seed 0 alone (a trace is one seed\'s series): drop --seeds to trace seed 0, or give --trace 1 to trace seed 1'],
+    [['--trace', '0', '--seeds', 'x'], '--seeds "x"'],
     [['--trace', '0', '--format', 'table'], '--format table has no trace form'],
     [['--config', 'x.json', '--policies', 'no retry'], '--config runs the file\'s own policies'],
   ])('refuses %j, naming the flag', (args, message) => {

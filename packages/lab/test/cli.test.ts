@@ -40,6 +40,35 @@ describe('herdless-lab --help', () => {
     const format = r.stdout.slice(r.stdout.indexOf('--format'), r.stdout.indexOf('-h, --help'));
     expect(format.replace(/\s+/g, ' ').trim()).toBe('--format <format> output format: csv or json (default: "csv")');
   });
+
+  it('shows a default typed as text (a port, a count, a seed, a seed list, a folder) as one would type it, not as a JSON string', () => {
+    const texts = new Map<string, string>();
+    /** `command`'s help on one line (each command's asked once). */
+    const helpText = (command: string[]): string => {
+      const key = command.join(' ');
+      if (!texts.has(key)) texts.set(key, lab(...command, '--help').stdout.replace(/\s+/g, ' '));
+      return texts.get(key)!;
+    };
+    /** `--flag <arg> description (default: …)` of `command`'s help. */
+    const help = (command: string[], flag: string): string => {
+      const text = helpText(command);
+      return text.slice(text.indexOf(`${flag} <`), text.indexOf(')', text.indexOf('(default:', text.indexOf(`${flag} <`))) + 1);
+    };
+    expect(help(['live', 'metastable'], '--seeds')).toBe("--seeds <n> the seed of the live runs' arrivals, jitter and service times: one seed (default: 0)");
+    expect(help(['live', 'metastable'], '--sim-seeds')).toMatch(/\(default: 0-19\)$/);
+    expect(help(['live', 'herd'], '--seeds')).toMatch(/one seed \(default: 0\)$/);
+    expect(help(['live', 'budget'], '--sim-seeds')).toMatch(/\(default: 0-19\)$/);
+    expect(help(['server'], '--port')).toBe('--port <n> the port (0 = any free port, printed) (default: 0)');
+    expect(help(['serve'], '--port')).toMatch(/\(default: 8000\)$/);
+    expect(help(['layers'], '--depth')).toMatch(/\(default: 3\)$/);
+    expect(help(['layers'], '--attempts')).toMatch(/\(default: 3\)$/);
+    expect(help(['herd'], '--seeds')).toBe('--seeds <list> seeds, as ranges and lists: 0-19, 1,5,9 (default: 0-19)');
+    expect(help(['all'], '--out')).toMatch(/\(default: lab-out\)$/);
+    // Only a choice among words keeps commander's quotes, as its list of choices has them.
+    for (const command of [['all'], ['herd'], ['layers'], ['server'], ['serve'], ['live', 'herd'], ['live', 'budget'], ['live', 'metastable']]) {
+      expect(helpText(command), command.join(' ')).not.toMatch(/default: "(?!table"|csv"|article")/);
+    }
+  });
 });
 
 describe('herdless-lab herd', () => {

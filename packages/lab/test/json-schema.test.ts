@@ -26,6 +26,7 @@ const cases: [schema: string, args: string[]][] = [
   ['budget-trace.schema.json', ['budget', '--trace', '0', '--series', 'per-second', '--policies', '4 attempts']],
   ['layers.schema.json', ['layers']],
   ['hedging.schema.json', ['hedging', '--seeds', '0', '--loads', '10,90', '--duration', '3']],
+  ['hedging.schema.json', ['hedging', '--seeds', '0', '--loads', '50', '--duration', '3', '--percentile', '99.9', '--policies', 'no hedging,p99.9 delay + budget']],
   ['herd-bins.schema.json', ['herd', '--bins', '100', '--seeds', '0', '--strategies', 'full jitter', '--workers', '0']],
   ['waits.schema.json', ['waits', '--clients', '3', '--failures', '4']],
   ['fleet.schema.json', ['fleet', '--seeds', '0', '--policies', '4 attempts,4 attempts + shared gRPC throttling (batched)']],

@@ -137,6 +137,9 @@ describe('lab live metastable, scaled down: 8 s runs on real sockets against a l
       const bad = await fetch(new URL('/_lab/reset', server.url), { method: 'POST', body: JSON.stringify({ server: { workers: 0 } }) });
       expect(bad.status).toBe(400);
       expect(await bad.text()).toMatch(/^bad reset: server\.workers must be/);
+      const misspelt = await fetch(new URL('/_lab/reset', server.url), { method: 'POST', body: JSON.stringify({ server: { dicipline: 'lifo' } }) });
+      expect(misspelt.status).toBe(400);
+      expect(await misspelt.text()).toMatch(/^bad reset: server\.dicipline is not a field of the reset body \(did you mean discipline\? server's fields: workers, /);
       const notJson = await fetch(new URL('/_lab/reset', server.url), { method: 'POST', body: '{' });
       expect(notJson.status).toBe(400);
       const good = await fetch(new URL('/_lab/reset', server.url), { method: 'POST', body: JSON.stringify({ server: { discipline: 'lifo' }, seed: 2 }) });

@@ -210,9 +210,19 @@ describe('the live metastable pieces around the model', () => {
     const base = { server: metastableSetup().server, trigger: metastableSetup().trigger, seed: 0 };
     expect(queueModelOf(base, { server: { discipline: 'lifo' }, seed: 3 })).toMatchObject({ server: { discipline: 'lifo', workers: 50 }, seed: 3 });
     expect(() => queueModelOf(base, { server: { workers: 0 } })).toThrow(/server\.workers/);
-    expect(() => queueModelOf(base, { servers: {} })).toThrow('servers is not a field of the reset body (server, trigger, seed)');
+    expect(() => queueModelOf(base, { servers: {} })).toThrow('servers is not a field of the reset body (did you mean server? fields: server, trigger, seed)');
+    expect(() => queueModelOf(base, { sed: 1 })).toThrow('sed is not a field of the reset body (did you mean seed? fields: server, trigger, seed)');
+    expect(() => queueModelOf(base, { timeout: 1 })).toThrow('timeout is not a field of the reset body (fields: server, trigger, seed)');
+    expect(() => queueModelOf(base, { server: { workrs: 3 } })).toThrow(
+      "server.workrs is not a field of the reset body (did you mean workers? server's fields: workers, serviceMs, service, discipline, dropExpired, shedding)",
+    );
+    expect(() => queueModelOf(base, { trigger: { Factor: 2 } })).toThrow("trigger.Factor is not a field of the reset body (did you mean factor? trigger's fields: kind, startMs, endMs, factor)");
+    expect(() => queueModelOf(base, { server: 3 })).toThrow('server must be a JSON object of fields (workers, serviceMs, service, discipline, dropExpired, shedding), got 3');
+    expect(() => queueModelOf(base, { trigger: 'spike' })).toThrow('trigger must be a JSON object of fields (kind, startMs, endMs, factor), got "spike"');
     expect(() => queueModelOf(base, { seed: -1 })).toThrow(/seed must be an integer/);
-    expect(() => queueModelOf(base, [1])).toThrow(/JSON object/);
+    expect(() => queueModelOf(base, [1])).toThrow('the reset body must be a JSON object of fields (server, trigger, seed), got [1]');
+    expect(() => queueModelOf(base, 7)).toThrow('the reset body must be a JSON object of fields (server, trigger, seed), got 7');
+    expect(queueModelOf(base, null)).toEqual(base);
   });
 
   it('queueArrivals draws the simulator’s Poisson arrivals: the same gaps, thinned outside a spike', () => {

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { BUDGET_POLICIES, HEDGING_POLICIES, METASTABLE_POLICIES } from 'herdless/sim';
+import { closestName } from '../src/closest.js';
 import { canonicalName, parseNames, parseOneSeed } from '../src/cli/names.js';
 import { UsageError } from '../src/usage-error.js';
 
@@ -45,6 +47,34 @@ describe('parseNames', () => {
 
   it('a name twice, in any case, is refused', () => {
     expect(refusal(() => parseNames('--servers', 'server', 'LIFO,lifo', SERVERS))).toBe('--servers "LIFO,lifo": a server is listed twice');
+  });
+});
+
+describe('closestName: the name a typo most likely means', () => {
+  const metastable = METASTABLE_POLICIES.map((p) => p.name);
+  it.each<[string, readonly string[], string | undefined]>([
+    // The count typed is kept: "3 retries" has both words, "no retry" (two edits nearer) only one.
+    ['3 retry', metastable, '3 retries'],
+    ['3 retriez', metastable, '3 retries'],
+    ['no retyr', metastable, 'no retry'],
+    ['no retries', BUDGET_POLICIES, 'no retry'],
+    // A name holding every word typed is close however many words it adds.
+    ['3 retries + budget', metastable, '3 retries + Finagle budget'],
+    ['3 retries + quota', metastable, '3 retries + AWS retry quota'],
+    ['4 attempts grpc', BUDGET_POLICIES, '4 attempts + gRPC throttling'],
+    ['fixed delay budget', HEDGING_POLICIES, 'fixed delay + budget'],
+    ['fixed budget', HEDGING_POLICIES, 'fixed delay + budget'],
+    // "+" is a word of its own, written with spaces or without.
+    ['3 retries+jitter', metastable, '3 retries + jitter'],
+    ['3 retries + jiter', metastable, '3 retries + jitter'],
+    ['5 attempts', BUDGET_POLICIES, '4 attempts'],
+    // One word: edits and prefixes only, as before.
+    ['lfo', SERVERS, 'LIFO'],
+    ['horizon', ['horizonMs', 'timeoutMs'], 'horizonMs'],
+    ['retry', metastable, undefined],
+    ['three retries', metastable, undefined],
+  ])('%j → %j', (typo, names, expected) => {
+    expect(closestName(typo, names)).toBe(expected);
   });
 });
 

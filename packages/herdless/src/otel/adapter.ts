@@ -213,17 +213,17 @@ class OtelAdapter implements OtelTelemetry {
 
     this.#callCount = meter.createCounter('herdless.calls', {
       unit: '{call}',
-      description: 'Logical calls, counted as their first attempt starts: herdless.attempts ÷ herdless.calls is the retry amplification.',
+      description: 'Logical calls, counted as their first attempt starts: herdless.attempts ÷ herdless.calls is the retry amplification (hedged attempts included).',
     });
     this.#httpDuration = meter.createHistogram('http.client.request.duration', {
       unit: 's',
       description: 'Duration of HTTP client requests: one per attempt, each a physical request (OTel HTTP metrics conventions).',
       advice: { explicitBucketBoundaries: HTTP_DURATION_BUCKETS_S },
     });
-    this.#attempts = meter.createCounter('herdless.attempts', { unit: '{attempt}', description: 'Attempts sent (first tries and retries), by outcome.' });
+    this.#attempts = meter.createCounter('herdless.attempts', { unit: '{attempt}', description: 'Attempts sent (first tries, retries and hedged attempts), by outcome.' });
     this.#duration = meter.createHistogram('herdless.attempt.duration', {
       unit: 'ms',
-      description: 'How long each attempt took.',
+      description: 'How long each attempt took (first tries, retries and hedged attempts).',
       advice: { explicitBucketBoundaries: MS_BUCKETS },
     });
     this.#retries = meter.createCounter('herdless.retries', { unit: '{retry}', description: 'Retries scheduled, by the source of their delay.' });
@@ -233,8 +233,8 @@ class OtelAdapter implements OtelTelemetry {
       advice: { explicitBucketBoundaries: MS_BUCKETS },
     });
     this.#giveUps = meter.createCounter('herdless.give_ups', { unit: '{call}', description: 'Calls that stopped without a result they accept, by reason.' });
-    this.#refusals = meter.createCounter('herdless.budget.refusals', { unit: '{retry}', description: 'Retries a retry budget refused.' });
-    this.#throttled = meter.createCounter('herdless.throttle.rejections', { unit: '{request}', description: 'Attempts adaptive throttling rejected locally (first tries and retries).' });
+    this.#refusals = meter.createCounter('herdless.budget.refusals', { unit: '{retry}', description: 'Retries and hedged attempts a retry budget refused.' });
+    this.#throttled = meter.createCounter('herdless.throttle.rejections', { unit: '{request}', description: 'Attempts adaptive throttling rejected locally (first tries, retries and hedged attempts).' });
     this.#hedges = meter.createCounter('herdless.hedges', { unit: '{attempt}', description: 'Hedged attempts sent (beyond the first of a call), by trigger.' });
     this.#transitions = meter.createCounter('herdless.breaker.transitions', { unit: '{transition}', description: 'Circuit breaker state changes.' });
     this.#rejections = meter.createCounter('herdless.breaker.rejections', { unit: '{call}', description: 'Calls a circuit breaker refused.' });

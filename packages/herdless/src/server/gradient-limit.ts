@@ -98,7 +98,8 @@ export class GradientLimit {
    */
   constructor(options: AdaptiveLimitOptions | undefined, maxLimit: number) {
     const owner = 'loadShedder';
-    const o = objectOption(owner, 'adaptiveLimit', options, ['minLimit', 'initialLimit', 'tolerance', 'queueSize', 'windowSize', 'smoothing']);
+    // A misspelt key is one of adaptiveLimit's options, not of the shedder's: the refusal says whose.
+    const o = objectOption('adaptiveLimit', 'adaptiveLimit', options, ['minLimit', 'initialLimit', 'tolerance', 'queueSize', 'windowSize', 'smoothing']);
     this.maxLimit = maxLimit;
     this.minLimit = Math.min(maxLimit, numberOption(owner, 'adaptiveLimit.minLimit', o.minLimit, 1, { integer: true, min: 1 }));
     this.estimate = Math.max(this.minLimit, Math.min(maxLimit, numberOption(owner, 'adaptiveLimit.initialLimit', o.initialLimit, 10, { min: 1 })));

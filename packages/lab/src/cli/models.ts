@@ -10,7 +10,7 @@ import { quote } from '../text.js';
 import { UsageError } from '../usage-error.js';
 import { parseSeeds } from '../seeds.js';
 import { closestName } from '../closest.js';
-import { FORMATS, canonicalName, choiceOption } from './names.js';
+import { FORMATS, canonicalName, choiceOption, traceSeedOf } from './names.js';
 
 /** The most clients one contention run may have: no backoff costs about 0.3 × clients² writes a run. */
 export const CONTENTION_MAX_CLIENTS = 1000;
@@ -76,13 +76,11 @@ function metastableCommand(flags: MetastableFlags, cli: LiveCli): void {
     throw new UsageError(`--trigger ${quote(flags.trigger)}: expected capacity (the server at half speed 10–15 s) or spike (new requests at twice the rate 10–15 s)${hint}`);
   }
   if (flags.trace !== undefined) {
-    if (flags.seeds !== undefined) throw new UsageError(`--trace ${quote(flags.trace)} traces one seed: it cannot be combined with --seeds ${quote(flags.seeds)}`);
+    const seed = traceSeedOf(flags.trace, flags.seeds);
     if (flags.formatGiven === true && flags.format === 'table') throw new UsageError(`--trace ${quote(flags.trace)} prints CSV or JSON: --format table has no trace form (use --format csv or json)`);
-    const seeds = parseSeeds(flags.trace, '--trace');
-    if (seeds.length !== 1) throw new UsageError(`--trace ${quote(flags.trace)}: give one seed`);
     const settings = metastableSettings(flags, cli);
-    const rows = metastableTrace(settings, seeds[0]!);
-    cli.out(flags.format === 'json' ? JSON.stringify({ schemaVersion: LAB_JSON_SCHEMA_VERSION, experiment: 'metastable-trace', seed: seeds[0], setup: settings.setup, seconds: rows }) : rowsToCsv(rows));
+    const rows = metastableTrace(settings, seed);
+    cli.out(flags.format === 'json' ? JSON.stringify({ schemaVersion: LAB_JSON_SCHEMA_VERSION, experiment: 'metastable-trace', seed, setup: settings.setup, seconds: rows }) : rowsToCsv(rows));
     return;
   }
   const settings = metastableSettings(flags, cli);

@@ -59,6 +59,15 @@ export function choiceOption<C extends string>(flags: string, description: strin
 }
 
 /**
+ * An option whose value is text the command reads itself (a port, a count, a seed list, a folder),
+ * with its default given as that text: the help shows the default as one would type it,
+ * `(default: 0)`, where commander would print the string `"0"` and suggest a string were meant.
+ */
+export function textOption(flags: string, description: string, defaultText: string): Option {
+  return new Option(flags, description).default(defaultText, defaultText);
+}
+
+/**
  * `--seeds` of a command that runs one seed (`waits`, the live runs): one seed, an integer from 0 to
  * 2^53 − 1 as in every seed list; a list or range is refused with what to give instead.
  * @throws UsageError naming `--seeds` and the value.
@@ -67,6 +76,33 @@ export function parseOneSeed(text: string, why: string): number {
   const seeds = parseSeeds(text);
   if (seeds.length !== 1) throw new UsageError(`--seeds ${quote(text)}: ${why}: give one seed, e.g. --seeds ${seeds[0]}`);
   return seeds[0]!;
+}
+
+/**
+ * `--trace SEED` (budget, fleet, metastable): the one seed whose series are printed. `--seeds` beside
+ * it is welcome when it names that same seed (`--trace 0 --seeds 0`: nothing is lost); any other
+ * seed list is refused with what to type, since the trace would run none of it.
+ * @throws UsageError naming `--trace` (not one seed) or `--seeds` (other seeds than the trace's).
+ */
+export function traceSeedOf(trace: string, seedsText: string | undefined): number {
+  let seeds: number[];
+  try {
+    seeds = parseSeeds(trace, '--trace');
+  } catch (error) {
+    // Not a seed at all: say what one is, rather than --seeds's hint of ranges and lists.
+    if (error instanceof UsageError) throw new UsageError(`--trace ${quote(trace)}: expected one seed, an integer from 0 to ${Number.MAX_SAFE_INTEGER}`);
+    throw error;
+  }
+  if (seeds.length !== 1) throw new UsageError(`--trace ${quote(trace)}: give one seed`);
+  const seed = seeds[0]!;
+  if (seedsText !== undefined) {
+    const listed = parseSeeds(seedsText);
+    if (listed.length !== 1 || listed[0] !== seed) {
+      const instead = listed.length === 1 ? `give --trace ${listed[0]} to trace seed ${listed[0]}` : `drop --trace to run seeds ${seedsText.trim()}`;
+      throw new UsageError(`--seeds ${quote(seedsText)}: --trace ${quote(trace)} traces seed ${seed} alone (a trace is one seed's series): drop --seeds to trace seed ${seed}, or ${instead}`);
+    }
+  }
+  return seed;
 }
 
 /** The output formats of the commands that print a table: the table, its JSON document, its CSV. */

@@ -13,7 +13,7 @@ import { buildReport } from '../report/build.js';
 import { FIGURES, LAB_EXPERIMENTS } from '../report/catalog.js';
 import { checkReportDir, writeReport } from '../report/write.js';
 import { parseSeeds } from '../seeds.js';
-import { FORMATS, canonicalName, choiceOption, parseNames, parseOneSeed, suggestion } from './names.js';
+import { FORMATS, canonicalName, choiceOption, parseNames, parseOneSeed, suggestion, textOption, traceSeedOf } from './names.js';
 import { COUNT, DECIMAL, INTEGER } from '../numbers.js';
 import { arrivalBins, rowsToCsv, waitPoints } from '../charts/series.js';
 import { budgetCsv, budgetJson, budgetPolicies, budgetTable, budgetTitle, budgetTraceCsv, budgetTraceJson, configPolicies } from '../experiments/budget.js';
@@ -263,32 +263,15 @@ async function budgetCommand(flags: BudgetFlags, io: Io): Promise<void> {
   printBudget(result, flags.format, budgetTitle(seedText(seeds)), io);
 }
 
-/**
- * `--trace SEED` (budget, fleet): one seed. A list or range says "give one seed"; anything else that
- * is not a seed says what one is, rather than `--seeds`'s hint of ranges and lists.
- */
-function parseTraceSeed(text: string): number {
-  let seeds: number[];
-  try {
-    seeds = parseSeeds(text, '--trace');
-  } catch (error) {
-    if (error instanceof UsageError) throw new UsageError(`--trace ${quote(text)}: expected one seed, an integer from 0 to ${Number.MAX_SAFE_INTEGER}`);
-    throw error;
-  }
-  if (seeds.length !== 1) throw new UsageError(`--trace ${quote(text)}: give one seed`);
-  return seeds[0]!;
-}
-
 /** The blocks of `budget --trace`: `--series` prints one of them. */
 const TRACE_SERIES = ['tokens', 'per-second'] as const;
 
 /** `budget --trace SEED`: one seed's figure data, CSV (the default) or JSON, for every policy or those of `--policies`. */
 function traceCommand(flags: BudgetFlags, io: Io): void {
   const trace = quote(flags.trace);
-  if (flags.seeds !== undefined) throw new UsageError(`--trace ${trace} traces one seed: it cannot be combined with --seeds ${quote(flags.seeds)}`);
+  const seed = [traceSeedOf(flags.trace!, flags.seeds)];
   if (flags.grpcServiceConfig !== undefined) throw new UsageError(`--trace ${trace} traces the article's policies: it cannot be combined with --grpc-service-config`);
   if (flags.formatGiven === true && flags.format === 'table') throw new UsageError(`--trace ${trace} prints CSV or JSON: --format table has no trace form (use --format csv or json)`);
-  const seed = [parseTraceSeed(flags.trace!)];
   const series = flags.series === undefined ? undefined : parseNames('--series', 'series', flags.series, TRACE_SERIES);
   if (series !== undefined && series.length !== 1) throw new UsageError(`--series ${quote(flags.series)}: give one of ${TRACE_SERIES.join(', ')}`);
   const only = series?.[0];
@@ -327,9 +310,8 @@ function fleetCommand(flags: FleetFlags, io: Io): void {
   const lifetimeMs = flags.lifetime === undefined ? FLEET_DEFAULTS.lifetimeMs : parseNumberFlag('--lifetime', flags.lifetime, 0.01, 3600) * 1000;
   const flushIntervalMs = flags.flushInterval === undefined ? FLEET_DEFAULTS.flushIntervalMs : parseNumberFlag('--flush-interval', flags.flushInterval, 0, 60_000);
   if (flags.trace !== undefined) {
-    if (flags.seeds !== undefined) throw new UsageError(`--trace ${JSON.stringify(flags.trace)} traces one seed: it cannot be combined with --seeds ${JSON.stringify(flags.seeds)}`);
+    const seed = [traceSeedOf(flags.trace, flags.seeds)];
     if (flags.format === 'table') throw new UsageError(`--trace ${JSON.stringify(flags.trace)} prints CSV or JSON: --format table has no trace form`);
-    const seed = [parseTraceSeed(flags.trace)];
     const trace = fleetTrace(seed[0]!, policies, { processes, lifetimeMs, flushIntervalMs });
     io.out(flags.format === 'json' ? JSON.stringify(fleetTraceJson(trace, { seeds: seed, processes, lifetimeMs, flushIntervalMs })) : fleetTraceCsv(trace));
     return;
@@ -385,7 +367,7 @@ export function buildProgram(io: Io): Command {
   program
     .command('all', { isDefault: true })
     .description('run every experiment on its defaults, print the tables and write the report (what `npm run lab` does)')
-    .option('--out <dir>', 'the report folder: index.html, figures/*.svg, data/*.json and *.csv', 'lab-out')
+    .addOption(textOption('--out <dir>', 'the report folder: index.html, figures/*.svg, data/*.json and *.csv', 'lab-out'))
     .addOption(new Option('--workers <n>', WORKERS_HELP))
     .option('--live', 'also run the live lab (real sockets, several minutes) and add its "On real sockets" section')
     .action(async (flags: { out: string; workers?: string; live?: boolean }, command: Command) => {
@@ -412,7 +394,7 @@ export function buildProgram(io: Io): Command {
     .command('herd')
     .description('1,000 clients fail together: finish time, requests and crashes per strategy (the article\'s first table)')
     .option('--spread <seconds>', 'spread the first sends uniformly over this many seconds (the article\'s variant: 0.9)')
-    .option('--seeds <list>', 'seeds, as ranges and lists: 0-19, 1,5,9', '0-19')
+    .addOption(textOption('--seeds <list>', 'seeds, as ranges and lists: 0-19, 1,5,9', '0-19'))
     .option('--strategies <names>', `comma-separated: ${HERD_STRATEGIES.join(', ')}`)
     .option('--per-seed', 'also print every run')
     .option('--config <file>', 'a scenario file (JSON): clients, arrivals, server, horizon, policies, seeds — see docs/lab.md')
@@ -469,8 +451,8 @@ export function buildProgram(io: Io): Command {
   program
     .command('layers')
     .description('calls reaching each service when every layer retries, and under the one-layer rule ("overloaded; don\'t retry")')
-    .option('--depth <n>', 'services in the chain (1–10), the last always failing', '3')
-    .option('--attempts <n>', 'maxAttempts of every caller (1–10), the first try included', '3')
+    .addOption(textOption('--depth <n>', 'services in the chain (1–10), the last always failing', '3'))
+    .addOption(textOption('--attempts <n>', 'maxAttempts of every caller (1–10), the first try included', '3'))
     .option('--live', `run the chain on real sockets: node:http servers on 127.0.0.1, herdless's retrying fetch and herdless/server, requests counted by the servers (attempts^depth ≤ ${LIVE_LAYERS_MAX_CALLS})`)
     .addOption(choiceOption('--format <format>', 'output format', FORMATS, 'table'))
     .option('--workers <n>', 'accepted like the other commands (0–64) and checked, but layers always runs in this thread: it is one chain of at most 100000 calls in virtual time, with nothing to spread over threads')
@@ -479,7 +461,7 @@ export function buildProgram(io: Io): Command {
   program
     .command('serve')
     .description('serve the interactive lab page on 127.0.0.1: pick a policy, run it in the browser (Ctrl+C stops)')
-    .option('--port <n>', 'the port (0 = any free port; without --port: 8000, or any free port when 8000 is taken)', '8000')
+    .addOption(textOption('--port <n>', 'the port (0 = any free port; without --port: 8000, or any free port when 8000 is taken)', '8000'))
     .action(async (flags: { port: string }, command: Command) => {
       const port = parseNumberFlag('--port', flags.port, 0, 65535, true);
       const { startServer } = await import('../serve.js'); // the page's bundles are read only for this command

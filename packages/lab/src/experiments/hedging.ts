@@ -59,21 +59,37 @@ export function runHedgingExperiment(run: HedgingRun, onRun?: () => void): Hedgi
 const f = (x: number, d: number): string => formatFixed(x, d);
 const pct = (load: number): string => `${f(load * 100, 0)}%`;
 
+/**
+ * A policy's name as the output shows it: the percentile policies name the percentile they ran
+ * (`p99 delay + budget` under `--percentile 99`), so a row never claims a p95 it did not use. Under
+ * the default percentile (95) every name is {@link HEDGING_POLICIES}' own, so the default table, JSON
+ * and CSV keep their names.
+ */
+export function hedgingLabel(policy: HedgingPolicyName, percentile: number): string {
+  return policy.startsWith('p95 ') ? `p${percentile}${policy.slice('p95'.length)}` : policy;
+}
+
+/** The names {@link hedgingLabel} gives the run's policies, in the run's order (the figure's legend order). */
+export function hedgingLabels(run: Pick<HedgingRun, 'policies' | 'settings'>): string[] {
+  return run.policies.map((policy) => hedgingLabel(policy, run.settings.percentile));
+}
+
 /** The crossover lines under the table: where each hedging policy's p99 first exceeds no hedging's. */
-export function hedgingCrossovers(result: Pick<HedgingResult, 'rows'>): { policy: HedgingPolicyName; load: number | undefined }[] {
+export function hedgingCrossovers(result: HedgingResult): { policy: string; load: number | undefined }[] {
   const policies = [...new Set(result.rows.map((r) => r.policy))].filter((p) => p !== 'no hedging');
   if (!result.rows.some((r) => r.policy === 'no hedging')) return [];
-  return policies.map((policy) => ({ policy, load: hedgingCrossover(result.rows, policy) }));
+  return policies.map((policy) => ({ policy: hedgingLabel(policy, result.run.settings.percentile), load: hedgingCrossover(result.rows, policy) }));
 }
 
 /** The table: one line per load and policy — p50, p99, p99.9 (ms, mean over seeds), attempts and work per call. */
-export function hedgingTable(result: Pick<HedgingResult, 'rows'>): string {
-  const width = Math.max(6, ...result.rows.map((r) => r.policy.length));
+export function hedgingTable(result: HedgingResult): string {
+  const label = (policy: HedgingPolicyName): string => hedgingLabel(policy, result.run.settings.percentile);
+  const width = Math.max(6, ...result.rows.map((r) => label(r.policy).length));
   const head = `${'load'.padStart(4)}   ${'policy'.padEnd(width)}   ${'p50 ms'.padStart(7)}   ${'p99 ms'.padStart(7)}   ${'p99.9 ms'.padStart(8)}   attempts/call   work/call`;
   const lines = result.rows.map((r) =>
     [
       pct(r.load).padStart(4),
-      r.policy.padEnd(width),
+      label(r.policy).padEnd(width),
       f(r.p50.mean, 1).padStart(7),
       f(r.p99.mean, 1).padStart(7),
       f(r.p999.mean, 1).padStart(8),
@@ -92,7 +108,8 @@ export function hedgingTable(result: Pick<HedgingResult, 'rows'>): string {
  * delayMs,percentile,budgetRatio},"durationMs","rows":[{"policy","load","p50":{mean,min,max},"p99":{…},
  * "p999":{…},"amplification":{…},"work":{…}}, …],"crossovers":[{"policy","load"|null}]}` — latencies
  * in ms, load as a fraction of capacity, amplification as attempts per call, work as service time per
- * call over the no-hedging mean.
+ * call over the no-hedging mean. A policy is named as {@link hedgingLabel} names it (`p99 delay`
+ * under percentile 99; the default 95 keeps `p95 delay`).
  */
 export function hedgingJson(result: HedgingResult): object {
   return {
@@ -102,17 +119,17 @@ export function hedgingJson(result: HedgingResult): object {
     settings: result.run.settings,
     durationMs: result.run.durationMs,
     server: HEDGING_SERVER,
-    rows: result.rows,
+    rows: result.rows.map((row) => ({ ...row, policy: hedgingLabel(row.policy, result.run.settings.percentile) })),
     crossovers: hedgingCrossovers(result).map(({ policy, load }) => ({ policy, load: load ?? null })),
   };
 }
 
-/** CSV: one row per (load, policy). */
-export function hedgingCsv(result: Pick<HedgingResult, 'rows'>): string {
+/** CSV: one row per (load, policy), the policy named as {@link hedgingLabel} names it. */
+export function hedgingCsv(result: HedgingResult): string {
   const cols = ['p50', 'p99', 'p999', 'amplification', 'work'] as const;
   return [
     ['load', 'policy', ...cols.flatMap((c) => [`${c}_mean`, `${c}_min`, `${c}_max`])].join(','),
-    ...result.rows.map((r) => [r.load, r.policy, ...cols.flatMap((c) => [r[c].mean, r[c].min, r[c].max])].join(',')),
+    ...result.rows.map((r) => [r.load, hedgingLabel(r.policy, result.run.settings.percentile), ...cols.flatMap((c) => [r[c].mean, r[c].min, r[c].max])].join(',')),
   ].join('\n');
 }
 
@@ -127,15 +144,16 @@ export function hedgingTitle(run: HedgingRun, seedList: string): string {
   );
 }
 
-/** The points of the report's hedging figure: per row, its p50, p99, p99.9 and attempts per call (means over seeds). */
-export function hedgingPoints(result: Pick<HedgingResult, 'rows'>): HedgingPoint[] {
+/** The points of the report's hedging figure: per row, its p50, p99, p99.9 and attempts per call (means over seeds); policies named as {@link hedgingLabel} names them. */
+export function hedgingPoints(result: HedgingResult): HedgingPoint[] {
   return result.rows.flatMap((r) => {
     const loadPct = Math.round(r.load * 100);
+    const policy = hedgingLabel(r.policy, result.run.settings.percentile);
     return [
-      { policy: r.policy, loadPct, metric: 'p50 (ms)', value: r.p50.mean },
-      { policy: r.policy, loadPct, metric: 'p99 (ms)', value: r.p99.mean },
-      { policy: r.policy, loadPct, metric: 'p99.9 (ms)', value: r.p999.mean },
-      { policy: r.policy, loadPct, metric: 'attempts per call', value: r.amplification.mean },
+      { policy, loadPct, metric: 'p50 (ms)', value: r.p50.mean },
+      { policy, loadPct, metric: 'p99 (ms)', value: r.p99.mean },
+      { policy, loadPct, metric: 'p99.9 (ms)', value: r.p999.mean },
+      { policy, loadPct, metric: 'attempts per call', value: r.amplification.mean },
     ];
   });
 }

@@ -5,7 +5,7 @@ import { parseSeeds } from '../seeds.js';
 import { UsageError } from '../usage-error.js';
 import { quote } from '../text.js';
 import { closestName } from '../closest.js';
-import { FORMATS, choiceOption, parseOneSeed } from '../cli/names.js';
+import { FORMATS, choiceOption, parseOneSeed, textOption } from '../cli/names.js';
 // The live runs (and undici, ~0.1 s to load) are imported when one starts, so the lab's start-up
 // (`--help`, the simulated commands) never pays for them.
 import type { LiveSettings } from './experiments.js';
@@ -120,7 +120,7 @@ export function addLiveCommands(program: Command, cli: LiveCli): void {
   program
     .command('server')
     .description('a lab server model as a real HTTP server on 127.0.0.1 — the article\'s (200 or 503 to any request) or, with --model metastable, the metastable queue — stats as JSON at /_lab/stats (Ctrl+C stops)')
-    .option('--port <n>', 'the port (0 = any free port, printed)', '0')
+    .addOption(textOption('--port <n>', 'the port (0 = any free port, printed)', '0'))
     .addOption(choiceOption('--model <model>', 'article: the article\'s crashing server; metastable: the metastable experiment\'s queue (workers, service times, FIFO/LIFO, drop expired, shedding, trigger)', ['article', 'metastable'] as const, 'article'))
     .option('--config <file>', 'take the server model from a scenario file: the "server" of a herd/budget file (article), or the server and trigger of a metastable file')
     .option('--seeds <n>', 'the seed of the service times: one seed (metastable; default 0)')
@@ -155,8 +155,8 @@ export function addLiveCommands(program: Command, cli: LiveCli): void {
     command
       .option('--target <url>', `send to this server instead of starting a lab server (http or https; ${what})`)
       .option('--horizon <seconds>', `each run stops by itself here (default ${horizonS})`)
-      .option('--seeds <n>', 'the seed of the live runs\' waits (and arrivals): one seed', '0')
-      .option('--sim-seeds <list>', 'the simulator\'s seeds for the side-by-side figures, as ranges and lists: 0-19, 1,5,9', '0-19')
+      .addOption(textOption('--seeds <n>', 'the seed of the live runs\' waits (and arrivals): one seed', '0'))
+      .addOption(textOption('--sim-seeds <list>', 'the simulator\'s seeds for the side-by-side figures, as ranges and lists: 0-19, 1,5,9', '0-19'))
       .addOption(choiceOption('--format <format>', 'output format', FORMATS, 'table'));
 
   common(
@@ -197,8 +197,8 @@ export function addLiveCommands(program: Command, cli: LiveCli): void {
     .description('the metastable queue on real sockets beside the simulator: open-loop clients that time out and retry against a queueing lab server, a trigger, and which policies and servers recover (30 s per combination)')
     .option('--target <url>', 'send to this server instead of starting a lab server (a `lab server --model metastable` is reset to each run\'s server variant; any other server must bring its own trigger)')
     .option('--horizon <seconds>', 'each run\'s length, whole seconds (default 30)')
-    .option('--seeds <n>', 'the seed of the live runs\' arrivals, jitter and service times: one seed', '0')
-    .option('--sim-seeds <list>', 'the simulator\'s seeds for the side-by-side figures, as ranges and lists: 0-19, 1,5,9', '0-19')
+    .addOption(textOption('--seeds <n>', 'the seed of the live runs\' arrivals, jitter and service times: one seed', '0'))
+    .addOption(textOption('--sim-seeds <list>', 'the simulator\'s seeds for the side-by-side figures, as ranges and lists: 0-19, 1,5,9', '0-19'))
     .option('--policies <names>', 'cross these policies with --servers: the simulator\'s metastable policies and "3 retries + adaptive throttling"')
     .option('--servers <names>', 'cross these server variants with --policies (default FIFO): FIFO, LIFO, drop expired, shedding')
     .option('--trigger <kind>', 'capacity (default: the server at half speed 5–10 s) or spike (new requests at twice the rate 5–10 s)')

@@ -2,7 +2,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { performance } from 'node:perf_hooks';
 import { isInvalidOptionError } from 'herdless';
 import { loadShedder } from 'herdless/server';
-import { metastableSetup, type MetastableServer, type MetastableTrigger } from 'herdless/sim';
+import { METASTABLE_SETUP, metastableSetup, type MetastableServer, type MetastableTrigger } from 'herdless/sim';
+import { closestName } from '../closest.js';
 import { HOST, listenLoopback } from '../listen.js';
 import { latenessOf, type Lateness } from './lateness.js';
 import { QueueModel, type QueueOutcome, type QueueStats } from './queue-model.js';
@@ -54,14 +55,30 @@ const OK_BODY = 'ok\n';
 const MAX_RESET_BYTES = 16_384;
 
 /**
+ * Refuses a reset body's object `field` (the body itself when undefined) that is no JSON object (the
+ * model is spread over the start-up one, where `"server": 3` would change nothing and `"x"` would
+ * read as a key `0`) or has a key that is not one of `known`, naming it by its path (`server.workrs`)
+ * with the closest field, as the lab's scenario files do. An absent object passes.
+ */
+function checkFields(field: string | undefined, value: unknown, known: readonly string[]): void {
+  if (value === undefined) return;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new TypeError(`${field ?? 'the reset body'} must be a JSON object of fields (${known.join(', ')}), got ${JSON.stringify(value)}`);
+  const path = field === undefined ? '' : `${field}.`;
+  const unknown = Object.keys(value).find((k) => !known.includes(k));
+  if (unknown === undefined) return;
+  const near = closestName(unknown, known);
+  throw new TypeError(`${path}${unknown} is not a field of the reset body (${near === undefined ? '' : `did you mean ${near}? `}${field === undefined ? 'fields' : `${field}'s fields`}: ${known.join(', ')})`);
+}
+
+/**
  * Checks a model (a reset body over the start-up model) with the simulator's own rules.
  * @throws InvalidOptionError naming the field (`server.workers`, `trigger.factor`, `seed`…).
  */
 export function queueModelOf(base: QueueServerModel, body: unknown): QueueServerModel {
   const b = (body ?? {}) as QueueResetBody;
-  if (typeof b !== 'object' || Array.isArray(b)) throw new TypeError('the reset body must be a JSON object { server?, trigger?, seed? }');
-  const unknown = Object.keys(b).find((k) => !['server', 'trigger', 'seed'].includes(k));
-  if (unknown !== undefined) throw new TypeError(`${unknown} is not a field of the reset body (server, trigger, seed)`);
+  checkFields(undefined, b, ['server', 'trigger', 'seed']);
+  checkFields('server', b.server, Object.keys(METASTABLE_SETUP.server));
+  checkFields('trigger', b.trigger, Object.keys(METASTABLE_SETUP.trigger));
   // The server's time has no horizon: the simulator's bound on the trigger's end (the run's last
   // seconds) is moot here, so check against the longest run the simulator allows.
   const setup = metastableSetup({ horizonMs: 3_600_000, server: { ...base.server, ...b.server }, trigger: { ...base.trigger, ...b.trigger } });

@@ -106,7 +106,7 @@ export function pageHtml(): string {
       ${checks('hedgingPolicies', 'hedging-policies', 'clients', 'one line per load each')}
       ${field('loads', 'offered loads', '% of capacity, e.g. 10,50,90 (--loads)')}
       ${field('delayMs', 'hedge delay', 'ms, the fixed delay (--delay)')}
-      ${field('percentile', 'percentile', 'the p95 policy’s percentile (--percentile)')}
+      ${field('percentile', 'percentile', 'the percentile clients’, and their name (p95 delay), 1–99.9 (--percentile)')}
       ${field('budgetRatio', 'budget ratio', 'retryRatioBudget: hedges per request, 0–1 (--budget-ratio)')}
       ${field('hedgeAttempts', 'attempts per call', 'the first included, 1–10 (--max-attempts)')}
       ${field('durationS', 'duration', 's of arrivals per run, 3–600 (--duration)')}

@@ -9,7 +9,7 @@ import { arrivalsSpec, contentionSpec, layersSpec, metastableSpec, perSecondSpec
 import { budgetCsv, budgetJson, budgetTable, budgetTitle, type BudgetResult } from '../experiments/budget.js';
 import { describeRun, herdCsv, herdJson, herdTable, seedText, type HerdResult, type HerdRun } from '../experiments/herd.js';
 import { CONTENTION_DEFAULTS, contentionCsv, contentionJson, contentionPoints, contentionTable, contentionTitle, type ContentionResult, type ContentionSettings } from '../experiments/contention.js';
-import { DEFAULT_HEDGING_RUN, hedgingCsv, hedgingJson, hedgingPoints, hedgingTable, hedgingTitle, type HedgingResult, type HedgingRun } from '../experiments/hedging.js';
+import { DEFAULT_HEDGING_RUN, hedgingCsv, hedgingJson, hedgingLabels, hedgingPoints, hedgingTable, hedgingTitle, type HedgingResult, type HedgingRun } from '../experiments/hedging.js';
 import { layersCsv, layersJson, layersTable, layersTitle } from '../experiments/layers.js';
 import { combinationName, metastableCsv, metastableFigurePoints, metastableJson, metastableTable, metastableTitle, type MetastableResult, type MetastableSettings } from '../experiments/metastable.js';
 import {
@@ -426,7 +426,7 @@ function hedgingCommand(run: HedgingRun): string {
   const flags = [`--seeds ${seedText(run.seeds)}`];
   const same = (a: readonly unknown[], b: readonly unknown[]): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
   if (!same(run.loads, HEDGING_LOADS)) flags.push(`--loads ${run.loads.map((l) => Math.round(l * 1e6) / 1e4).join(',')}`);
-  if (!same(run.policies, HEDGING_POLICIES)) flags.push(`--policies "${run.policies.join(',')}"`);
+  if (!same(run.policies, HEDGING_POLICIES)) flags.push(`--policies "${hedgingLabels(run).join(',')}"`);
   const t = run.settings;
   const d = HEDGING_SETTINGS;
   if (t.maxAttempts !== d.maxAttempts) flags.push(`--max-attempts ${t.maxAttempts}`);
@@ -447,7 +447,7 @@ async function showHedging(run: HedgingRun, msg: HedgingDone, id: number): Promi
     dataLink(`${rowsToCsv(hedgingPoints(result))}\n`, 'text/csv', 'hedging-figure.csv', 'figure data (as --figure-data)'),
   );
   showResults('hedging');
-  await draw(id, '#chart-hedging', hedgingSpec(hedgingPoints(result), run.policies, { width: plotWidth('#chart-hedging', 640) }));
+  await draw(id, '#chart-hedging', hedgingSpec(hedgingPoints(result), hedgingLabels(run), { width: plotWidth('#chart-hedging', 640) }));
   return msg.rows.length * run.seeds.length;
 }
 
