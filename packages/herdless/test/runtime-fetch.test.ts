@@ -45,6 +45,11 @@ const required = (what: string, found: boolean): boolean => {
   if (!found && !process.env.CI) console.warn(`runtime-fetch.test: ${what} skipped (not installed; .ci/run installs it)`);
   return found || Boolean(process.env.CI);
 };
+/** The binary found, or (under CI=true, where a runtime may not be skipped) a failure that says what to install. */
+const binary = (what: string, variable: string, path: string | undefined): string => {
+  if (path === undefined) throw new Error(`runtime-fetch.test: ${what} not found: set ${variable} to its binary or put it on PATH (.ci/run installs it from npm)`);
+  return path;
+};
 
 /** What scenario.mjs records (see there). */
 interface ErrorShape {
@@ -144,13 +149,13 @@ describe('withRetry(fetch) retries a failed connection in every runtime', () => 
   });
 
   it.runIf(required('Bun', BUN !== undefined))('Bun: the code on the TypeError itself', async () => {
-    const record = await scenario((refused, dropped) => runBinary(BUN!, [SCENARIO, refused, dropped], { BUN_RUNTIME_TRANSPILER_CACHE_PATH: '0' }));
+    const record = await scenario((refused, dropped) => runBinary(binary('Bun', 'HERDLESS_BUN', BUN), [SCENARIO, refused, dropped], { BUN_RUNTIME_TRANSPILER_CACHE_PATH: '0' }));
     expect(record.refused.cause).toMatchObject({ name: 'TypeError', code: 'ECONNREFUSED' });
   });
 
   it.runIf(required('Deno', DENO !== undefined))('Deno: no code, the message says what failed', async () => {
     const env = { DENO_DIR: temp('herdless-deno-'), DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' };
-    const record = await scenario((refused, dropped) => runBinary(DENO!, ['run', '--no-prompt', '--allow-net=127.0.0.1', SCENARIO, refused, dropped], env));
+    const record = await scenario((refused, dropped) => runBinary(binary('Deno', 'HERDLESS_DENO', DENO), ['run', '--no-prompt', '--allow-net=127.0.0.1', SCENARIO, refused, dropped], env));
     expect(record.refused.cause?.code).toBeUndefined();
     expect(JSON.stringify(record.refused.cause)).toContain('error sending request');
   });
