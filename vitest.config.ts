@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
@@ -28,6 +29,10 @@ export default defineConfig({
     // Failsafes against a hang, not speed limits: a test or hook that starts servers or runs the
     // built CLI takes many times longer on a busy 2-core machine than on an idle one, and a limit
     // that fires there fails a correct test. (vitest's hook default is 10 s.)
+    // vitest's default is one worker fewer than the cores: one worker on a 2-core machine. Most of
+    // the suite's wall time is spent waiting (loopback servers, child processes, redis-server, the
+    // browser), so two workers keep both cores busy; the tests hold on a machine busier than that.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     testTimeout: 300_000,
     hookTimeout: 300_000,
     globalSetup: ['packages/lab/test/global-setup.ts'],
