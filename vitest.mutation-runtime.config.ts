@@ -1,0 +1,25 @@
+import { defineConfig } from 'vitest/config';
+import base from './vitest.mutation.config.js';
+
+// The runtime's mutation run (stryker.runtime.config.mjs): the test files that drive retry(), the
+// hedger, the breaker's shell, keyed breakers, hooks, telemetry and the clocks in virtual time. Files
+// that reach the runtime only through a socket, a framework or another process (http, gRPC, Connect,
+// the built dist/ in a child process) are left to their own areas' runs.
+export default defineConfig({
+  ...base,
+  test: {
+    ...base.test,
+    include: [
+      'packages/herdless/test/retry*.test.ts',
+      'packages/herdless/test/hedge*.test.ts',
+      'packages/herdless/test/breaker.test.ts',
+      'packages/herdless/test/breaker-{broken-clock,counting,edges,machine,properties}.test.ts',
+      'packages/herdless/test/budget*.test.ts',
+      'packages/herdless/test/adaptive-throttling.test.ts',
+      'packages/herdless/test/manual-clock.test.ts',
+      'packages/herdless/test/telemetry.test.ts',
+      'packages/herdless/test/core-*.test.ts',
+      'packages/herdless/test/{boundaries,explicit-undefined,fuzz-ports,option-lists,option-suggestions,option-typos,signals}.test.ts',
+    ],
+  },
+});
