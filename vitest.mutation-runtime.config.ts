@@ -19,6 +19,7 @@ export default defineConfig({
       'packages/herdless/test/budget*.test.ts',
       'packages/herdless/test/adaptive-throttling.test.ts',
       'packages/herdless/test/manual-clock.test.ts',
+      'packages/herdless/test/abort-subscriptions.test.ts',
       'packages/herdless/test/telemetry.test.ts',
       'packages/herdless/test/core-*.test.ts',
       'packages/herdless/test/{boundaries,explicit-undefined,fuzz-ports,option-lists,option-suggestions,option-typos}.test.ts',
