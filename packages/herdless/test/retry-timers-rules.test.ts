@@ -1,0 +1,123 @@
+// retry()'s timers at their edges, in virtual time: unref on the plain path (no deadline, no attempt
+// timeout: only the waits are timers), a late timer that lands exactly on the deadline, an attempt
+// timeout equal to what is left of the deadline, and a clock that steps backwards.
+import { describe, expect, it } from 'vitest';
+import { ManualClock, constantBackoff, isAttemptTimeoutError, retry, type RetryError, type Scheduler } from 'herdless';
+
+const unavailable = (): Error => Object.assign(new Error('unavailable'), { status: 503 });
+
+/**
+ * A scheduler over a ManualClock: handles are objects with `unref()` (counted), every timer fires
+ * `lateMs` after it was due (a busy event loop), and the delays asked for are logged.
+ */
+function lateClock(lateMs = 0) {
+  const clock = new ManualClock(0);
+  const s = {
+    clock,
+    unrefs: 0,
+    delays: [] as number[],
+    now: () => clock.now(),
+    setTimeout: (fn: () => void, ms: number) => {
+      s.delays.push(ms);
+      return { id: clock.setTimeout(fn, ms + lateMs), unref: () => void s.unrefs++ };
+    },
+    clearTimeout: (h: unknown) => clock.clearTimeout((h as { id: number }).id),
+  };
+  return s satisfies Scheduler;
+}
+
+async function outcome<T>(clock: ManualClock, call: Promise<T>): Promise<unknown> {
+  const settled = call.then(
+    () => 'resolved',
+    (error: unknown) => error,
+  );
+  await clock.runAll();
+  return settled;
+}
+
+describe('unref', () => {
+  it('on the plain path (no deadline, no attempt timeout) unref: true unrefs every wait; the default none', async () => {
+    for (const unref of [false, true]) {
+      const s = lateClock();
+      const error = await outcome(s.clock, retry(() => Promise.reject(unavailable()), { clock: s, unref, maxAttempts: 4, backoff: constantBackoff({ delayMs: 5 }) }));
+      expect((error as RetryError).reason).toBe('exhausted');
+      expect(s.delays).toEqual([5, 5, 5]);
+      expect(s.unrefs).toBe(unref ? 3 : 0);
+    }
+  });
+
+  it('a handle that is a number (a browser timer id) is left as it is', async () => {
+    const clock = new ManualClock(0);
+    const error = await outcome(clock, retry(() => Promise.reject(unavailable()), { clock, unref: true, maxAttempts: 2, backoff: constantBackoff({ delayMs: 5 }), deadlineMs: 1000 }));
+    expect((error as RetryError).reason).toBe('exhausted');
+  });
+});
+
+describe('the deadline at its edge', () => {
+  it('a wait that ends late, exactly at the deadline, starts no attempt: the call gives up (deadline)', async () => {
+    // deadlineMs 100; the 10 ms wait after attempt 1 fires 90 ms late, at t = 100: nothing is left.
+    const s = lateClock(90);
+    let calls = 0;
+    const error = await outcome(s.clock, retry(() => (calls++, Promise.reject(unavailable())), { clock: s, deadlineMs: 100, backoff: constantBackoff({ delayMs: 10 }), maxAttempts: 5 }));
+    expect(calls).toBe(1);
+    expect(error).toMatchObject({ reason: 'deadline', attempts: 1 });
+    expect(s.clock.now()).toBe(100);
+  });
+
+  it('1 ms before the deadline, the next attempt starts, given the 1 ms that is left', async () => {
+    const s = lateClock(89);
+    let calls = 0;
+    const error = await outcome(s.clock, retry(() => (calls++, Promise.reject(unavailable())), { clock: s, deadlineMs: 100, backoff: constantBackoff({ delayMs: 10 }), maxAttempts: 2 }));
+    expect(calls).toBe(2);
+    expect(s.delays).toEqual([100, 10, 1]); // attempt 1's timer, the wait, attempt 2's timer
+    expect(error).toMatchObject({ reason: 'exhausted', attempts: 2 });
+  });
+
+  it('an attempt timeout equal to what is left of the deadline is the deadline: its timeout says so', async () => {
+    const clock = new ManualClock(0);
+    const error = await outcome(clock, retry(() => new Promise(() => undefined), { clock, deadlineMs: 100, attemptTimeoutMs: 100 }));
+    expect(error).toMatchObject({ reason: 'deadline', attempts: 1 });
+    const cause = (error as RetryError).cause;
+    expect(isAttemptTimeoutError(cause) && cause.byDeadline).toBe(true);
+    expect((cause as Error).message).toBe("attempt 1 was stopped by the call's deadline after 100 ms");
+  });
+
+  it('an attempt timeout 1 ms shorter than what is left is the attempt timeout', async () => {
+    const clock = new ManualClock(0);
+    let calls = 0;
+    const error = await outcome(clock, retry(() => (calls++, new Promise(() => undefined)), { clock, deadlineMs: 100, attemptTimeoutMs: 99, maxAttempts: 3, backoff: constantBackoff({ delayMs: 0 }) }));
+    const first = (error as RetryError).failures[0]!.error;
+    expect(isAttemptTimeoutError(first) && first.byDeadline).toBe(false);
+    expect((first as Error).message).toBe('attempt 1 timed out after 99 ms (attemptTimeoutMs)');
+    // Attempt 2 had 1 ms left: the deadline cut it short.
+    expect(calls).toBe(2);
+    expect(error).toMatchObject({ reason: 'deadline', attempts: 2 });
+    const last = (error as RetryError).cause;
+    expect(isAttemptTimeoutError(last) && last.byDeadline).toBe(true);
+  });
+
+  it('a clock that steps backwards never asks for an attempt timer longer than the whole deadline', async () => {
+    const clock = new ManualClock(0);
+    let offset = 0;
+    const delays: number[] = [];
+    const stepping: Scheduler = {
+      now: () => clock.now() + offset,
+      setTimeout: (fn, ms) => (delays.push(ms), clock.setTimeout(fn, ms)),
+      clearTimeout: (h) => clock.clearTimeout(h),
+    };
+    let calls = 0;
+    const call = retry(
+      () => {
+        calls++;
+        if (calls === 1) {
+          offset = -5000; // the clock is set back 5 s during attempt 1
+          return Promise.reject(unavailable());
+        }
+        return Promise.resolve('ok');
+      },
+      { clock: stepping, deadlineMs: 1000, backoff: constantBackoff({ delayMs: 10 }) },
+    );
+    expect(await outcome(clock, call)).toBe('resolved');
+    expect(delays).toEqual([1000, 10, 1000]);
+  });
+});
