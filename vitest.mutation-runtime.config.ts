@@ -18,7 +18,7 @@ export default defineConfig({
       'packages/herdless/test/breaker-{broken-clock,counting,edges,keyed-rules,lifecycle,machine,properties}.test.ts',
       'packages/herdless/test/budget*.test.ts',
       'packages/herdless/test/adaptive-throttling.test.ts',
-      'packages/herdless/test/manual-clock.test.ts',
+      'packages/herdless/test/manual-clock*.test.ts',
       'packages/herdless/test/abort-subscriptions.test.ts',
       'packages/herdless/test/telemetry.test.ts',
       'packages/herdless/test/core-*.test.ts',
