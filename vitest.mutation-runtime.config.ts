@@ -15,7 +15,7 @@ export default defineConfig({
       'packages/herdless/test/retry*.test.ts',
       'packages/herdless/test/hedge*.test.ts',
       'packages/herdless/test/breaker.test.ts',
-      'packages/herdless/test/breaker-{broken-clock,counting,edges,keyed-rules,lifecycle,machine,properties}.test.ts',
+      'packages/herdless/test/breaker-{broken-clock,counting,edges,keyed-rules,lifecycle,machine,properties,shell-rules}.test.ts',
       'packages/herdless/test/budget*.test.ts',
       'packages/herdless/test/adaptive-throttling.test.ts',
       'packages/herdless/test/manual-clock*.test.ts',
