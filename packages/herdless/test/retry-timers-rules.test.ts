@@ -121,3 +121,62 @@ describe('the deadline at its edge', () => {
     expect(delays).toEqual([1000, 10, 1000]);
   });
 });
+
+describe("an attempt's signal and timers", () => {
+  it('a signal first read after the attempt timed out is already aborted, with the timeout as its reason', async () => {
+    const clock = new ManualClock(0);
+    const seen: { aborted: boolean; reason: unknown }[] = [];
+    const call = retry(
+      (ctx) =>
+        new Promise((resolve) => {
+          // The operation reads its signal only 200 ms in, after its 100 ms timeout.
+          clock.setTimeout(() => {
+            seen.push({ aborted: ctx.signal.aborted, reason: ctx.signal.reason });
+            resolve('late');
+          }, 200);
+        }),
+      { clock, attemptTimeoutMs: 100, maxAttempts: 1 },
+    );
+    const error = await outcome(clock, call);
+    expect(error).toMatchObject({ reason: 'exhausted' });
+    expect(seen).toHaveLength(1);
+    expect(seen[0]!.aborted).toBe(true);
+    expect(isAttemptTimeoutError(seen[0]!.reason)).toBe(true);
+    expect((seen[0]!.reason as Error).message).toBe('attempt 1 timed out after 100 ms (attemptTimeoutMs)');
+  });
+
+  it("the caller's abort during a timed attempt clears its timer at once", async () => {
+    const clock = new ManualClock(0);
+    const controller = new AbortController();
+    const call = retry(() => new Promise(() => undefined), { clock, attemptTimeoutMs: 1000, signal: controller.signal });
+    await clock.advance(10);
+    expect(clock.pending).toBe(1);
+    controller.abort('stop');
+    expect(clock.pending).toBe(0); // synchronously, in the abort's dispatch
+    await expect(call).rejects.toBe('stop');
+  });
+
+  it("the caller's abort during a wait clears the wait's timer at once", async () => {
+    const clock = new ManualClock(0);
+    const controller = new AbortController();
+    const call = retry(() => Promise.reject(unavailable()), { clock, backoff: constantBackoff({ delayMs: 1000 }), signal: controller.signal });
+    await clock.advance(10);
+    expect(clock.pending).toBe(1);
+    controller.abort('stop');
+    expect(clock.pending).toBe(0); // synchronously, in the abort's dispatch
+    await expect(call).rejects.toBe('stop');
+  });
+
+  it('a success clears the attempt timer; each stage has one timer at most', async () => {
+    const s = lateClock();
+    let calls = 0;
+    const call = retry(
+      () => (++calls === 1 ? Promise.reject(unavailable()) : Promise.resolve('ok')),
+      { clock: s, attemptTimeoutMs: 500, deadlineMs: 10_000, backoff: constantBackoff({ delayMs: 20 }) },
+    );
+    expect(await outcome(s.clock, call)).toBe('resolved');
+    expect(s.delays).toEqual([500, 20, 500]);
+    expect(s.clock.pending).toBe(0);
+    expect(s.clock.now()).toBe(20);
+  });
+});
