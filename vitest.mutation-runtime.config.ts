@@ -21,7 +21,7 @@ export default defineConfig({
       'packages/herdless/test/manual-clock*.test.ts',
       'packages/herdless/test/abort-subscriptions.test.ts',
       'packages/herdless/test/hook-errors.test.ts',
-      'packages/herdless/test/runtime-options-rules.test.ts',
+      'packages/herdless/test/runtime-{options,ports}-rules.test.ts',
       'packages/herdless/test/telemetry.test.ts',
       'packages/herdless/test/core-*.test.ts',
       'packages/herdless/test/{boundaries,explicit-undefined,fuzz-ports,option-lists,option-suggestions,option-typos}.test.ts',
