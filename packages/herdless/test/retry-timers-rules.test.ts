@@ -180,3 +180,68 @@ describe("an attempt's signal and timers", () => {
     expect(s.clock.now()).toBe(20);
   });
 });
+
+describe("an attempt's context", () => {
+  it('one attempt, one signal: every read gives the same one, aborted by the timeout', async () => {
+    const clock = new ManualClock(0);
+    const reads: AbortSignal[] = [];
+    const call = retry(
+      (ctx) => {
+        reads.push(ctx.signal, ctx.signal);
+        return new Promise(() => undefined);
+      },
+      { clock, attemptTimeoutMs: 50, maxAttempts: 1 },
+    );
+    await outcome(clock, call);
+    expect(reads[0]).toBe(reads[1]);
+    expect(reads[0]!.aborted).toBe(true);
+  });
+
+  it("with a deadline and a caller's signal, the attempt's signal is its own: the timeout aborts it, not the caller's", async () => {
+    const clock = new ManualClock(0);
+    const caller = new AbortController();
+    let seen: AbortSignal | undefined;
+    const call = retry(
+      (ctx) => {
+        seen = ctx.signal;
+        return new Promise(() => undefined);
+      },
+      { clock, deadlineMs: 50, signal: caller.signal },
+    );
+    const error = await outcome(clock, call);
+    expect(error).toMatchObject({ reason: 'deadline' });
+    expect(seen).not.toBe(caller.signal);
+    expect(seen!.aborted).toBe(true);
+    expect(caller.signal.aborted).toBe(false);
+  });
+
+  it('a plain call: the attempts after the first (in the loop) get a signal too', async () => {
+    const seen: unknown[] = [];
+    let calls = 0;
+    await retry(
+      (ctx) => {
+        seen.push(ctx.signal);
+        return ++calls < 3 ? Promise.reject(unavailable()) : 'ok';
+      },
+      { backoff: constantBackoff({ delayMs: 0 }) },
+    );
+    expect(seen.map((s) => s instanceof AbortSignal && !(s as AbortSignal).aborted)).toEqual([true, true, true]);
+  });
+
+  it('a scheduler whose handles are null or objects without unref: unref: true leaves them be', async () => {
+    for (const shape of ['null', 'no unref'] as const) {
+      const clock = new ManualClock(0);
+      const s: Scheduler = {
+        now: () => clock.now(),
+        setTimeout: (fn, ms) => {
+          const id = clock.setTimeout(fn, ms);
+          return shape === 'null' ? null : { id };
+        },
+        clearTimeout: () => undefined,
+      };
+      let calls = 0;
+      const call = retry(() => (++calls === 1 ? Promise.reject(unavailable()) : Promise.resolve('ok')), { clock: s, unref: true, attemptTimeoutMs: 100, backoff: constantBackoff({ delayMs: 5 }) });
+      expect(await outcome(clock, call)).toBe('resolved');
+    }
+  });
+});

@@ -135,3 +135,30 @@ describe("a hedger's per-call options and hedge()'s own", () => {
     expect(Object.keys(createHedger({ delayMs: 5 }))).toEqual(['policy']);
   });
 });
+
+describe("retry()'s options object", () => {
+  it.each([
+    ['null', null, 'null'],
+    ['an array', [], 'an array of length 0'],
+    ['a string', 'fast', '"fast"'],
+  ])('refuses %s, before anything runs', (_name, options, shown) => {
+    let calls = 0;
+    expect(invalidOption(() => retry(() => calls++, options as never)).message).toBe(`retry: options must be an object, got ${shown}`);
+    expect(invalidOption(() => createRetry(options as never)).message).toBe(`createRetry: options must be an object, got ${shown}`);
+    expect(calls).toBe(0);
+  });
+
+  it("unref is off by default: a retry's timers are ref'd", async () => {
+    const clock = new ManualClock(0);
+    let unrefs = 0;
+    const handles = {
+      now: () => clock.now(),
+      setTimeout: (fn: () => void, ms: number) => ({ id: clock.setTimeout(fn, ms), unref: () => void unrefs++ }),
+      clearTimeout: (h: unknown) => clock.clearTimeout((h as { id: number }).id),
+    };
+    const call = retry(() => Promise.reject(Object.assign(new Error('x'), { status: 503 })), { clock: handles, attemptTimeoutMs: 100, backoff: constantBackoff({ delayMs: 5 }) }).catch(() => undefined);
+    await clock.runAll();
+    await call;
+    expect(unrefs).toBe(0);
+  });
+});
