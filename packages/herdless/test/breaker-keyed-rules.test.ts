@@ -229,3 +229,16 @@ it('keyedBreakers keeps the breaker its factory returned, not a copy', () => {
   const mine: CircuitBreaker = circuitBreaker({ name: 'mine' });
   expect(keyedBreakers(() => mine).get('x')).toBe(mine);
 });
+
+describe('keyedBreakers: what it refuses, word for word', () => {
+  it.each([
+    ['a factory that is not a function', () => keyedBreakers('x' as never), 'keyedBreakers: factory must be a function returning a CircuitBreaker for a key, got "x"'],
+    ['options that are a number', () => keyedBreakers(() => circuitBreaker(), 5 as never), 'keyedBreakers: options must be an object, got 5'],
+    ['idleMs 0', () => keyedBreakers(() => circuitBreaker(), { idleMs: 0 }), 'keyedBreakers: idleMs must be > 0, got 0'],
+    ['a negative idleMs', () => keyedBreakers(() => circuitBreaker(), { idleMs: -1 }), 'keyedBreakers: idleMs must be > 0, got -1'],
+    ['a clock that is a function with a now()', () => keyedBreakers(() => circuitBreaker(), { clock: Object.assign(() => 0, { now: () => 0 }) as never }), 'keyedBreakers: clock must be an object with a now() method, got a function'],
+    ['a key that is not a string', () => keyedBreakers(() => circuitBreaker()).get(5 as never), 'keyedBreakers: key must be a string (a host or a server name), got 5'],
+  ])('%s', (_name, make, message) => {
+    expect(invalidOption(make).message).toBe(message);
+  });
+});

@@ -197,6 +197,7 @@ describe('retry(): telemetry outcomes', () => {
     ['null', null, 'null'],
     ['an object without onEvent', {}, 'an object (Object)'],
     ['a function', () => undefined, 'a function'],
+    ['a function with an onEvent method', Object.assign(() => undefined, { onEvent: () => undefined }), 'a function'],
   ])('refuses a telemetry option that is %s', (_name, telemetry, shown) => {
     expect(invalidOption(() => retry(() => 1, { telemetry: telemetry as never })).message).toBe(
       `retry: telemetry must be an observer object with an onEvent(event) method, got ${shown}`,
