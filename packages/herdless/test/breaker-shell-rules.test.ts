@@ -135,3 +135,26 @@ describe('options', () => {
     expect(circuitBreaker().name).toBe('default');
   });
 });
+
+describe('a broken clock, named in every manual control', () => {
+  const CLOCK = /^circuitBreaker: clock\.now\(\) must return a finite number of ms \(a bug in the injected clock\), got NaN$/;
+
+  it('snapshot(), isolate(), release(), endIsolation() and reset() name the clock', () => {
+    let reading = 0;
+    const breaker = circuitBreaker({ clock: { now: () => reading } });
+    const isolation = breaker.isolate();
+    reading = Number.NaN;
+    expect(invalidOption(() => breaker.snapshot()).message).toMatch(CLOCK);
+    expect(invalidOption(() => breaker.isolate()).message).toMatch(CLOCK);
+    expect(invalidOption(() => isolation.release()).message).toMatch(CLOCK);
+    expect(invalidOption(() => breaker.endIsolation()).message).toMatch(CLOCK);
+    expect(invalidOption(() => breaker.reset()).message).toMatch(CLOCK);
+  });
+
+  it('execute() with an operation that is not a function rejects naming it', async () => {
+    const error = await circuitBreaker().execute('op' as never).catch((e: unknown) => e);
+    expect(invalidOption(() => {
+      throw error;
+    }).message).toBe('circuitBreaker.execute: fn must be a function, got "op"');
+  });
+});

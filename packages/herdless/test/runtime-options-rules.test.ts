@@ -162,3 +162,17 @@ describe("retry()'s options object", () => {
     expect(unrefs).toBe(0);
   });
 });
+
+describe("hedge()'s signal and clock options", () => {
+  it('a signal that is not an AbortSignal names hedge() or createHedger()', () => {
+    expect(invalidOption(() => hedge(() => 1, { delayMs: 5, signal: 5 as never })).message).toBe('hedge: signal must be an AbortSignal, got 5');
+    expect(invalidOption(() => createHedger({ delayMs: 5 })(() => 1, { signal: 5 as never })).message).toBe('createHedger: signal must be an AbortSignal, got 5');
+  });
+
+  it('clock: undefined is the system clock; a clock without the Scheduler methods is refused', async () => {
+    await expect(hedge(() => 'ok', { delayMs: 5, clock: undefined })).resolves.toBe('ok');
+    expect(invalidOption(() => hedge(() => 1, { delayMs: 5, clock: { now: () => 0 } as never })).message).toBe(
+      'hedge: clock must be a Scheduler (now, setTimeout, clearTimeout), e.g. a ManualClock, got an object (Object)',
+    );
+  });
+});
