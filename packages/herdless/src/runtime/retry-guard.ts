@@ -55,6 +55,7 @@ class AttemptContext implements RetryContext {
 }
 
 function unrefTimer(handle: unknown): void {
+  // Stryker disable next-line ConditionalExpression: a handle that is a number has no unref: `unref?.()` does nothing for it either.
   if (typeof handle === 'object' && handle !== null) (handle as { unref?: () => unknown }).unref?.();
 }
 

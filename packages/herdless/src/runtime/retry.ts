@@ -174,6 +174,7 @@ async function run<T>(operation: RetryOperation<T>, settings: RetrySettings, sig
       if (!failed) {
         // 1. The attempt, held to what is left of the deadline and to attemptTimeoutMs.
         const attempt = state.attempt;
+        // Stryker disable next-line ConditionalExpression: reading the clock when nothing needs the time (no deadline, budget or throttle) costs instructions, not outcomes; a throttle's reading is stated by its tests.
         const now = plain && budget === undefined && throttle === undefined ? 0 : nowOf(settings);
         // Never more than the whole deadline: a clock that stepped backwards must not ask for a longer timer.
         const left = Math.min(state.deadlineAt - now, settings.deadlineMs);
@@ -265,6 +266,7 @@ function afterFailure(
   if (settings.throttle !== undefined) {
     // What the backend's answer says about its load: a 404 is an accept, a 503 or pushback a rejection.
     // A transient failure the call may not retry (a 503 to a POST) is still the backend's refusal.
+    // Stryker disable next-line ConditionalExpression: for a retryable verdict both branches answer false (a retryable failure is the backend's refusal).
     const accepted = verdict.kind === 'fatal' && isTransientError(error) ? false : isAcceptedVerdict(verdict);
     if (accepted !== undefined) settings.throttle.onAnswer(now, accepted);
   }
@@ -276,6 +278,7 @@ function afterFailure(
     // A budget kept outside the process (herdless/redis) gives its answer asynchronously; it bounds
     // the wait itself and never rejects.
     const answer = confirm.call(settings.budget, now);
+    // Stryker disable next-line ConditionalExpression,BooleanLiteral: a true answer taken through a promise confirms the same retry, one microtask later.
     if (answer !== true) return Promise.resolve(answer).then((allowed) => confirmed(settings, tel, state, error, command, allowed, log));
   }
   return confirmed(settings, tel, state, error, command, true, log);
