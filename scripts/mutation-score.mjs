@@ -1,12 +1,12 @@
 // The mutation score per area, from Stryker's JSON reports (one per run of `npm run mutation`), against
 // the project's thresholds: 95 % on the library's core, 90 % on the simulator engine, the HTTP hint
-// parsers, herdless/server, herdless/redis and the rest of herdless/http. Stryker itself has one
-// threshold per run; this holds each area to its own.
+// parsers, the runtime, herdless/server, herdless/redis and the rest of herdless/http. Stryker itself
+// has one threshold per run; this holds each area to its own.
 //
 //   node scripts/mutation-score.mjs [--report path]... [--require-all]
 //
 // --report: a Stryker JSON report, repeatable (default: reports/mutation/mutation.json and
-// reports/mutation-{engine,server,redis,http}/mutation.json, the runs of `npm run mutation`; a missing
+// reports/mutation-{engine,runtime,server,redis,http}/mutation.json, the runs of `npm run mutation`; a missing
 // default is skipped).
 // --require-all: an area with no mutant in the report fails (the full run must cover every area).
 // Score = (killed + timed out) / (killed + timed out + survived + no coverage), Stryker's own
@@ -24,6 +24,7 @@ const AREAS = [
     threshold: 90,
     test: (file) => HINT_PARSERS.includes(file),
   },
+  { name: 'runtime/', threshold: 90, test: (file) => file.startsWith('packages/herdless/src/runtime/') },
   { name: 'server/', threshold: 90, test: (file) => file.startsWith('packages/herdless/src/server/') },
   { name: 'redis/', threshold: 90, test: (file) => file.startsWith('packages/herdless/src/redis/') },
   {
@@ -37,7 +38,7 @@ const { values } = parseArgs({
   options: { report: { type: 'string', multiple: true }, 'require-all': { type: 'boolean', default: false } },
 });
 
-const DEFAULT_REPORTS = ['', '-engine', '-server', '-redis', '-http'].map((run) => `reports/mutation${run}/mutation.json`);
+const DEFAULT_REPORTS = ['', '-engine', '-runtime', '-server', '-redis', '-http'].map((run) => `reports/mutation${run}/mutation.json`);
 const paths = values.report ?? DEFAULT_REPORTS.filter((p) => existsSync(p));
 if (paths.length === 0) {
   console.error(`mutation-score: no report found (${DEFAULT_REPORTS.join(', ')}): run npm run mutation first`);

@@ -76,6 +76,7 @@ export class BreakerCount {
   acquire(): BreakerPermit | BreakerRejection {
     if (this.#clockBroken) {
       checkedNow(this.clock, 'circuitBreaker');
+      // Stryker disable next-line BooleanLiteral: a flag left set makes each call read the clock first, which reads fine again: a cost, not an outcome.
       this.#clockBroken = false;
     }
     return this.machine.acquireFrom(this.clock);
@@ -96,6 +97,7 @@ export class BreakerCount {
     try {
       changed = this.machine.releaseFrom(permit, outcome, this.clock);
     } catch (invalid) {
+      // Stryker disable next-line ConditionalExpression,LogicalOperator: the flag set for another error only makes the next call read the clock first, which then reads fine.
       if (invalid instanceof InvalidOptionError && invalid.field === 'clock.now()') this.#clockBroken = true;
       // A custom openDurationMs backoff's bad delay: the call rejects with that InvalidOptionError,
       // and the failure that was opening the breaker is kept as its cause (nothing is lost).
@@ -115,6 +117,7 @@ export class BreakerCount {
     try {
       outcome = this.#isResultFailure(value) ? 'failure' : 'success';
     } catch (classifierError) {
+      // Stryker disable next-line StringLiteral: the machine counts only 'success' and 'failure'; any other outcome is ignored.
       this.#finish(permit, 'ignored');
       throw classifierError;
     }
@@ -127,6 +130,7 @@ export class BreakerCount {
     try {
       outcome = aborted || isCircuitOpenError(error) ? 'ignored' : this.#isFailure(error) ? 'failure' : 'success';
     } catch (classifierError) {
+      // Stryker disable next-line StringLiteral: the machine counts only 'success' and 'failure'; any other outcome is ignored.
       this.#finish(permit, 'ignored');
       throw classifierError;
     }
@@ -189,18 +193,22 @@ export class BreakerCount {
     return new Promise<T>((resolve, reject) => {
       let done = false;
       const settle = (): void => {
+        // Stryker disable next-line BooleanLiteral: settle() has removed the abort listener, and a promise calls one of its handlers once: nothing can run after it.
         done = true;
         unsubscribe(signal, aborts);
       };
       const onAbort = (): void => {
+        // Stryker disable next-line ConditionalExpression: settle() removes the abort listener, and a promise calls one of its handlers once: no second settlement reaches here.
         if (done) return;
         settle();
+        // Stryker disable next-line StringLiteral: the machine counts only 'success' and 'failure'; any other outcome is ignored.
         this.#finish(permit, 'ignored');
         reject(signal.reason);
       };
       // One listener on the caller's signal however many calls share it (see abort-link).
       const aborts = { handleEvent: onAbort };
       const onValue = (value: T): void => {
+        // Stryker disable next-line ConditionalExpression: settle() removes the abort listener, and a promise calls one of its handlers once: no second settlement reaches here.
         if (done) return;
         settle();
         try {
@@ -212,6 +220,7 @@ export class BreakerCount {
         resolve(value);
       };
       const onError = (error: unknown): void => {
+        // Stryker disable next-line ConditionalExpression: settle() removes the abort listener, and a promise calls one of its handlers once: no second settlement reaches here.
         if (done) return;
         settle();
         try {

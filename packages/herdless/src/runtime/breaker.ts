@@ -62,6 +62,7 @@ export class CircuitBreaker {
       return Promise.reject(new InvalidOptionError('circuitBreaker.execute', 'fn', fn, 'must be a function'));
     }
     let signal: AbortSignal | undefined;
+    // Stryker disable next-line ConditionalExpression: executeSignal(undefined) reads no options and returns no signal, as skipping it does.
     if (options !== undefined) {
       try {
         signal = executeSignal(options);
@@ -122,6 +123,7 @@ export class CircuitBreaker {
     // A broken clock's reading (not a finite number) moves nothing: the state is read as it stands.
     // execute() is where it is reported, naming the clock.
     const now = this.clock.now();
+    // Stryker disable next-line EqualityOperator: a reading of -Infinity reaches the machine as -Infinity either way.
     return this.machine.state(typeof now === 'number' && now > -Infinity && now < Infinity ? now : -Infinity);
   }
 

@@ -26,6 +26,7 @@ let enclosingScope: BudgetScope | undefined;
  * leaves the attempt's accounting to this call. Called synchronously when a call starts.
  */
 export function claimNested(budget: RetryBudget | undefined): boolean {
+  // Stryker disable next-line ConditionalExpression,BooleanLiteral: scopes exist only for budgets, so the loop finds none for undefined; and a call without a budget never reads the answer.
   if (budget === undefined) return false;
   for (let scope = enclosingScope; scope !== undefined; scope = scope.parent) {
     if (scope.budget === budget) {
@@ -38,6 +39,7 @@ export function claimNested(budget: RetryBudget | undefined): boolean {
 
 /** @internal A scope for one attempt of a call with `budget` (none without a budget). */
 export function newScope(budget: RetryBudget | undefined): BudgetScope | undefined {
+  // Stryker disable next-line ConditionalExpression: a scope with no budget matches no nested call's budget and is read only by calls with one: an object more, nothing else.
   return budget === undefined ? undefined : { budget, parent: enclosingScope, delegated: false };
 }
 

@@ -90,6 +90,7 @@ export class HedgedCall<T> {
 
   /** The caller's signal aborted. */
   handleEvent(): void {
+    // Stryker disable next-line ConditionalExpression: the call unsubscribes from the signal when it settles, so no abort reaches a settled call.
     if (this.#settled) return;
     const reason: unknown = this.signal!.reason;
     this.#settle();
@@ -123,6 +124,7 @@ export class HedgedCall<T> {
   #hedge(trigger: 'delay' | 'failure'): void {
     if (this.#settled || this.#stopped !== undefined || this.#confirming) return;
     const policy = this.runner.policy;
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: the hedge timer is set only below maxAttempts, and a failure checks it before asking for a hedge.
     if (this.#attempts.length >= policy.maxAttempts) return;
     // This runs from a timer: a budget (or an operation's synchronous setup) that throws here would
     // escape as an uncaught exception and leave the call pending, so the call ends with what it threw.
@@ -159,6 +161,7 @@ export class HedgedCall<T> {
       }
       this.#sendHedge(trigger);
     } catch (error) {
+      // Stryker disable next-line ConditionalExpression: #hedge returns at once on a settled call, so nothing in this try can run after it settled.
       if (!this.#settled) this.#endWith(error);
     }
   }
@@ -187,9 +190,12 @@ export class HedgedCall<T> {
   }
 
   #succeeded(attempt: Attempt, value: T): void {
+    // Stryker disable next-line ConditionalExpression: an attempt is marked ended only when the call settles or it did; in both cases the settled check that follows returns.
     if (attempt.ended) return;
     attempt.ended = true;
+    // Stryker disable next-line UpdateOperator: a success settles the call; the count is not read again.
     this.#inFlight--;
+    // Stryker disable next-line ConditionalExpression: a settled call has marked every attempt ended, so the check above has returned already.
     if (this.#settled) return;
     const now = this.#now();
     this.#settle();
@@ -205,9 +211,11 @@ export class HedgedCall<T> {
   }
 
   #failed(attempt: Attempt, error: unknown): void {
+    // Stryker disable next-line ConditionalExpression: an attempt is marked ended only when the call settles or it did; in both cases the settled check that follows returns.
     if (attempt.ended) return;
     attempt.ended = true;
     this.#inFlight--;
+    // Stryker disable next-line ConditionalExpression: a settled call has marked every attempt ended, so the check above has returned already.
     if (this.#settled) return;
     const runner = this.runner;
     const policy = runner.policy;
@@ -245,6 +253,7 @@ export class HedgedCall<T> {
           this.#timer.clear();
           this.#hedge('failure');
           // The budget refused and stopped the call, or the hedge went: either way, nothing more here.
+          // Stryker disable next-line ConditionalExpression,LogicalOperator,BooleanLiteral,EqualityOperator,StringLiteral: a guard no path reaches: #hedge above either sent a hedge, stopped or settled the call, or is waiting for the budget.
           if (!this.#settled && this.#stopped === undefined && this.#inFlight === 0 && !this.#confirming) this.#giveUp('exhausted');
         } else {
           this.#timer.set(step.delayMs, () => this.#hedge('failure'));
@@ -261,6 +270,7 @@ export class HedgedCall<T> {
   }
 
   #giveUp(reason: GiveUpReason): void {
+    // Stryker disable next-line ConditionalExpression: every caller checks #settled first (a failure, a stop, a refusal of an unsettled call).
     if (this.#settled) return;
     this.#settle();
     this.#abortAll(lost(), 'aborted');
@@ -279,7 +289,9 @@ export class HedgedCall<T> {
   #abortAll(reason: unknown, outcome: 'aborted'): void {
     for (const attempt of this.#attempts) {
       if (attempt.ended) continue;
+      // Stryker disable next-line BooleanLiteral: the call has settled when attempts are aborted: a late outcome returns at the settled check.
       attempt.ended = true;
+      // Stryker disable next-line UpdateOperator: the call has settled when attempts are aborted; the count is not read again.
       this.#inFlight--;
       this.#tel?.attemptEnd(attempt.number, outcome, reason);
       attempt.controller.abort(reason);

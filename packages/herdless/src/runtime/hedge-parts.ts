@@ -27,6 +27,7 @@ export class HedgeTimer {
   readonly #clock: Scheduler;
   readonly #unref: boolean;
   #timer: unknown;
+  // Stryker disable next-line BooleanLiteral: clearing a timer that was never set is a no-op for a Scheduler (clearTimeout ignores unknown handles).
   #pending = false;
   constructor(clock: Scheduler, unref: boolean) {
     this.#clock = clock;
@@ -37,18 +38,21 @@ export class HedgeTimer {
   set(ms: number, fire: () => void): void {
     this.clear();
     this.#timer = this.#clock.setTimeout(() => {
+      // Stryker disable next-line BooleanLiteral: clearing the same timer twice is a no-op for a Scheduler.
       this.#pending = false;
       fire();
     }, ms);
     this.#pending = true;
     if (this.#unref) {
       const handle = this.#timer as { unref?: () => unknown } | null;
+      // Stryker disable next-line ConditionalExpression: a handle that is a number has no unref: `unref?.()` does nothing for it either.
       if (typeof handle === 'object' && handle !== null) handle.unref?.();
     }
   }
 
   clear(): void {
     if (!this.#pending) return;
+    // Stryker disable next-line BooleanLiteral: clearing the same timer twice is a no-op for a Scheduler.
     this.#pending = false;
     this.#clock.clearTimeout(this.#timer);
   }
@@ -66,6 +70,7 @@ export function lost(): HerdlessError {
  * `undefined` for no answer (an open circuit).
  */
 export function throttleAnswer(verdict: Verdict, error: unknown, loadFailure: ((error: unknown) => boolean) | undefined): boolean | undefined {
+  // Stryker disable next-line ConditionalExpression: for a retryable verdict both branches answer false (a retryable failure is the backend's refusal).
   return verdict.kind === 'fatal' && (isTransientError(error) || loadFailure?.(error) === true) ? false : isAcceptedVerdict(verdict);
 }
 

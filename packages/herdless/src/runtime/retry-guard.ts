@@ -55,6 +55,7 @@ class AttemptContext implements RetryContext {
 }
 
 function unrefTimer(handle: unknown): void {
+  // Stryker disable next-line ConditionalExpression: a handle that is a number has no unref: `unref?.()` does nothing for it either.
   if (typeof handle === 'object' && handle !== null) (handle as { unref?: () => unknown }).unref?.();
 }
 
@@ -68,6 +69,7 @@ export class Guard {
   byDeadline = false;
   #reject: ((reason: unknown) => void) | undefined;
   #timer: unknown;
+  // Stryker disable next-line BooleanLiteral: clearing a timer that was never set is a no-op for a Scheduler (clearTimeout ignores unknown handles).
   #hasTimer = false;
   #context: AttemptContext | undefined;
 
@@ -94,7 +96,9 @@ export class Guard {
   }
 
   #clearTimer(): void {
+    // Stryker disable next-line ConditionalExpression: clearTimeout of a fired, cleared or absent handle is a no-op for a Scheduler; the flag only spares the call.
     if (this.#hasTimer) {
+      // Stryker disable next-line BooleanLiteral: the timer has fired or is being cleared; clearing it again is a no-op for a Scheduler.
       this.#hasTimer = false;
       this.settings.clock.clearTimeout(this.#timer);
     }
@@ -108,12 +112,14 @@ export class Guard {
   attempt<T>(operation: RetryOperation<T>, attempt: number, timeoutMs: number, byDeadline: boolean, scope: BudgetScope | undefined): T | PromiseLike<T> {
     const context = new AttemptContext(attempt, this);
     this.byDeadline = false;
+    // Stryker disable next-line ConditionalExpression: racing an attempt that nothing can cut short settles it the same way, one promise later.
     if (timeoutMs === Infinity && this.signal === undefined) return callOperation(operation, context, scope);
     this.#context = context;
     return new Promise<T>((resolve, reject) => {
       this.#reject = reject;
       if (timeoutMs !== Infinity) {
         this.#setTimer(() => {
+          // Stryker disable next-line BooleanLiteral: the timer has fired or is being cleared; clearing it again is a no-op for a Scheduler.
           this.#hasTimer = false;
           this.#reject = undefined;
           this.byDeadline = byDeadline;
@@ -140,6 +146,7 @@ export class Guard {
     return new Promise<void>((resolve, reject) => {
       this.#reject = reject;
       this.#setTimer(() => {
+        // Stryker disable next-line BooleanLiteral: the timer has fired or is being cleared; clearing it again is a no-op for a Scheduler.
         this.#hasTimer = false;
         this.#reject = undefined;
         resolve();

@@ -56,8 +56,10 @@ export class RetrySettings implements PolicyDraft {
   /** The dependency's name, on every telemetry event (`TelemetryCall.name`). */
   name: string | undefined;
   /** No deadline and no attempt timeout: without a signal, nothing can cut an attempt short. */
+  // Stryker disable next-line BooleanLiteral: readRetryOptions sets it from the options before any call reads it.
   plain = true;
   /** `plain`, no budget, no throttle and no telemetry: the first attempt needs nothing but the operation. */
+  // Stryker disable next-line BooleanLiteral: readRetryOptions sets it from the options before any call reads it.
   lean = true;
   /** `retry` or `createRetry`: the name errors give. */
   readonly owner: string;
@@ -188,6 +190,7 @@ export function readRetryOptions(options: RetryOptions, owner: string, perCall: 
   }
   settings.throttlingBackoff = throttlingDefault(settings, options.throttlingBackoff);
   settings.plain = settings.deadlineMs === Infinity && settings.attemptTimeoutMs === Infinity;
+  // Stryker disable next-line ConditionalExpression: a call that is not lean runs its first attempt in the loop, to the same outcome; only the cost differs.
   settings.lean = settings.plain && settings.budget === undefined && settings.throttle === undefined && settings.telemetry === undefined;
   return settings;
 }

@@ -18,6 +18,7 @@ export function callTelemetry(settings: RetrySettings): CallReporter | undefined
 /** @internal A retry is scheduled after attempt `attempt` failed with `error`: telemetry, then `onRetry`. */
 export function reportRetry(settings: RetrySettings, tel: CallReporter | undefined, attempt: number, step: RetryStep, error: unknown): void {
   if (tel !== undefined) tel.retry(attempt, step.delayMs, step.delaySource, error);
+  // Stryker disable next-line ConditionalExpression: callHook returns at once for an undefined hook; this only skips building the event.
   if (settings.onRetry !== undefined) {
     callHook(settings.onRetry, { attempt, delayMs: step.delayMs, delaySource: step.delaySource, error }, 'onRetry', settings.onHookError);
   }
@@ -26,6 +27,7 @@ export function reportRetry(settings: RetrySettings, tel: CallReporter | undefin
 /** Reports a call that ends without a result: to the telemetry, then to `onGiveUp`. */
 function reportGiveUp(settings: RetrySettings, tel: CallReporter | undefined, reason: GiveUpReason, attempts: number, error: unknown): void {
   if (tel !== undefined) tel.giveUp(reason, attempts, error, reason === 'throttled' ? settings.throttle : settings.budget);
+  // Stryker disable next-line ConditionalExpression: callHook returns at once for an undefined hook; this only skips building the event.
   if (settings.onGiveUp !== undefined) callHook(settings.onGiveUp, { reason, attempts, error }, 'onGiveUp', settings.onHookError);
 }
 
