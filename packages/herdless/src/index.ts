@@ -146,6 +146,7 @@ export {
   isAttemptTimeoutError,
   type RetryFailure,
   type GiveUpReason,
+  type RetryErrorReason,
 } from './core/retry/errors.js';
 
 // Classification: what is transient, and the "do not retry" mark that keeps layers from multiplying.

@@ -27,7 +27,6 @@ describe('describeGiveUp at its edges', () => {
     const p = parseRetryPolicy({ maxAttempts: 3, deadlineMs: 1000 });
     expect(describeGiveUp(p, { kind: 'give-up', reason: 'deadline' })).toBe('the deadline (deadlineMs 1000) passed');
     expect(describeGiveUp(p, { kind: 'give-up', reason: 'budget' })).toBe('the retry budget refused the retry');
-    expect(describeGiveUp(p, { kind: 'give-up', reason: 'aborted' })).toBe('the caller aborted');
     // A null failure is not a malformed hint (and reading a key of it must not throw).
     expect(describeGiveUp(p, { kind: 'give-up', reason: 'do-not-retry' }, null)).toBe('the failure says not to retry');
   });

@@ -1,6 +1,6 @@
 import { classify } from '../core/classify/classify.js';
 import { hedgeAfterFailure, hedgeDelay } from '../core/hedge/policy.js';
-import { FailureLog, type GiveUpReason } from '../core/retry/errors.js';
+import { FailureLog, type GiveUpReason, type RetryErrorReason } from '../core/retry/errors.js';
 import { checkedNow } from '../core/time.js';
 import { subscribe, unsubscribe } from './abort-link.js';
 import type { HedgeCallReport, HedgeRunner } from './hedge-options.js';
@@ -29,7 +29,7 @@ export class HedgedCall<T> {
   #inFlight = 0;
   #settled = false;
   /** Why no more hedges may be sent (undefined: more may be). */
-  #stopped: GiveUpReason | undefined;
+  #stopped: RetryErrorReason | undefined;
   #lastError: unknown;
   /** A hedge is waiting for an asynchronous budget's answer. */
   #confirming = false;
@@ -183,7 +183,7 @@ export class HedgedCall<T> {
   }
 
   /** No more hedges; if nothing is in flight, the call gives up now. */
-  #stop(reason: GiveUpReason): void {
+  #stop(reason: RetryErrorReason): void {
     if (this.#stopped === undefined) this.#stopped = reason;
     this.#timer.clear();
     if (this.#inFlight === 0) this.#giveUp(this.#stopped);
@@ -269,7 +269,7 @@ export class HedgedCall<T> {
     this.reject(error);
   }
 
-  #giveUp(reason: GiveUpReason): void {
+  #giveUp(reason: RetryErrorReason): void {
     // Stryker disable next-line ConditionalExpression: every caller checks #settled first (a failure, a stop, a refusal of an unsettled call).
     if (this.#settled) return;
     this.#settle();

@@ -3,7 +3,7 @@ import { isTransientError } from '../core/classify/classify.js';
 import type { Verdict } from '../core/classify/verdict.js';
 import { HerdlessError } from '../core/errors.js';
 import type { HedgePolicy } from '../core/hedge/policy.js';
-import { HedgeError, type FailureLog, type GiveUpReason } from '../core/retry/errors.js';
+import { HedgeError, type FailureLog, type RetryErrorReason } from '../core/retry/errors.js';
 import type { Scheduler } from './scheduler.js';
 
 // The pieces one hedged call (hedge-call.ts) is made of: an attempt in flight, the hedge timer, the
@@ -75,11 +75,11 @@ export function throttleAnswer(verdict: Verdict, error: unknown, loadFailure: ((
 }
 
 /** @internal The rejection of a hedged call that gave up for `reason` after `attempts` attempts. */
-export function hedgeError(reason: GiveUpReason, attempts: number, lastError: unknown, policy: HedgePolicy, log: FailureLog): HedgeError {
+export function hedgeError(reason: RetryErrorReason, attempts: number, lastError: unknown, policy: HedgePolicy, log: FailureLog): HedgeError {
   return new HedgeError(reason, attempts, lastError, describe(reason, policy, attempts), log.kept, log.omitted);
 }
 
-function describe(reason: GiveUpReason, policy: HedgePolicy, attempts: number): string {
+function describe(reason: RetryErrorReason, policy: HedgePolicy, attempts: number): string {
   switch (reason) {
     case 'exhausted':
       return `all ${policy.maxAttempts} hedged attempt${policy.maxAttempts === 1 ? '' : 's'} failed (maxAttempts ${policy.maxAttempts})`;

@@ -2,7 +2,7 @@ import type { RetryBudget } from '../budget/budget.js';
 import type { RetryableOverride } from '../classify/classify.js';
 import type { Verdict } from '../classify/verdict.js';
 import { InvalidOptionError } from '../errors.js';
-import type { GiveUpReason } from '../retry/errors.js';
+import type { RetryErrorReason } from '../retry/errors.js';
 import { budgetOption, ignoreHintsOption, maxRetryAfterOption, retryableOption } from '../retry/policy.js';
 import { DEFAULT_MAX_RETRY_AFTER_MS } from '../retry/policy.js';
 import { numberOption, unknownOption } from '../validate.js';
@@ -137,7 +137,7 @@ export function hedgeDelay(policy: HedgePolicy): number {
  */
 export type HedgeStep =
   | { readonly kind: 'fatal'; readonly budgetFailure: false }
-  | { readonly kind: 'stop'; readonly reason: GiveUpReason; readonly budgetFailure: boolean }
+  | { readonly kind: 'stop'; readonly reason: RetryErrorReason; readonly budgetFailure: boolean }
   | { readonly kind: 'next'; readonly delayMs: number; readonly budgetFailure: true };
 
 /**

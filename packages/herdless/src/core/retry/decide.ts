@@ -4,7 +4,7 @@ import { describe } from '../errors.js';
 import type { RetryBudget } from '../budget/budget.js';
 import type { Verdict } from '../classify/verdict.js';
 import type { Rng } from '../rng.js';
-import { formatMs, type GiveUpReason } from './errors.js';
+import { formatMs, type RetryErrorReason } from './errors.js';
 import type { RetryPolicy } from './policy.js';
 
 /**
@@ -52,7 +52,7 @@ export interface RetryState {
  */
 export type RetryCommand =
   | { readonly kind: 'retry'; readonly delayMs: number; readonly delaySource: 'backoff' | 'server-hint'; readonly next: RetryState }
-  | { readonly kind: 'give-up'; readonly reason: GiveUpReason; readonly delayMs?: number; readonly limitMs?: number };
+  | { readonly kind: 'give-up'; readonly reason: RetryErrorReason; readonly delayMs?: number; readonly limitMs?: number };
 
 /**
  * The budget protocol with its optional second arguments (`onSuccess(now, isRetry)`,
@@ -66,7 +66,7 @@ export type HintedRetryBudget = RetryBudget & {
 
 type GiveUp = Extract<RetryCommand, { kind: 'give-up' }>;
 
-const giveUp = (reason: GiveUpReason): GiveUp => Object.freeze({ kind: 'give-up', reason });
+const giveUp = (reason: RetryErrorReason): GiveUp => Object.freeze({ kind: 'give-up', reason });
 const EXHAUSTED = /* @__PURE__ */ giveUp('exhausted');
 const FATAL = /* @__PURE__ */ giveUp('fatal');
 const DO_NOT_RETRY = /* @__PURE__ */ giveUp('do-not-retry');
@@ -223,8 +223,6 @@ export function describeGiveUp(policy: RetryPolicy, command: Extract<RetryComman
       return `the retry budget${policy.budget ? ` "${policy.budget.name}"` : ''} refused the retry`;
     case 'throttled':
       return 'adaptive throttling rejected the attempt locally (the backend has been refusing requests)';
-    case 'aborted':
-      return 'the caller aborted';
     case 'circuit-open':
       return 'the circuit is open';
   }

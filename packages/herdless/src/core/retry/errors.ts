@@ -33,6 +33,13 @@ export type GiveUpReason =
   | 'circuit-open';
 
 /**
+ * The reasons a {@link RetryError} (or {@link HedgeError}) carries: every {@link GiveUpReason} but
+ * `'aborted'`, since a call its caller aborted rejects with the signal's reason instead (as
+ * `fetch()` does). An exhaustive `switch` over `error.reason` needs exactly these eight.
+ */
+export type RetryErrorReason = Exclude<GiveUpReason, 'aborted'>;
+
+/**
  * One failed attempt of a call, as {@link RetryError.failures} lists it.
  * @example
  * ```ts
@@ -103,8 +110,8 @@ export class FailureLog {
  * ```
  */
 export class RetryError extends HerdlessError {
-  /** Why the call stopped. */
-  readonly reason: GiveUpReason;
+  /** Why the call stopped: never `'aborted'` (an aborted call rejects with the signal's reason). */
+  readonly reason: RetryErrorReason;
   /** How many attempts were started, the first included. */
   readonly attempts: number;
   /** The last failure: what the last attempt threw or rejected with. */
@@ -127,7 +134,7 @@ export class RetryError extends HerdlessError {
    * @param omittedFailures how many failures `failures` leaves out (default 0).
    */
   constructor(
-    reason: GiveUpReason,
+    reason: RetryErrorReason,
     attempts: number,
     cause: unknown,
     detail: string = reason,
@@ -199,7 +206,7 @@ export class HedgeError extends RetryError {
    * @param failures the failed attempts, in the order they failed.
    * @param omittedFailures how many failures `failures` leaves out (default 0).
    */
-  constructor(reason: GiveUpReason, attempts: number, cause: unknown, detail: string = reason, failures?: readonly RetryFailure[], omittedFailures = 0) {
+  constructor(reason: RetryErrorReason, attempts: number, cause: unknown, detail: string = reason, failures?: readonly RetryFailure[], omittedFailures = 0) {
     super(reason, attempts, cause, detail, failures, omittedFailures);
     const hedges = Math.max(0, attempts - 1);
     (this as { code: string }).code = 'ERR_HERDLESS_HEDGE';
