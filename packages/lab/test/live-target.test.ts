@@ -38,13 +38,14 @@ describe('startServerProcess', () => {
   it('a server that prints no address within the limit: a UsageError saying so and what to try', async () => {
     // A silent stand-in that hangs: it never prints an address, so the limit (50 ms here) always
     // fires first, however slow the machine. Its output is then empty: the message says so rather
-    // than ending in a dangling ": ". (What a server printed is quoted as in the test below.)
+    // than ending in a dangling ": ". (What a server printed is quoted as in the test below.) The
+    // advice gives the same server as a command to run by hand, an argument with a space quoted.
     const hang = [process.execPath, '-e', 'setInterval(() => {}, 1000)', '--'];
-    const error = await rejection(startServerProcess([], { limitMs: 50, command: hang }));
+    const error = await rejection(startServerProcess(['--startup', '1', '--config', 'my scenario.json'], { limitMs: 50, command: hang }));
     expect(error).toBeInstanceOf(UsageError);
     expect(error.message).toBe(
       'lab server (started for this live run) printed no address within 0.05 s, so the run was stopped (it printed nothing): ' +
-        'the machine may be too loaded to start it: close other load and retry, or start `herdless-lab server` yourself and pass its address with --target',
+        'the machine may be too loaded to start it: close other load and retry, or start `herdless-lab server --port 0 --startup 1 --config "my scenario.json"` yourself and pass the address it prints with --target',
     );
   });
 
@@ -53,7 +54,7 @@ describe('startServerProcess', () => {
     const error = await rejection(startServerProcess(['--model', 'bogus']));
     expect(error).toBeInstanceOf(UsageError);
     expect(error.message).toMatch(
-      /^lab server \(started for this live run\) exited before printing its address \(status 2; it printed: herdless-lab: option '--model <model>' argument 'bogus' is invalid\. Allowed choices are article, metastable\.\): run `herdless-lab server --port 0` to see why, or start one yourself and pass its address with --target$/,
+      /^lab server \(started for this live run\) exited before printing its address \(status 2; it printed: herdless-lab: option '--model <model>' argument 'bogus' is invalid\. Allowed choices are article, metastable\.\): run `herdless-lab server --port 0 --model bogus` to see why$/,
     );
   }, 150_000);
 

@@ -58,6 +58,8 @@ export function startServerProcess(args: readonly string[], options: ServerStart
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     await exited;
   };
+  // The same server as a command the user can run by hand, for the advice in an error.
+  const byHand = ['herdless-lab', 'server', '--port', '0', ...args].map((a) => (/^[\w.,:/=+-]+$/.test(a) ? a : JSON.stringify(a))).join(' ');
   return new Promise<ServerProcess>((resolve, reject) => {
     const fail = (why: () => string): void => {
       clearTimeout(timer);
@@ -71,7 +73,7 @@ export function startServerProcess(args: readonly string[], options: ServerStart
         fail(
           () =>
             `lab server (started for this live run) printed no address within ${limitMs / 1000} s, so the run was stopped (${excerpt(out)}): ` +
-            'the machine may be too loaded to start it: close other load and retry, or start `herdless-lab server` yourself and pass its address with --target',
+            `the machine may be too loaded to start it: close other load and retry, or start \`${byHand}\` yourself and pass the address it prints with --target`,
         ),
       limitMs,
     );
@@ -88,7 +90,7 @@ export function startServerProcess(args: readonly string[], options: ServerStart
       fail(
         () =>
           `lab server (started for this live run) exited before printing its address (${signal === null ? `status ${code}` : `signal ${signal}`}; ${excerpt(out)}): ` +
-          'run `herdless-lab server --port 0` to see why, or start one yourself and pass its address with --target',
+          `run \`${byHand}\` to see why`,
       );
     const failedToSpawn = (error: Error): void => fail(() => `lab server (started for this live run) could not be started (${error.message})`);
     child.stdout!.on('data', check);
