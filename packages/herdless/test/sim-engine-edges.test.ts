@@ -42,6 +42,22 @@ describe('runScenario: each field of a scenario is checked with its rule', () =>
     expect(invalidOption(() => runScenario(scenario as never, 0)).message).toBe(`runScenario: ${message}`);
   });
 
+  it.each([
+    ['a string', 'x', 'seed must be a number, got "x"'],
+    ['missing', undefined, 'seed is required, got undefined'],
+    ['negative', -1, 'seed must be ≥ 0, got -1'],
+    ['not an integer', 1.5, 'seed must be an integer, got 1.5'],
+    ['past the safe integers', 2 ** 53, `seed must be ≤ ${Number.MAX_SAFE_INTEGER}, got ${2 ** 53}`],
+  ])('seed %s is refused, named as runScenario\'s own', (_what, seed, message) => {
+    expect(invalidOption(() => runScenario(base, seed as never)).message).toBe(`runScenario: ${message}`);
+  });
+
+  it('seeds at their bounds run: 0 and Number.MAX_SAFE_INTEGER', () => {
+    const small = { ...base, clients: 2 };
+    expect(runScenario(small, 0).seed).toBe(0);
+    expect(runScenario(small, Number.MAX_SAFE_INTEGER).seed).toBe(Number.MAX_SAFE_INTEGER);
+  });
+
   it('a horizon is counted in ticks: 2 000 000 ms of 10 ms ticks (200 000 ticks) is accepted', () => {
     expect(runScenario({ ...base, clients: 0, horizonMs: 2_000_000 }, 0).ticks).toBe(1);
   });

@@ -82,6 +82,28 @@ export class ConfigError extends UsageError {
   }
 }
 
+/** Fields only a herd/budget scenario has (top level, and its server's). */
+const HERD_ONLY = { top: ['clients', 'arrivals', 'stopWhenIdle'], server: ['tickMs', 'capacityPerTick', 'crashWindowTicks', 'crashLimit', 'restartMs', 'startupMs', 'outages'] };
+/** Fields only a metastable scenario has (top level, and its server's). */
+const METASTABLE_ONLY = { top: ['ratePerSecond', 'processes', 'timeoutMs', 'trigger', 'servers'], server: ['workers', 'serviceMs', 'service', 'discipline', 'dropExpired', 'shedding'] };
+
+/**
+ * For a scenario file that is refused: ` (a … scenario: give it to …)` when it has fields only the
+ * other kind of scenario file has, so that a file given to the wrong command says which command
+ * takes it; '' otherwise.
+ * @param expected the kind of file the command takes.
+ */
+export function otherScenarioHint(json: unknown, expected: 'herd' | 'metastable'): string {
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) return '';
+  const other = expected === 'herd' ? METASTABLE_ONLY : HERD_ONLY;
+  const server = (json as { server?: unknown }).server;
+  const has = (o: unknown, keys: readonly string[]): boolean => typeof o === 'object' && o !== null && !Array.isArray(o) && keys.some((k) => Object.hasOwn(o, k));
+  if (!has(json, other.top) && !has(server, other.server)) return '';
+  return expected === 'herd'
+    ? ' (a metastable scenario: give it to metastable --config)'
+    : ' (a herd or budget scenario: give it to herd --config or budget --config)';
+}
+
 /**
  * Validates a parsed scenario file (see `docs/lab.md` for the format).
  * @param where prefix of error messages.
@@ -92,7 +114,9 @@ export function parseConfig(json: unknown, where = 'config'): LabConfig {
   if (!parsed.success) {
     const issue = firstIssue(parsed.error.issues);
     const field = pathText(issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0]!] : issueField(issue, json));
-    throw new ConfigError(where, field, describeIssue(issue, json));
+    // A metastable scenario given here: say which command takes it.
+    const other = otherScenarioHint(json, 'herd');
+    throw new ConfigError(where, field, issue.code === 'unrecognized_keys' ? describeIssue(issue, json, other) : `${describeIssue(issue, json)}${other}`);
   }
   const c = parsed.data;
   const server: ServerModel = c.server;
@@ -234,7 +258,8 @@ function pathText(path: readonly PropertyKey[]): string {
   return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i === 0 ? '' : '.'}${String(p)}`)).join('') || '(top level)';
 }
 
-function describeIssue(issue: z.core.$ZodIssue, root: unknown): string {
+/** @param other {@link otherScenarioHint}'s hint, which replaces the list of known fields. */
+function describeIssue(issue: z.core.$ZodIssue, root: unknown, other = ''): string {
   const path = pathText(issue.path);
   const value = valueAt(root, issue.path);
   switch (issue.code) {
@@ -253,8 +278,8 @@ function describeIssue(issue: z.core.$ZodIssue, root: unknown): string {
       const key = issue.keys[0]!;
       const fields = knownFields(issue.path);
       const near = closestName(key, fields);
-      const hint = near !== undefined ? `did you mean ${near}?` : `the fields here: ${fields.join(', ')}`;
-      return `${path === '(top level)' ? '' : `${path}.`}${key} is not a known field (${hint})`;
+      const hint = near !== undefined ? ` (did you mean ${near}?)` : ` (the fields here: ${fields.join(', ')})`;
+      return `${path === '(top level)' ? '' : `${path}.`}${key} is not a known field${other === '' ? hint : other}`;
     }
     case 'invalid_value':
       return `${path} must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, got ${render(value)}${nearValue(value, issue.values)}`;

@@ -3,7 +3,7 @@ import { isInvalidOptionError } from 'herdless';
 import { BACKOFF_KINDS, BUDGET_KINDS, METASTABLE_POLICIES, backoffFromSpec, budgetFromSpec, metastableSetup, throttleFromSpec, type MetastableCombination, type MetastableServer, type PolicySpec } from 'herdless/sim';
 import { MAX_SEEDS, parseSeeds } from './seeds.js';
 import { closestName, nearValue } from './closest.js';
-import { ConfigError, firstIssue, knownFields } from './config.js';
+import { ConfigError, firstIssue, knownFields, otherScenarioHint } from './config.js';
 import { hasControls, quote } from './text.js';
 import type { MetastableSettings } from './experiments/metastable.js';
 
@@ -79,10 +79,12 @@ export function parseMetastableConfig(json: unknown, where = 'config'): Metastab
   const parsed = fileSchema.safeParse(json);
   if (!parsed.success) {
     const issue = firstIssue(parsed.error.issues);
+    // A herd or budget scenario given here: say which command takes it, rather than a "did you mean".
+    const other = otherScenarioHint(json, 'metastable');
     if (issue.code === 'unrecognized_keys') {
       const field = pathText([...issue.path, issue.keys[0]!]);
       const near = closestName(issue.keys[0]!, knownFields(issue.path, fileSchema));
-      throw new ConfigError(where, field, `${field} is not a known field${near === undefined ? '' : ` (did you mean ${near}?)`}`);
+      throw new ConfigError(where, field, `${field} is not a known field${other !== '' ? other : near === undefined ? '' : ` (did you mean ${near}?)`}`);
     }
     const field = pathText(issue.path);
     const value = valueAt(json, issue.path);
@@ -94,7 +96,7 @@ export function parseMetastableConfig(json: unknown, where = 'config'): Metastab
           : issue.code === 'invalid_type'
             ? `${field} must be ${issue.expected === 'int' ? 'an integer' : `${/^[aeiou]/.test(issue.expected) ? 'an' : 'a'} ${issue.expected}`}, got ${quote(value)}`
             : `${field} ${issue.message.replace(/^Too (small|big): expected \w+ to (have )?/, 'must be ')}, got ${quote(value)}`;
-    throw new ConfigError(where, field, detail);
+    throw new ConfigError(where, field, `${detail}${other}`);
   }
   const c = parsed.data;
   const fromLibrary = <T>(fn: () => T, prefix = ''): T => {

@@ -145,3 +145,57 @@ describe('metastable scenario files', () => {
     expect(() => parseMetastableConfig(json, 'f.json')).toThrow(message);
   });
 });
+
+describe('a scenario file of the other kind', () => {
+  // docs/lab.md's examples of each kind, as a user would copy them.
+  const herdFile = {
+    name: 'herd, smaller server',
+    clients: 1000,
+    arrivals: { kind: 'together', spreadMs: 0 },
+    server: { tickMs: 10, capacityPerTick: 3, crashWindowTicks: 10, crashLimit: 100, restartMs: 1000, startupMs: 1000, outages: [] },
+    horizonMs: 120000,
+    stopWhenIdle: true,
+    seeds: '0-19',
+    policies: ['full jitter', { name: 'gRPC default', backoff: { kind: 'proportional jitter', initialBackoffMs: 100, backoffMultiplier: 2, maxBackoffMs: 1000, jitter: 0.2 }, maxAttempts: 5 }],
+  };
+  const metastableFile = {
+    name: 'short spike',
+    seeds: '0-19',
+    ratePerSecond: 100,
+    processes: 10,
+    timeoutMs: 1000,
+    horizonMs: 30000,
+    server: { workers: 20, serviceMs: 100, service: 'exponential', discipline: 'fifo' },
+    trigger: { kind: 'spike', startMs: 5000, endMs: 8000, factor: 3 },
+    policies: [{ name: 'two tries', backoff: { kind: 'full jitter', initialBackoffMs: 50 }, maxAttempts: 2, budget: { kind: 'retry throttling', maxTokens: 10, tokenRatio: 0.1 } }],
+    servers: { FIFO: {}, 'FIFO + deadline': { dropExpired: true } },
+  };
+  const dir = tempDir();
+  const file = (name: string, json: unknown): string => {
+    const path = join(dir, name);
+    writeFileSync(path, JSON.stringify(json, null, 2));
+    return path;
+  };
+
+  it('a herd scenario given to metastable --config says which commands take it', () => {
+    const path = file('herd.json', herdFile);
+    const r = lab('metastable', '--config', path);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(`herdless-lab: --config ${JSON.stringify(path)}: server.tickMs is not a known field (a herd or budget scenario: give it to herd --config or budget --config)\n`);
+    expect(r.status).toBe(2);
+  });
+
+  it('a metastable scenario given to herd --config or budget --config says which command takes it', () => {
+    const path = file('spike.json', metastableFile);
+    for (const command of ['herd', 'budget']) {
+      const r = lab(command, '--config', path);
+      expect(r.stderr).toBe(`herdless-lab: --config ${JSON.stringify(path)}: server.workers is not a known field (a metastable scenario: give it to metastable --config)\n`);
+      expect(r.status).toBe(2);
+    }
+  });
+
+  it('a misspelt field of the right kind still gets its "did you mean"', () => {
+    expect(() => parseMetastableConfig({ ratePerSecnd: 100 }, 'f.json')).toThrow('f.json: ratePerSecnd is not a known field (did you mean ratePerSecond?)');
+    expect(() => parseMetastableConfig({ ratePerSecond: 100, server: { worker: 2 } }, 'f.json')).toThrow('f.json: server.worker is not a known field (did you mean workers?)');
+  });
+});

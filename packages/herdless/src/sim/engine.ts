@@ -73,7 +73,8 @@ export interface RunResult {
  * Allocation-free in the loop: each tick's batch is a queue of requests held by value in typed-array
  * chunks, so a run scales to a million clients (about 60–90 ns per request event on 2 cores).
  *
- * @throws InvalidOptionError for a scenario out of shape or range (`scenario.clients`, `scenario.policy.maxAttempts`,
+ * @throws InvalidOptionError for a `seed` that is not an integer from 0 to `Number.MAX_SAFE_INTEGER`, and
+ *   for a scenario out of shape or range (`scenario.clients`, `scenario.policy.maxAttempts`,
  *   `scenario.server.outages[0].endMs` … named with the value): every outage an object with
  *   `0 ≤ startMs < endMs`; clients, horizon ticks, `capacityPerTick`, `crashWindowTicks` and a Poisson
  *   run's first sends (clients × rate × horizon s) each at most 10,000,000 — what it allocates up
@@ -100,7 +101,7 @@ export interface ChunkStore {
  * are handed back and reused (a run's memory). Internal: herdless/sim does not export it.
  */
 export function simulate(scenario: Scenario, seed: number, options: RunOptions): { result: RunResult; chunks: () => ChunkStore } {
-  checkScenario(scenario);
+  checkScenario(scenario, seed);
   const sim = new Simulation(scenario, seed, options.perTick === true);
   const onTick = options.onTick;
   const horizon = sim.horizon;
@@ -138,13 +139,15 @@ export function simulate(scenario: Scenario, seed: number, options: RunOptions):
  * bounds); a scenario built in code gets the same clear errors instead of a NaN or a TypeError.
  * @throws InvalidOptionError naming the field (`scenario.…`) and the value.
  */
-function checkScenario(scenario: Scenario): void {
+function checkScenario(scenario: Scenario, seed: number): void {
   const owner = 'runScenario';
   const num = (field: string, value: unknown, rule: NumberRule): number => {
     if (value === undefined) throw new InvalidOptionError(owner, field, value, 'is required');
     return numberOption(owner, field, value, 0, rule);
   };
   if (typeof scenario !== 'object' || scenario === null) throw new InvalidOptionError(owner, 'scenario', scenario, 'must be a Scenario object');
+  // As every seed of herdless/sim: the lab's seeds are 0 and up, and a generator takes a safe integer.
+  num('seed', seed, { min: 0, max: Number.MAX_SAFE_INTEGER, integer: true });
   const clients = num('scenario.clients', scenario.clients, { min: 0, max: MAX_SIZE, integer: true });
   const server: unknown = scenario.server;
   if (typeof server !== 'object' || server === null) throw new InvalidOptionError(owner, 'scenario.server', server, 'must be a ServerModel object (e.g. ARTICLE_SERVER)');

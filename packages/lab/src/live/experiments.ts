@@ -63,6 +63,19 @@ async function withTarget<R>(settings: LiveSettings, serverArgs: string[], body:
 
 const seconds = (ms: number): string => formatFixed(ms / 1000, 1);
 
+/**
+ * A progress line's time: the run's wall-clock time since its time 0, up to the horizon. On a busy
+ * machine the progress timer and the horizon's timer both fire late, and the progress one can come
+ * first: past the horizon, the line gives the horizon (where the run is cut: sends after it are not
+ * counted) and says how far behind the machine is, rather than a time past the run's end.
+ * @param digits decimals of the seconds shown.
+ */
+export function progressTime(elapsedMs: number, horizonMs: number, digits = 1): string {
+  const s = (x: number): string => formatFixed(x / 1000, digits);
+  if (elapsedMs <= horizonMs) return `${s(elapsedMs)} s`;
+  return `${s(horizonMs)} s, the horizon (the wall clock is at ${s(elapsedMs)} s: this machine runs its timers ${s(elapsedMs - horizonMs)} s late; the run stops now)`;
+}
+
 /** Runs each policy in turn, with a line on stderr when it starts, every 5 s, and when it ends. */
 async function runEach<P extends string>(
   label: string,
@@ -77,7 +90,7 @@ async function runEach<P extends string>(
     const result = await run(name, (elapsed, done, sent) => {
       if (elapsed - last < 5000) return;
       last = elapsed;
-      settings.progress(`  ${seconds(elapsed)} s: ${done} requests done, ${sent} sent`);
+      settings.progress(`  ${progressTime(elapsed, settings.horizonMs)}: ${done} requests done, ${sent} sent`);
     });
     const l = result.lateness;
     settings.progress(
@@ -98,7 +111,7 @@ export function instrumentLines(lateness: Lateness, server?: Lateness): string[]
     `instrument: send lateness (actual send time − the time the policy chose) p50 ${ms(lateness.p50)} ms, p99 ${ms(lateness.p99)} ms, max ${ms(lateness.max)} ms over ${lateness.count} sends`,
   ];
   if (server !== undefined) {
-    lines.push(`server: tick timer lateness (its worst run) p50 ${ms(server.p50)} ms, p99 ${ms(server.p99)} ms, max ${ms(server.max)} ms over ${server.count} ticks`);
+    lines.push(`server: tick timer lateness (its worst run) p50 ${ms(server.p50)} ms, p99 ${ms(server.p99)} ms, max ${ms(server.max)} ms over ${server.count} timer firings (its timer runs only while a request waits)`);
   }
   if (lateness.p99 > LATENESS_WARNING_MS) {
     lines.push(

@@ -17,6 +17,7 @@ import { seedText } from '../experiments/herd.js';
 import { triggerText } from '../experiments/metastable.js';
 import { Agent } from 'undici';
 import { UsageError } from '../usage-error.js';
+import { progressTime } from './experiments.js';
 import { latenessOf, type Lateness } from './lateness.js';
 import { readQueueStats, runLiveQueue, type QueueRunResult } from './queue-fleet.js';
 import { checkTarget, startServerProcess } from './target.js';
@@ -178,7 +179,7 @@ export async function runLiveMetastable(settings: LiveMetastableSettings): Promi
         onProgress: (elapsed, sent) => {
           if (elapsed - last < 5000) return;
           last = elapsed;
-          settings.progress(`  ${formatFixed(elapsed / 1000, 0)} s: ${sent} attempts sent`);
+          settings.progress(`  ${progressTime(elapsed, setup.horizonMs, 0)}: ${sent} attempts sent`);
         },
       });
       const row = metastableRow(c.policy.name, c.server, [live]);
