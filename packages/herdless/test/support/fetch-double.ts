@@ -67,7 +67,7 @@ export function fetchDouble(steps: readonly FetchStep[], fallback: FetchStep = 2
     fetch,
     calls,
     cancelled: () => calls.map((c) => (c.response as { wasCancelled?: () => boolean } | undefined)?.wasCancelled?.() ?? false),
-    header: (name) => calls.map((c) => new Headers(c.init?.headers ?? (c.input instanceof Request ? c.input.headers : undefined)).get(name)),
+    header: (name) => calls.map((c) => new Headers(c.init?.headers ?? (typeof c.input === 'object' && c.input !== null ? (c.input as { headers?: HeadersInit }).headers : undefined)).get(name)),
   };
 }
 
