@@ -222,6 +222,25 @@ describe('onRetry and onGiveUp: every field', () => {
     expect(double.cancelled()).toEqual([true, true]);
   });
 
+  it('the caller aborts as its 503 arrives (before the 503 is classified): the call rejects with the reason, the 503 let go', async () => {
+    const controller = new AbortController();
+    const reason = new Error('gone');
+    const events: HttpGiveUpEvent[] = [];
+    const retries: unknown[] = [];
+    const { clock, double, call } = api([503], {
+      maxAttempts: 3,
+      onGiveUp: (e) => void events.push(e),
+      onRetry: (e) => void retries.push(e),
+      // The attempt's end is reported just before the 503 becomes the attempt's failure.
+      telemetry: { onEvent: (e) => void (e.type === 'attempt-end' && controller.abort(reason)) },
+    });
+    const out = await settle(clock, call(URL_A, { signal: controller.signal }));
+    expect(out.error).toBe(reason);
+    expect(retries).toEqual([]);
+    expect(double.cancelled()).toEqual([true]);
+    expect(events.map((e) => [e.reason, e.attempts, e.response])).toEqual([['aborted', 1, undefined]]);
+  });
+
   it('a retryable override that throws: the call rejects with what it threw, the pending 503 let go', async () => {
     const boom = new Error('override failed');
     const { clock, double, call } = api([503], {
@@ -246,6 +265,15 @@ describe('onRetry and onGiveUp: every field', () => {
       [false, { attempt: 2, transient: false }],
     ]);
     expect((out.error as RetryError).reason).toBe('fatal');
+    expect(double.calls).toHaveLength(2);
+  });
+
+  it('a listed status the classification does not know (404 in retryStatuses) is retried', async () => {
+    const seen: unknown[] = [];
+    const { clock, double, call } = api([404, 200], { retryStatuses: [404], retryable: (_e, info) => void seen.push(info) });
+    const out = await settle(clock, call(URL_A));
+    expect((out.value as Response).status).toBe(200);
+    expect(seen).toEqual([{ attempt: 1, transient: true }]);
     expect(double.calls).toHaveLength(2);
   });
 

@@ -261,6 +261,15 @@ describe('the retryable override', () => {
     expect(double.calls).toHaveLength(1);
   });
 
+  it('a listed status the classification does not know (404 in retryStatuses) is non-fatal: the next attempt goes at once', async () => {
+    const seen: unknown[] = [];
+    const { clock, double, call } = hedged([404, 200], { retryStatuses: [404], retryable: (_e, info) => void seen.push(info) });
+    const out = await settle(clock, call(URL_A));
+    expect((out.value as Response).status).toBe(200);
+    expect(seen).toEqual([{ attempt: 1, transient: true }]);
+    expect(double.calls).toHaveLength(2);
+  });
+
   it('undefined keeps the classification: a failure that is not transient ends the call', async () => {
     const seen: unknown[] = [];
     const tls = new Error('tls');
