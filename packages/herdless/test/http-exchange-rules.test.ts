@@ -171,6 +171,7 @@ describe('onRetry and onGiveUp: every field', () => {
     const out = await settle(clock, call(URL_A, { method: 'DELETE' }));
     expect((out.value as Response).status).toBe(200);
     expect(out.at).toBe(2007);
+    expect(retryInfo(out.value as Response)).toEqual({ attempts: 3, reason: undefined, error: undefined });
     expect(events.map((e) => ({ ...e, error: e.error instanceof HttpStatusError ? `HTTP ${e.error.status}` : e.error }))).toEqual([
       { method: 'DELETE', url: URL_A, attempt: 1, status: 503, error: 'HTTP 503', delayMs: 2000, delaySource: 'server-hint' },
       { method: 'DELETE', url: URL_A, attempt: 2, status: undefined, error: reset, delayMs: 7, delaySource: 'backoff' },

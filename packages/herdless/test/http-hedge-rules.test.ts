@@ -50,6 +50,7 @@ describe('which response wins, which are let go', () => {
     expect(out.at).toBe(50);
     expect(double.calls.map((c) => c.init!.signal!.aborted)).toEqual([true, false]);
     expect(double.header('x-herdless-attempt')).toEqual([null, '2']);
+    expect(retryInfo(out.value as Response)).toMatchObject({ attempts: 2, reason: undefined });
     expect(await (out.value as Response).text()).toBe('body');
   });
 
@@ -185,6 +186,28 @@ describe('a request sent once (a POST without a key)', () => {
     const outC = await settle(c.clock, c.call(URL_A, { method: 'POST', body: 'x', signal: controller.signal }));
     expect((outC.error as Error).message).toBe('left');
     expect(aborted.events.filter((e) => e.type === 'attempt-end').map((e) => (e as { outcome: string }).outcome)).toEqual(['aborted']);
+  });
+
+  it('its telemetry is timed on the hedger’s clock, and an observer that throws is reported to onHookError', async () => {
+    const hookErrors: unknown[] = [];
+    const durations: number[] = [];
+    const clock = new ManualClock();
+    const double = fetchDouble([() => new Promise<Response>((resolve) => clock.setTimeout(() => resolve(trackedResponse(200)), 30))]);
+    const call = withHedging(double.fetch as never, {
+      delayMs: 50,
+      clock,
+      onHookError: (e) => void hookErrors.push(e),
+      telemetry: {
+        onEvent: (e) => {
+          if (e.type === 'attempt-end') durations.push(e.durationMs);
+          throw new Error('observer broke');
+        },
+      },
+    });
+    const out = await settle(clock, call(URL_A, { method: 'POST', body: 'x' }));
+    expect((out.value as Response).status).toBe(200);
+    expect(durations).toEqual([30]);
+    expect(hookErrors.map((e) => (e as Error).message)).toEqual(['observer broke', 'observer broke']);
   });
 
   it('the throttle hears its answer: a 503 is a refusal, a 200 an accept, a network failure a refusal, another failure an accept; an aborted attempt is a request without an answer', async () => {
