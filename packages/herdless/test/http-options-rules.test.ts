@@ -1,10 +1,12 @@
 /**
  * The HTTP adapters' options as they are read, one rule at a time and without a request: the
  * statuses' bounds and the field an error names, method names, refreshStatuses and its words, what
- * a request's own options keep of the adapter's, and the names a misspelling error lists.
+ * a request's own options keep of the adapter's, the names a misspelling error lists, and when the
+ * attempt header stays off a browser's cross-origin request.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { constantBackoff, systemScheduler } from 'herdless';
+import { crossOriginInBrowser, retryAttemptHeader } from '../src/http/attempt-header.js';
 import { parseCallOptions, parseHttpOptions, type HttpConfig } from '../src/http/options.js';
 import { invalidOption } from './support/invalid-option.js';
 
@@ -157,5 +159,39 @@ describe('a request’s own options', () => {
     expect(invalidOption(() => parseCallOptions(base, 'x' as never, 'retryInterceptor', 'retryOptions', false)).message).toBe('retryInterceptor: retryOptions must be an object, got "x"');
     expect(invalidOption(() => parseCallOptions(base, [] as never, 'retryAdapter', 'herdless', false)).message).toBe('retryAdapter: herdless must be an object, got an array of length 0');
     expect(invalidOption(() => parseCallOptions(base, null as never, 'retryAdapter', 'herdless', false)).message).toBe('retryAdapter: herdless must be an object, got null');
+  });
+});
+
+describe('the attempt header in a browser (cross-origin rules, without a browser)', () => {
+  const named = { attemptHeader: 'x-try', attemptHeaderNamed: true };
+  const byDefault = { attemptHeader: 'x-herdless-attempt', attemptHeaderNamed: false };
+
+  it('crossOriginInBrowser: never outside a browser; by origin in one; always for an opaque origin or an unparsable URL', () => {
+    expect(crossOriginInBrowser('http://b.example/x', undefined)).toBe(false);
+    expect(crossOriginInBrowser('http://a.example/x', 'http://a.example')).toBe(false);
+    expect(crossOriginInBrowser('/relative', 'http://a.example')).toBe(false);
+    expect(crossOriginInBrowser('http://b.example/x', 'http://a.example')).toBe(true);
+    expect(crossOriginInBrowser('http://a.example/x', 'null')).toBe(true);
+    expect(crossOriginInBrowser('http://[', 'http://a.example')).toBe(true);
+  });
+
+  it('retryAttemptHeader: the default header stays off cross-origin requests; a named one, or none outside a browser, does not', () => {
+    expect(retryAttemptHeader(byDefault, () => 'http://b.example/x', 'http://a.example')).toBeUndefined();
+    expect(retryAttemptHeader(byDefault, () => 'http://a.example/x', 'http://a.example')).toBe('x-herdless-attempt');
+    expect(retryAttemptHeader(named, () => 'http://b.example/x', 'http://a.example')).toBe('x-try');
+    expect(retryAttemptHeader(byDefault, () => 'http://b.example/x', undefined)).toBe('x-herdless-attempt');
+    expect(retryAttemptHeader({ attemptHeader: undefined, attemptHeaderNamed: false }, () => 'http://b.example/x', 'http://a.example')).toBeUndefined();
+  });
+
+  it('the origin is read from location.origin, and only when it is a string', () => {
+    vi.stubGlobal('location', { origin: 'http://a.example' });
+    try {
+      expect(retryAttemptHeader(byDefault, () => 'http://b.example/x')).toBeUndefined();
+      vi.stubGlobal('location', { origin: 42 });
+      expect(retryAttemptHeader(byDefault, () => 'http://b.example/x')).toBe('x-herdless-attempt');
+    } finally {
+      vi.unstubAllGlobals();
+    }
+    expect(retryAttemptHeader(byDefault, () => 'http://b.example/x')).toBe('x-herdless-attempt');
   });
 });
