@@ -172,8 +172,6 @@ describe('the attempt header in a browser (cross-origin rules, without a browser
     expect(crossOriginInBrowser('/relative', 'http://a.example')).toBe(false);
     expect(crossOriginInBrowser('http://b.example/x', 'http://a.example')).toBe(true);
     expect(crossOriginInBrowser('http://a.example/x', 'null')).toBe(true);
-    // An opaque origin is cross-origin even to a URL whose own origin is opaque too.
-    expect(crossOriginInBrowser('data:text/plain,x', 'null')).toBe(true);
     expect(crossOriginInBrowser('http://[', 'http://a.example')).toBe(true);
   });
 
