@@ -9,6 +9,8 @@ import { describe, expect, it } from 'vitest';
 import {
   ManualClock,
   adaptiveThrottling,
+  circuitBreaker,
+  consecutiveFailures,
   constantBackoff,
   isInvalidOptionError,
   isRetryError,
@@ -284,6 +286,55 @@ describe('onRetry and onGiveUp: every field', () => {
     expect((out.value as Response).status).toBe(503);
     expect(retryInfo(out.value as Response)?.reason).toBe('fatal');
     expect(double.calls).toHaveLength(1);
+  });
+});
+
+describe('hooks that are absent or throw, and a breaker', () => {
+  it('without onRetry no hook error is reported; an onGiveUp that throws is reported under its name', async () => {
+    const hookErrors: unknown[] = [];
+    const boom = new Error('hook broke');
+    const { clock, call } = api([], {
+      maxAttempts: 2,
+      onHookError: (error, hook) => void hookErrors.push([error, hook]),
+      onGiveUp: () => {
+        throw boom;
+      },
+    }, 503);
+    const out = await settle(clock, call(URL_A));
+    expect((out.value as Response).status).toBe(503);
+    expect(hookErrors).toEqual([[boom, 'onGiveUp']]);
+  });
+
+  it('a breaker and refreshStatuses: a network failure is the breaker’s failure, and is retried as itself', async () => {
+    const breaker = circuitBreaker({ counting: consecutiveFailures({ threshold: 5 }), clock: new ManualClock() });
+    const { clock, call } = api([{ reject: connectionReset() }, 200], { maxAttempts: 3, breaker, refreshStatuses: [401], beforeAttempt: () => undefined });
+    const out = await settle(clock, call(URL_A));
+    expect((out.value as Response).status).toBe(200);
+  });
+
+  it('a breaker and refreshStatuses: after a refreshed 401, a network failure still opens a threshold-1 breaker', async () => {
+    const breaker = circuitBreaker({ counting: consecutiveFailures({ threshold: 1 }), openDurationMs: 60_000, clock: new ManualClock() });
+    const { clock, double, call } = api([401, { reject: connectionReset() }, 200], { maxAttempts: 3, breaker, refreshStatuses: [401], beforeAttempt: () => undefined });
+    const out = await settle(clock, call(URL_A));
+    expect((out.error as RetryError).reason).toBe('circuit-open');
+    expect(double.calls).toHaveLength(2);
+    expect(breaker.state).toBe('open');
+  });
+
+  it('the caller’s abort is no failure of the dependency: a threshold-1 breaker stays closed', async () => {
+    const breaker = circuitBreaker({ counting: consecutiveFailures({ threshold: 1 }), clock: new ManualClock() });
+    const controller = new AbortController();
+    const steps: FetchStep[] = [
+      (init) =>
+        new Promise<Response>((_resolve, reject) => {
+          init!.signal!.addEventListener('abort', () => reject(init!.signal!.reason));
+          controller.abort(new Error('left'));
+        }),
+    ];
+    const { clock, call } = api(steps, { breaker });
+    const out = await settle(clock, call(URL_A, { signal: controller.signal }));
+    expect((out.error as Error).message).toBe('left');
+    expect(breaker.state).toBe('closed');
   });
 });
 
