@@ -322,6 +322,8 @@ describe('the hedging fetch’s options', () => {
     expect(invalidOption(() => withHedging('f' as never, { delayMs: 1 })).message).toBe('withHedging: fetch must be a function (e.g. fetch), got "f"');
     const typo = invalidOption(() => withHedging(fetch, { delayMs: 1, retryStatus: [503] } as never)).message;
     expect(typo).toMatch(/^withHedging: retryStatus is not a hedging option of withHedging \(did you mean retryStatuses\? options: /);
+    // The hedger's options, then the HTTP rules', and nothing after them.
+    expect(typo).toMatch(/, retryMethods, retryStatuses, idempotencyKey, now, attemptHeader, name, breaker\), got an array of length 1$/);
   });
 
   it('a request’s options: only idempotencyKey; others are named', async () => {
