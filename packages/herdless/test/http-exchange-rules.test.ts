@@ -116,6 +116,8 @@ describe('beforeAttempt: what it is told, what it may return', () => {
     expect(double.header('accept')).toEqual(['text/plain', 'application/json', 'application/json']);
     const names = [...new Headers(double.calls[0]!.init!.headers).keys()];
     expect(names).toEqual(['accept', 'x-token']);
+    // With the attempt header off, a retry carries no header of that kind, under any name.
+    expect([...new Headers(double.calls[1]!.init!.headers).keys()]).toEqual(['accept']);
   });
 
   it('attemptHeaders: lower-cases names and returns the values as given', () => {

@@ -140,6 +140,31 @@ describe('reading the request', () => {
     await settle(clock, call(new Request(URL_A), { body: null }));
     expect(double.calls).toHaveLength(2);
   });
+
+  it('without a body: a plain call’s first attempt is the caller’s own init; a Request without a body is sent itself, not a copy', async () => {
+    const init = { body: null };
+    const { clock, call, double } = api([200]);
+    await settle(clock, call(URL_A, init));
+    expect(double.calls[0]!.init).toBe(init);
+    const request = new Request(URL_A);
+    const bare = api([503, 200]);
+    await settle(bare.clock, bare.call(request));
+    expect(bare.double.calls.map((c) => c.input === request)).toEqual([true, true]);
+  });
+
+  it('a POST with a stream body stays unretried even with idempotencyKey: the stream is the reason', async () => {
+    const { clock, call, double } = api([], { maxAttempts: 3, idempotencyKey: true }, 503);
+    const out = await settle(clock, call(URL_A, { method: 'POST', body: new ReadableStream(), duplex: 'half' } as RequestInit));
+    const info = retryInfo(out.value as Response)!;
+    expect(info.reason).toBe('fatal');
+    expect(info.error!.message).toContain('the request body is a stream, which can be sent only once; pass bodyFactory to retry it');
+    expect(double.calls).toHaveLength(1);
+  });
+
+  it('per-request options that are not an object reject naming options', async () => {
+    const { call } = api([]);
+    expect(((await call(URL_A, undefined, 'x' as never).catch((e: unknown) => e)) as Error).message).toBe('withRetry: options must be an object, got "x"');
+  });
 });
 
 describe('what each attempt sends', () => {
@@ -265,6 +290,13 @@ describe('fetchWithRetry', () => {
     expect(res.status).toBe(503);
     expect(retryInfo(res)?.reason).toBe('fatal');
     expect(double.calls).toHaveLength(1);
+  });
+
+  it('its errors are its own: a bad init, and a global fetch that resolves to no response', async () => {
+    vi.stubGlobal('fetch', async () => 'nothing');
+    expect(((await fetchWithRetry(URL_A, 'x' as never).catch((e: unknown) => e)) as Error).message).toBe('fetchWithRetry: init must be an object, got "x"');
+    const error = (await fetchWithRetry(URL_A).catch((e: unknown) => e)) as RetryError;
+    expect((error.cause as Error).message).toBe('fetchWithRetry: fetch must resolve to a Response (an object with a numeric status), got "nothing"');
   });
 
   it('the RetryError of a rejection names the last failure', async () => {
