@@ -52,6 +52,7 @@ export interface Plan {
 }
 
 function isRequest(input: unknown): input is Request {
+// Stryker disable next-line ConditionalExpression,EqualityOperator,StringLiteral: a Request of this realm passes the checks below too; this is their shortcut
   if (typeof Request !== 'undefined' && input instanceof Request) return true;
   // A Request from another realm or another fetch implementation.
   return (
@@ -74,7 +75,9 @@ export function plan(input: FetchInput, init: RequestInit | undefined, call: Htt
   const given: unknown = init?.method !== undefined ? init.method : (request?.method ?? 'GET');
   // A method is an RFC 9110 token; anything else would fail inside fetch (or here, as an internal
   // TypeError) instead of naming the field.
+// Stryker disable next-line ConditionalExpression: 'GET' is a token, so the checks after the shortcut pass it as well
   if (given !== 'GET' && (typeof given !== 'string' || !METHOD_TOKEN.test(given))) throw new InvalidOptionError(owner, 'init.method', given, 'must be an HTTP method name such as "GET" (an RFC 9110 token)');
+// Stryker disable next-line ConditionalExpression,EqualityOperator,StringLiteral: 'GET' upper-cased is 'GET' (and '' was refused above); the shortcut spares the call
   const method = given === 'GET' ? given : given.toUpperCase();
   const url = request !== undefined ? request.url : input instanceof URL ? input.href : String(input);
   // As fetch: init's signal (even null) wins over the Request's.
@@ -85,6 +88,7 @@ export function plan(input: FetchInput, init: RequestInit | undefined, call: Htt
   const bodyFactory = call.bodyFactory;
   if (bodyFactory !== undefined) body = 'factory';
   else if (init?.body !== undefined && init.body !== null) {
+// Stryker disable next-line StringLiteral: send() treats every source but 'none', 'request' and 'factory' alike
     body = 'init';
     blocked = bodyBlock(init.body);
   } else if (request !== undefined && request.body !== null) {
@@ -126,11 +130,15 @@ export async function send(
   if (signal === undefined && !numbered && extra === undefined && traced === undefined && plan.headers === undefined && plan.body === 'none' && plan.signal === undefined) {
     return checked(await fetchFn(plan.input, plan.init), owner);
   }
+// Stryker disable next-line ConditionalExpression: spreading undefined gives {} too
   const init: RequestInit = plan.init === undefined ? {} : { ...plan.init };
+// Stryker disable next-line ConditionalExpression: no attempt signal means no caller's signal either (see runExchange), and fetch reads an undefined signal as none
   if (signal !== undefined) init.signal = signal;
+// Stryker disable next-line ConditionalExpression: the branch builds the same headers the else branch passes (plan.headers, else the request's own)
   if (numbered || extra !== undefined || traced !== undefined) {
     const headers = new Headers(plan.headers ?? plan.init?.headers ?? plan.request?.headers);
     if (numbered) headers.set(attemptHeader, String(attempt));
+// Stryker disable next-line ConditionalExpression: for…in over undefined runs no iteration
     if (extra !== undefined) for (const name in extra) headers.set(name, extra[name]!);
     // The attempt's own trace context replaces any the caller's headers carried.
     traced?.inject((name, value) => headers.set(name, value));
@@ -162,6 +170,7 @@ function checked(response: unknown, owner: string): Response {
 export function discard(response: Response): void {
   try {
     const body = response.body;
+    // Stryker disable next-line ConditionalExpression,LogicalOperator: a null body throws inside the try, and a locked body's cancel() rejects, which is swallowed: the checks only spare that work
     if (body !== null && !body.locked) body.cancel().then(undefined, () => undefined);
   } catch {
     // A body that cannot be cancelled is already being read or closed.
@@ -261,10 +270,12 @@ export function withRetry(fetchFn: FetchFunction, options?: HttpRetryOptions): R
   if (typeof fetchFn !== 'function') throw new InvalidOptionError('withRetry', 'fetch', fetchFn, 'must be a function (e.g. fetch)');
   const config = parseHttpOptions(options, 'withRetry', false);
   // A request without options of its own: the adapter's, checked once.
+// Stryker disable next-line StringLiteral,BooleanLiteral: with no options parseCallOptions returns before it reads these
   const plainCall = parseCallOptions(config, undefined, 'withRetry', 'options', true);
   return (input, init, callOptions) => {
     // As fetch: a bad argument rejects, it never throws synchronously.
     try {
+// Stryker disable next-line ConditionalExpression: parseCallOptions of undefined is plainCall's value, made once instead of per call
       const call = callOptions === undefined ? plainCall : parseCallOptions(config, callOptions, 'withRetry', 'options', true);
       return run(fetchFn, plan(input, init, call, 'withRetry'), 'withRetry');
     } catch (error) {
@@ -286,6 +297,7 @@ export function withRetry(fetchFn: FetchFunction, options?: HttpRetryOptions): R
  */
 export async function fetchWithRetry(input: FetchInput, init?: RequestInit, options?: FetchWithRetryOptions): Promise<Response> {
   const config = parseHttpOptions(options, 'fetchWithRetry', true);
+// Stryker disable next-line ConditionalExpression,StringLiteral: an options object of two undefined fields reads as none, and it is always an object, so the field name is never in an error
   const call = parseCallOptions(config, options === undefined ? undefined : { idempotencyKey: options.idempotencyKey, bodyFactory: options.bodyFactory }, 'fetchWithRetry', 'options', true);
   return run((i, n) => globalThis.fetch(i, n), plan(input, init, call, 'fetchWithRetry'), 'fetchWithRetry');
 }

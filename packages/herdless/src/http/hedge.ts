@@ -119,6 +119,7 @@ function hedgeCall(config: HttpConfig, options: unknown, owner: string): HttpCal
       if (key !== 'idempotencyKey') throw new InvalidOptionError(owner, key, value, 'is not a per-request option of the hedging fetch (idempotencyKey)');
     }
   }
+  // Stryker disable next-line BooleanLiteral: bodyFactory was refused just above, so whether parseCallOptions would take it does not matter
   return parseCallOptions(config, options as HttpCallOptions | undefined, owner, 'options', false);
 }
 
@@ -145,10 +146,12 @@ export function parseHttpHedgingOptions(options: HttpHedgingOptions, owner: stri
   httpOptions.clock = hedgeOptions.clock;
   httpOptions.onHookError = hedgeOptions.onHookError;
   // A request sent once, unhedged, is asked of the same throttle (checked again by the hedger).
+  // Stryker disable next-line ConditionalExpression: without a throttle both are undefined, which parseHttpOptions leaves out as it does a missing option
   if (hedgeOptions.throttle !== undefined) {
     httpOptions.throttle = hedgeOptions.throttle;
     httpOptions.random = hedgeOptions.random;
   }
+  // Stryker disable next-line BooleanLiteral: callKeys only admits per-request keys and names them in an error; httpOptions holds only the HTTP rules' keys
   const config = parseHttpOptions(httpOptions, owner, false);
   const user = hedgeOptions.retryable;
   // A listed status, and a client's own transient failure, are non-fatal by definition; other

@@ -410,6 +410,7 @@ export function parseHttpOptions(options: FetchWithRetryOptions | HttpRetryOptio
       throw new InvalidOptionError(owner, key, value, unknownOption(`an option of ${owner}`, key, [...optionNames(callKeys), ...ownKeys]));
     }
   }
+  // Stryker disable next-line BooleanLiteral: perCall only admits `signal` and names it among the options; retryOptions holds neither (signal was refused above, unknown keys too)
   const settings = readRetryOptions(retryOptions as RetrierOptions, owner, false);
   const key = idempotencyKeyOption(owner, options.idempotencyKey);
   const statuses = statusesOption(owner, options.retryStatuses);
@@ -470,12 +471,14 @@ export function parseCallOptions(config: HttpConfig, options: HttpCallOptions | 
     callConfig = {
       ...config,
       retryOptions: policy === undefined ? config.retryOptions : (policy as RetrierOptions),
+      // Stryker disable next-line BooleanLiteral: as in parseHttpOptions, the policy holds no signal and no unknown key for perCall to change
       settings: policy === undefined ? config.settings : readRetryOptions(policy as RetrierOptions, owner, false),
       beforeAttempt: hook ?? config.beforeAttempt,
     };
   }
   return {
     config: callConfig,
+    // Stryker disable next-line ConditionalExpression: key is undefined exactly when options.idempotencyKey is
     idempotencyKey: key === undefined ? undefined : options.idempotencyKey,
     bodyFactory: functionOption(owner, 'bodyFactory', options.bodyFactory),
   };
