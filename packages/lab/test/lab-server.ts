@@ -41,3 +41,13 @@ export function startServe(): Promise<ServeProcess> {
     void exited.then((code) => reject(new Error(`serve exited with ${code}: ${out}`)));
   });
 }
+
+/** True while a process with this pid exists (signal 0 tests for it without signalling). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

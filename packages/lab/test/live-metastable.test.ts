@@ -7,20 +7,12 @@ import { METASTABLE_POLICIES, METASTABLE_SERVERS, metastableRun, metastableSetup
 import { startQueueServer } from '../src/live/queue-server.js';
 import { LIVE_FIGURES } from '../src/report/live.js';
 import { liveMetastableCsv, liveMetastableJson, liveMetastableTable, runLiveMetastable } from '../src/live/queue-experiment.js';
+import { alive } from './lab-server.js';
 
 const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 const lab = (...args: string[]) => {
   const r = spawnSync(process.execPath, [main, ...args], { encoding: 'utf8', timeout: 60_000 });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-};
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 };
 
 /**

@@ -1,15 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SERVER_START_LIMIT_MS, startServerProcess } from '../src/live/target.js';
 import { UsageError } from '../src/usage-error.js';
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+import { alive } from './lab-server.js';
 
 /** The rejection of `promise`, which must reject. */
 async function rejection(promise: Promise<unknown>): Promise<Error> {

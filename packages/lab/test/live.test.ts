@@ -9,6 +9,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { budgetRow, budgetScenario } from 'herdless/sim';
 import { liveBudgetJson, liveHerdJson, liveHerdTable, runLiveHerd, type LiveBudgetResult } from '../src/live/experiments.js';
 import { LIVE_FIGURES } from '../src/report/live.js';
+import { alive } from './lab-server.js';
 
 const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 const lab = (...args: string[]) => {
@@ -22,15 +23,6 @@ function resources(): Record<string, number> {
   for (const r of process.getActiveResourcesInfo()) out[r] = (out[r] ?? 0) + 1;
   return out;
 }
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe('lab live herd, scaled down: 100 clients, 5 s, real sockets', () => {
   it('counts every request on both sides, and leaves no socket, timer or child process', async () => {
