@@ -51,6 +51,15 @@ const shape = (events: TelemetryEvent[]) =>
     return rest;
   });
 
+
+/** One attempt during which the caller aborts (`Error('left')`); the attempt rejects with the abort's reason, as fetch does. */
+function abortedDuringAttempt(controller: AbortController): FetchStep {
+  return (init) =>
+    new Promise<Response>((_resolve, reject) => {
+      init!.signal!.addEventListener('abort', () => reject(init!.signal!.reason));
+      controller.abort(new Error('left'));
+    });
+}
 describe('beforeAttempt: what it is told, what it may return', () => {
   it('is told the method, URL, attempt and the previous failure: none, a 503, then a network failure (no status)', async () => {
     const reset = connectionReset();
@@ -326,13 +335,7 @@ describe('hooks that are absent or throw, and a breaker', () => {
   it('the caller’s abort is no failure of the dependency: a threshold-1 breaker stays closed', async () => {
     const breaker = circuitBreaker({ counting: consecutiveFailures({ threshold: 1 }), clock: new ManualClock() });
     const controller = new AbortController();
-    const steps: FetchStep[] = [
-      (init) =>
-        new Promise<Response>((_resolve, reject) => {
-          init!.signal!.addEventListener('abort', () => reject(init!.signal!.reason));
-          controller.abort(new Error('left'));
-        }),
-    ];
+    const steps = [abortedDuringAttempt(controller)];
     const { clock, call } = api(steps, { breaker });
     const out = await settle(clock, call(URL_A, { signal: controller.signal }));
     expect((out.error as Error).message).toBe('left');
@@ -478,13 +481,7 @@ describe('telemetry of the retrying exchange', () => {
   it('the caller’s abort during an attempt ends it as aborted', async () => {
     const { events, telemetry } = observe();
     const controller = new AbortController();
-    const steps: FetchStep[] = [
-      (init) =>
-        new Promise<Response>((_resolve, reject) => {
-          init!.signal!.addEventListener('abort', () => reject(init!.signal!.reason));
-          controller.abort(new Error('left'));
-        }),
-    ];
+    const steps = [abortedDuringAttempt(controller)];
     const { clock, call } = api(steps, { telemetry });
     const out = await settle(clock, call(URL_A, { signal: controller.signal }));
     expect((out.error as Error).message).toBe('left');

@@ -145,21 +145,13 @@ describe("an attempt's signal and timers", () => {
     expect((seen[0]!.reason as Error).message).toBe('attempt 1 timed out after 100 ms (attemptTimeoutMs)');
   });
 
-  it("the caller's abort during a timed attempt clears its timer at once", async () => {
+  it.each([
+    ['a timed attempt clears its timer', { attemptTimeoutMs: 1000 }, () => new Promise(() => undefined)],
+    ["a wait clears the wait's timer", { backoff: constantBackoff({ delayMs: 1000 }) }, () => Promise.reject(unavailable())],
+  ])("the caller's abort during %s at once", async (_what, options, op) => {
     const clock = new ManualClock(0);
     const controller = new AbortController();
-    const call = retry(() => new Promise(() => undefined), { clock, attemptTimeoutMs: 1000, signal: controller.signal });
-    await clock.advance(10);
-    expect(clock.pending).toBe(1);
-    controller.abort('stop');
-    expect(clock.pending).toBe(0); // synchronously, in the abort's dispatch
-    await expect(call).rejects.toBe('stop');
-  });
-
-  it("the caller's abort during a wait clears the wait's timer at once", async () => {
-    const clock = new ManualClock(0);
-    const controller = new AbortController();
-    const call = retry(() => Promise.reject(unavailable()), { clock, backoff: constantBackoff({ delayMs: 1000 }), signal: controller.signal });
+    const call = retry(op, { clock, ...options, signal: controller.signal });
     await clock.advance(10);
     expect(clock.pending).toBe(1);
     controller.abort('stop');
